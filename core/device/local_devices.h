@@ -1,0 +1,32 @@
+// The devices of this process: logical CPU devices and the GPUs the CUDA plugin found.
+#ifndef DISTRIBUTE_CORE_DEVICE_LOCAL_DEVICES_H_
+#define DISTRIBUTE_CORE_DEVICE_LOCAL_DEVICES_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/device/device_spec.h"
+
+namespace distribute {
+
+inline constexpr int32_t kMaxLogicalCpuDevices = 256;
+
+// Logical CPU devices exposed by this process; defaults to the hardware thread count.
+int32_t LogicalCpuDeviceCount();
+absl::Status SetLogicalCpuDeviceCount(int32_t count);
+
+// CPUs first, then GPUs.
+int32_t LocalDeviceCount();
+
+// The local device at `index`, named in full (/job:localhost/replica:0/task:0/device:...).
+absl::StatusOr<DeviceSpec> LocalDevice(int32_t index);
+
+// Resolves `spec` to a device of this process (type defaults to CPU, index to 0) and
+// checks that it exists: NotFound for an index past the last device,
+// FailedPrecondition for a GPU when no GPU is usable.
+absl::StatusOr<DeviceSpec> ResolveLocalDevice(const DeviceSpec& spec);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_DEVICE_LOCAL_DEVICES_H_

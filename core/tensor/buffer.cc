@@ -1,0 +1,65 @@
+#include "core/tensor/buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/device/gpu_runtime.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+int32_t GpuIndexOrHost(const DeviceSpec& device) {
+  return device.type == DeviceType::kGpu ? device.index : DIST_GPU_HOST_DEVICE;
+}
+
+}  // namespace
+
+Buffer::Buffer(const DeviceSpec& device, void* data, size_t size,
+               absl::AnyInvocable<void() &&> release)
+    : device_(device), data_(data), size_(size), release_(std::move(release)) {}
+
+Buffer::~Buffer() {
+  if (release_) std::move(release_)();
+}
+
+absl::StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(const DeviceSpec& device, size_t bytes,
+                                                         bool zero) {
+  if (bytes == 0) return std::shared_ptr<Buffer>(new Buffer(device, nullptr, 0, nullptr));
+  if (device.type == DeviceType::kGpu) {
+    const GpuRuntime& gpu = GpuRuntime::Get();
+    ASSIGN_OR_RETURN(void* ptr, gpu.Allocate(device.index, bytes));
+    auto buffer = std::shared_ptr<Buffer>(
+        new Buffer(device, ptr, bytes, [&gpu, index = device.index, ptr] { gpu.Release(index, ptr); }));
+    if (zero) RETURN_IF_ERROR(gpu.Zero(device.index, ptr, bytes));
+    return buffer;
+  }
+  const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  void* ptr = rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+  if (ptr == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("allocating ", bytes, " bytes of host memory failed"));
+  }
+  if (zero) std::memset(ptr, 0, bytes);
+  return std::shared_ptr<Buffer>(new Buffer(device, ptr, bytes, [ptr] { std::free(ptr); }));
+}
+
+std::shared_ptr<Buffer> Buffer::Borrow(const DeviceSpec& device, void* data, size_t bytes,
+                                       absl::AnyInvocable<void() &&> release) {
+  return std::shared_ptr<Buffer>(new Buffer(device, data, bytes, std::move(release)));
+}
+
+absl::Status CopyBytes(const Buffer& dst, const Buffer& src, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  if (dst.device().type != DeviceType::kGpu && src.device().type != DeviceType::kGpu) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    return absl::OkStatus();
+  }
+  return GpuRuntime::Get().Copy(GpuIndexOrHost(dst.device()), dst.data(),
+                                GpuIndexOrHost(src.device()), src.data(), bytes);
+}
+
+}  // namespace distribute

@@ -1,0 +1,51 @@
+/* distribute — status codes and error details.
+ *
+ * Every fallible function returns a dist_status_t: DIST_OK (0) on success, otherwise one
+ * of the codes below, numbered as Abseil's and gRPC's status codes. On failure, outputs
+ * are set to NULL / 0 and the call changed nothing; dist_last_error_message() tells what
+ * went wrong and what was expected. */
+#ifndef DISTRIBUTE_STATUS_H_
+#define DISTRIBUTE_STATUS_H_
+
+#include <stdint.h>
+
+#include "distribute/export.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* A status code. Values are the DIST_* codes below; a future version may add codes, so
+ * treat an unknown value as an error. */
+typedef int32_t dist_status_t;
+
+#define DIST_OK 0
+#define DIST_CANCELLED 1
+#define DIST_UNKNOWN 2
+#define DIST_INVALID_ARGUMENT 3
+#define DIST_DEADLINE_EXCEEDED 4
+#define DIST_NOT_FOUND 5
+#define DIST_ALREADY_EXISTS 6
+#define DIST_PERMISSION_DENIED 7
+#define DIST_RESOURCE_EXHAUSTED 8
+#define DIST_FAILED_PRECONDITION 9
+#define DIST_ABORTED 10
+#define DIST_OUT_OF_RANGE 11
+#define DIST_UNIMPLEMENTED 12
+#define DIST_INTERNAL 13
+#define DIST_UNAVAILABLE 14
+#define DIST_DATA_LOSS 15
+#define DIST_UNAUTHENTICATED 16
+
+/* The name of a status code ("OK", "INVALID_ARGUMENT", ...), or "UNKNOWN_STATUS_CODE" for
+ * a value that is not a code. The string is static: never free it.
+ * Thread-safety: safe. */
+DIST_API const char* dist_status_name(dist_status_t code);
+
+/* The message of the last dist_ call on this thread that returned a status: the empty
+ * string when that call succeeded. The pointer is owned by the library and valid until
+ * the next dist_ call on the same thread (dist_status_name and this function excepted).
+ * Thread-safety: safe; each thread has its own message. */
+DIST_API const char* dist_last_error_message(void);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_STATUS_H_ */

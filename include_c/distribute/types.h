@@ -1,0 +1,46 @@
+/* distribute — the opaque handle types of the C API.
+ *
+ * Every handle is a pointer to an incomplete struct. A handle returned through an
+ * `**out` parameter is owned by the caller and released with its type's
+ * dist_<object>_destroy(), which accepts NULL. Children keep their parents alive, so
+ * handles may be destroyed in any order. */
+#ifndef DISTRIBUTE_TYPES_H_
+#define DISTRIBUTE_TYPES_H_
+
+#include <stdint.h>
+
+/* A parsed TensorFlow device name (see device.h). */
+typedef struct dist_device dist_device_t;
+
+/* A value: a tensor, or a distributed value (PerReplica, Mirrored, a distributed
+ * variable) with one component per replica (see value.h and tensor.h). */
+typedef struct dist_value dist_value_t;
+
+/* A distribution strategy (tf.distribute.Strategy and StrategyExtended). */
+typedef struct dist_strategy dist_strategy_t;
+
+/* A replica context, handed to a replica function (tf.distribute.ReplicaContext). */
+typedef struct dist_context dist_context_t;
+
+/* An input pipeline (tf.data.Dataset) and a distributed dataset over replicas. */
+typedef struct dist_dataset dist_dataset_t;
+
+/* An iterator over a distributed dataset, yielding PerReplica values. */
+typedef struct dist_iterator dist_iterator_t;
+
+/* The input context handed to a dataset function (tf.distribute.InputContext). */
+typedef struct dist_input_context dist_input_context_t;
+
+/* Configuration for the object that takes it, set through typed setters. */
+typedef struct dist_options dist_options_t;
+
+/* A cluster description: TF_CONFIG or an explicit cluster spec. */
+typedef struct dist_cluster dist_cluster_t;
+
+/* An in-process server for one task of a cluster. */
+typedef struct dist_server dist_server_t;
+
+/* Cross-device reduction and broadcast algorithms (tf.distribute.CrossDeviceOps). */
+typedef struct dist_cross_device_ops dist_cross_device_ops_t;
+
+#endif /* DISTRIBUTE_TYPES_H_ */

@@ -1,0 +1,41 @@
+/* distribute — values: tensors and distributed values.
+ *
+ * A dist_value_t is a tensor (one dense array on one device) or a distributed value with
+ * one component per replica: PerReplica (each replica's own data), Mirrored (the same data
+ * on every replica), and the distributed variables. Values are immutable handles to
+ * reference-counted storage: destroying a value never invalidates another value that
+ * shares its storage. */
+#ifndef DISTRIBUTE_VALUE_H_
+#define DISTRIBUTE_VALUE_H_
+
+#include <stdint.h>
+
+#include "distribute/export.h"
+#include "distribute/status.h"
+#include "distribute/types.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* The kind of a value. Values are the DIST_VALUE_* constants. */
+typedef int32_t dist_value_kind_t;
+
+#define DIST_VALUE_TENSOR 1
+#define DIST_VALUE_PER_REPLICA 2
+#define DIST_VALUE_MIRRORED 3
+#define DIST_VALUE_MIRRORED_VARIABLE 4
+#define DIST_VALUE_SYNC_ON_READ_VARIABLE 5
+#define DIST_VALUE_VARIABLE 6
+
+/* The kind of `value`.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_value_kind(const dist_value_t* value,
+                                                      dist_value_kind_t* out_kind);
+
+/* Releases a value. Accepts NULL. Storage shared with other values stays alive until the
+ * last value using it is destroyed; a borrowed buffer's release callback runs then.
+ * Thread-safety: one thread at a time per value. */
+DIST_API void dist_value_destroy(dist_value_t* value);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_VALUE_H_ */
