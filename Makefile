@@ -1,0 +1,36 @@
+# The two commands a new user runs: `make demo` and `make test`. Both install what is
+# missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
+
+.PHONY: all deps build demo test test-default test-asan test-tsan clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default
+
+demo: build
+	@./build/bin/tensors_demo
+
+# The C and core suites under ASan+UBSan, then every suite in the default build (its
+# summary line is the last thing printed).
+test: test-asan test-default
+
+test-default: build
+	@ctest --preset default
+
+test-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan
+	@ctest --preset asan
+
+test-tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan
+	@ctest --preset tsan
+
+clean:
+	rm -rf build build-debug build-asan build-tsan

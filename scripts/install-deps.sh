@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs, with apt, the Debian 12 packages the build and the test suites need, and only
+# those that are missing. Prints nothing when everything is already installed.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake make pkg-config
+  # the core
+  libabsl-dev libdlpack-dev nlohmann-json3-dev libgloo-dev
+  # tests and benchmarks
+  libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # header checks for the bindings: swig and bindgen (which loads libclang at run time)
+  swig bindgen libclang1-14 libclang-common-14-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
