@@ -5,7 +5,12 @@
 #include <string>
 #include <utility>
 
+#include <memory>
+
+#include "core/collective/cross_device_ops.h"
 #include "core/device/device_spec.h"
+#include "core/strategy/replica_context.h"
+#include "core/strategy/strategy.h"
 #include "core/values/value.h"
 #include "distribute/types.h"
 
@@ -19,5 +24,29 @@ struct dist_value {
   explicit dist_value(distribute::Value v) : value(std::move(v)) {}
   distribute::Value value;
 };
+
+struct dist_strategy {
+  explicit dist_strategy(std::shared_ptr<distribute::Strategy> s) : strategy(std::move(s)) {}
+  std::shared_ptr<distribute::Strategy> strategy;
+};
+
+struct dist_cross_device_ops {
+  explicit dist_cross_device_ops(distribute::CrossDeviceOps o) : ops(std::move(o)) {}
+  distribute::CrossDeviceOps ops;
+};
+
+// dist_context_t is the core's ReplicaContext itself (the struct stays incomplete), so
+// dist_get_replica_context hands out the very pointer the replica function received.
+namespace distribute::c_api {
+inline ReplicaContext* Unwrap(dist_context_t* context) {
+  return reinterpret_cast<ReplicaContext*>(context);
+}
+inline const ReplicaContext* Unwrap(const dist_context_t* context) {
+  return reinterpret_cast<const ReplicaContext*>(context);
+}
+inline dist_context_t* Wrap(ReplicaContext* context) {
+  return reinterpret_cast<dist_context_t*>(context);
+}
+}  // namespace distribute::c_api
 
 #endif  // DISTRIBUTE_CORE_C_API_HANDLES_H_

@@ -30,7 +30,7 @@ Tensor::Description Describe(dist_dtype_t dtype, const int64_t* shape, int32_t r
                               size_t byte_size, const char* device) {
   return Tensor::Description{
       dtype, std::span<const int64_t>(shape, rank > 0 ? static_cast<size_t>(rank) : 0), byte_size,
-      device == nullptr ? absl::string_view() : absl::string_view(device)};
+      device == nullptr ? absl::string_view("CPU:0") : absl::string_view(device)};
 }
 
 // The tensor accessors all read one property of a tensor value.
@@ -48,16 +48,6 @@ dist_status_t ReadTensor(const char* function, const dist_value_t* value, T* out
 }  // namespace
 
 extern "C" {
-
-dist_status_t dist_value_kind(const dist_value_t* value, dist_value_kind_t* out_kind) {
-  return Accessor(__func__, value, "value", out_kind, "out_kind",
-                  [](const dist_value& v, dist_value_kind_t& kind) {
-                    kind = static_cast<dist_value_kind_t>(v.value.kind());
-                    return absl::OkStatus();
-                  });
-}
-
-void dist_value_destroy(dist_value_t* value) { delete value; }
 
 const char* dist_dtype_name(dist_dtype_t dtype) {
   auto checked = distribute::DTypeFromInt(dtype);

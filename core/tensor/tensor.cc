@@ -17,7 +17,6 @@ struct Checked {
 };
 
 absl::StatusOr<DeviceSpec> ParseAndResolve(absl::string_view device) {
-  if (device.empty()) return ResolveLocalDevice(DeviceSpec{});
   ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(device));
   return ResolveLocalDevice(spec);
 }

@@ -26,7 +26,7 @@ class Tensor {
     int32_t dtype = 0;
     std::span<const int64_t> dims;
     size_t byte_size = 0;
-    absl::string_view device;  // a device name; empty means CPU:0
+    absl::string_view device = "CPU:0";  // a device name
   };
 
   // Copies `data` (host memory, desc.byte_size bytes) to a new buffer on desc.device;

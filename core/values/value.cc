@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/values/variable.h"
 
 namespace distribute {
 
@@ -21,6 +22,60 @@ absl::string_view ValueKindName(ValueKind kind) {
       return "variable";
   }
   return "value of unknown kind";
+}
+
+absl::StatusOr<Value> Value::PerReplica(std::vector<Tensor> components) {
+  if (components.empty()) {
+    return absl::InvalidArgumentError("a PerReplica value needs at least one component");
+  }
+  return Value(ValueKind::kPerReplica, std::move(components), nullptr, -1);
+}
+
+absl::StatusOr<Value> Value::Mirrored(std::vector<Tensor> components) {
+  if (components.empty()) {
+    return absl::InvalidArgumentError("a Mirrored value needs at least one component");
+  }
+  for (size_t i = 1; i < components.size(); ++i) {
+    if (components[i].dtype() != components[0].dtype() ||
+        !(components[i].shape() == components[0].shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Mirrored components must agree: component 0 is ", DTypeName(components[0].dtype()),
+          components[0].shape().ToString(), " but component ", i, " is ",
+          DTypeName(components[i].dtype()), components[i].shape().ToString()));
+    }
+  }
+  return Value(ValueKind::kMirrored, std::move(components), nullptr, -1);
+}
+
+Value Value::OfVariable(std::shared_ptr<Variable> variable) {
+  const ValueKind kind = variable->kind();
+  return Value(kind, {}, std::move(variable), -1);
+}
+
+Value Value::VariableComponent(std::shared_ptr<Variable> variable, int32_t index) {
+  return Value(ValueKind::kVariable, {}, std::move(variable), index);
+}
+
+bool Value::is_distributed() const {
+  return kind_ == ValueKind::kPerReplica || kind_ == ValueKind::kMirrored ||
+         kind_ == ValueKind::kMirroredVariable || kind_ == ValueKind::kSyncOnReadVariable;
+}
+
+int32_t Value::num_components() const {
+  if (variable_ != nullptr) return component_ >= 0 ? 1 : variable_->num_copies();
+  return static_cast<int32_t>(components_.size());
+}
+
+absl::StatusOr<Value> Value::Component(int32_t index) const {
+  const int32_t count = num_components();
+  if (index < 0 || index >= count) {
+    return absl::OutOfRangeError(absl::StrCat("component index ", index,
+                                              " is out of range: the ", ValueKindName(kind_),
+                                              " has ", count, " component(s)"));
+  }
+  if (variable_ == nullptr) return Value(components_[static_cast<size_t>(index)]);
+  if (component_ >= 0 || variable_->num_copies() == 1) return *this;
+  return VariableComponent(variable_, index);
 }
 
 absl::StatusOr<const Tensor*> Value::AsTensor() const {

@@ -17,5 +17,9 @@
 #include "distribute/device.h"
 #include "distribute/value.h"
 #include "distribute/tensor.h"
+#include "distribute/cross_device_ops.h"
+#include "distribute/strategy.h"
+#include "distribute/context.h"
+#include "distribute/variable.h"
 
 #endif /* DISTRIBUTE_DISTRIBUTE_H_ */

@@ -31,6 +31,29 @@ typedef int32_t dist_value_kind_t;
 DIST_API DIST_NODISCARD dist_status_t dist_value_kind(const dist_value_t* value,
                                                       dist_value_kind_t* out_kind);
 
+/* The number of components: 1 for a tensor or a plain variable, one per replica (or per
+ * device holding a copy) for a distributed value (experimental_local_results).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_value_num_components(const dist_value_t* value,
+                                                                int32_t* out_count);
+
+/* Component `index` of a value as a new handle: a tensor of a PerReplica or Mirrored
+ * value, the copy of a distributed variable on one device (a plain variable whose
+ * container is the distributed one), or the value itself for index 0 of a tensor or plain
+ * variable. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_value_component(const dist_value_t* value,
+                                                           int32_t index, dist_value_t** out);
+
+/* A PerReplica value with the given tensor components (count >= 1), shared, not copied.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_value_create_per_replica(
+    const dist_value_t* const* components, int32_t count, dist_value_t** out);
+
+/* A Mirrored value with the given tensor components, which must have equal dtype and
+ * shape (the caller vouches that their contents are equal). Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_value_create_mirrored(
+    const dist_value_t* const* components, int32_t count, dist_value_t** out);
+
 /* Releases a value. Accepts NULL. Storage shared with other values stays alive until the
  * last value using it is destroyed; a borrowed buffer's release callback runs then.
  * Thread-safety: one thread at a time per value. */

@@ -1,0 +1,203 @@
+// C entry points for the replica context: identity and collectives.
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/c_api/api_guard.h"
+#include "core/c_api/handles.h"
+#include "core/c_api/value_args.h"
+#include "core/strategy/replica_context.h"
+#include "core/strategy/thread_context.h"
+#include "core/strategy/variable_ops.h"
+#include "core/util/status_macros.h"
+#include "distribute/context.h"
+
+using distribute::ReplicaContext;
+using distribute::Tensor;
+using distribute::Value;
+using distribute::c_api::ClearOut;
+using distribute::c_api::Guard;
+using distribute::c_api::NullArgument;
+using distribute::c_api::Unwrap;
+
+namespace {
+
+// A collective's input: a tensor, or this replica's value of a variable.
+absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view name) {
+  if (value == nullptr) return NullArgument(name);
+  if (value->value.is_variable()) return distribute::ReadVariable(value->value);
+  ASSIGN_OR_RETURN(const Tensor* tensor, value->value.AsTensor());
+  return *tensor;
+}
+
+// Every collective starts here: the context must be this thread's current replica context.
+absl::StatusOr<ReplicaContext*> Current(dist_context_t* context) {
+  if (context == nullptr) return NullArgument("context");
+  ReplicaContext* replica = Unwrap(context);
+  const distribute::ThreadContext& thread = distribute::ThreadContext::Current();
+  if (thread.top_kind() != distribute::FrameKind::kReplica || thread.replica_context() != replica) {
+    return absl::FailedPreconditionError(
+        "the context is not this thread's current replica context: collectives must be called "
+        "from the replica function (replica context) the context was given to");
+  }
+  return replica;
+}
+
+// Shared body of the single-tensor collectives.
+dist_status_t Collective(const char* function, dist_context_t* context, const dist_value_t* value,
+                         dist_value_t** out,
+                         absl::FunctionRef<absl::StatusOr<Tensor>(ReplicaContext&, const Tensor&)> body) {
+  ClearOut(out);
+  return Guard(function, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
+    ASSIGN_OR_RETURN(Tensor input, InputTensor(value, "value"));
+    ASSIGN_OR_RETURN(Tensor result, body(*replica, input));
+    *out = new dist_value(Value(std::move(result)));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+dist_status_t dist_context_replica_id(const dist_context_t* context, int32_t* out_replica_id) {
+  ClearOut(out_replica_id);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("context");
+    if (out_replica_id == nullptr) return NullArgument("out_replica_id");
+    *out_replica_id = Unwrap(context)->replica_id();
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_context_num_replicas_in_sync(const dist_context_t* context, int32_t* out_count) {
+  ClearOut(out_count);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("context");
+    if (out_count == nullptr) return NullArgument("out_count");
+    *out_count = Unwrap(context)->num_replicas();
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_context_strategy(const dist_context_t* context, dist_strategy_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("context");
+    if (out == nullptr) return NullArgument("out");
+    *out = new dist_strategy(Unwrap(context)->strategy_ref());
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_context_device(const dist_context_t* context, const char** out_device) {
+  ClearOut(out_device);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("context");
+    if (out_device == nullptr) return NullArgument("out_device");
+    *out_device = Unwrap(context)->device_name().c_str();
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_context_all_reduce(dist_context_t* context, dist_reduce_op_t op,
+                                      const dist_value_t* value, dist_value_t** out) {
+  return Collective(__func__, context, value, out,
+                    [op](ReplicaContext& replica, const Tensor& input) -> absl::StatusOr<Tensor> {
+                      ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, distribute::ReduceOpFromInt(op));
+                      return replica.AllReduce(reduce_op, input);
+                    });
+}
+
+dist_status_t dist_context_batch_all_reduce(dist_context_t* context, dist_reduce_op_t op,
+                                            const dist_value_t* const* values, int32_t count,
+                                            dist_value_t** outs) {
+  if (outs != nullptr) {
+    for (int32_t i = 0; i < count; ++i) outs[i] = nullptr;
+  }
+  return Guard(__func__, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
+    if (count < 1) return absl::InvalidArgumentError(absl::StrCat("count is ", count, ": expected >= 1"));
+    if (values == nullptr) return NullArgument("values");
+    if (outs == nullptr) return NullArgument("outs");
+    ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, distribute::ReduceOpFromInt(op));
+    std::vector<Tensor> inputs;
+    for (int32_t i = 0; i < count; ++i) {
+      ASSIGN_OR_RETURN(Tensor input, InputTensor(values[i], absl::StrCat("values[", i, "]")));
+      inputs.push_back(std::move(input));
+    }
+    ASSIGN_OR_RETURN(std::vector<Tensor> results, replica->BatchAllReduce(reduce_op, inputs));
+    for (int32_t i = 0; i < count; ++i) outs[i] = new dist_value(Value(std::move(results[i])));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_context_all_gather(dist_context_t* context, const dist_value_t* value,
+                                      int32_t axis, dist_value_t** out) {
+  return Collective(__func__, context, value, out,
+                    [axis](ReplicaContext& replica, const Tensor& input) {
+                      return replica.AllGather(input, axis);
+                    });
+}
+
+dist_status_t dist_context_broadcast(dist_context_t* context, const dist_value_t* value,
+                                     int32_t source_replica, dist_value_t** out) {
+  return Collective(__func__, context, value, out,
+                    [source_replica](ReplicaContext& replica, const Tensor& input) {
+                      return replica.Broadcast(input, source_replica);
+                    });
+}
+
+dist_status_t dist_context_merge_call(dist_context_t* context, dist_merge_fn fn,
+                                      const dist_value_t* const* args, int32_t num_args,
+                                      dist_value_t** out, void* user_data) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
+    if (fn == nullptr) return NullArgument("fn");
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(std::vector<Value> values, distribute::c_api::ValuesOf(args, num_args, "args"));
+    ASSIGN_OR_RETURN(
+        std::optional<Value> result,
+        replica->MergeCall(values, [&](std::span<const Value> gathered)
+                                       -> absl::StatusOr<std::optional<Value>> {
+          dist_strategy strategy(replica->strategy_ref());
+          distribute::c_api::HandleArray handles(gathered);
+          dist_value_t* produced = nullptr;
+          const dist_status_t code = fn(&strategy, handles.data(), handles.size(), &produced, user_data);
+          std::optional<Value> taken = distribute::c_api::TakeValue(produced);
+          if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, "merge_call's fn");
+          return taken;
+        }));
+    if (result.has_value()) *out = new dist_value(std::move(*result));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_context_leave(dist_context_t* context) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (context == nullptr) return absl::OkStatus();
+    ReplicaContext* replica = Unwrap(context);
+    if (!replica->joined()) {
+      return absl::FailedPreconditionError(
+          "the context was handed to a replica function by run; only contexts from "
+          "dist_strategy_join_replica are left");
+    }
+    const distribute::ThreadContext& thread = distribute::ThreadContext::Current();
+    if (thread.top_kind() != distribute::FrameKind::kReplica || thread.replica_context() != replica) {
+      return absl::FailedPreconditionError(
+          "a joined replica must be left on the thread that joined it, after every scope it "
+          "entered since has been exited");
+    }
+    // Keep the strategy alive until the context is gone: the frame being popped may hold
+    // its last reference.
+    std::shared_ptr<distribute::Strategy> keep = replica->strategy_ref();
+    keep->LeaveReplica(replica->replica_id());
+    delete replica;
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,47 @@
+// Converting arrays of value handles at the C boundary, both ways, with messages that
+// name the argument.
+#ifndef DISTRIBUTE_CORE_C_API_VALUE_ARGS_H_
+#define DISTRIBUTE_CORE_C_API_VALUE_ARGS_H_
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/c_api/handles.h"
+#include "core/values/value.h"
+#include "distribute/status.h"
+
+namespace distribute::c_api {
+
+// The values behind `handles` (count entries; NULL allowed when count is 0).
+absl::StatusOr<std::vector<Value>> ValuesOf(const dist_value_t* const* handles, int32_t count,
+                                            absl::string_view name);
+
+// Owned handles for `values`, and the pointer array a callback receives.
+class HandleArray {
+ public:
+  explicit HandleArray(std::span<const Value> values);
+  const dist_value_t* const* data() const { return pointers_.data(); }
+  int32_t size() const { return static_cast<int32_t>(pointers_.size()); }
+
+ private:
+  std::vector<std::unique_ptr<dist_value>> handles_;
+  std::vector<const dist_value_t*> pointers_;
+};
+
+// Takes ownership of a value a callback stored (NULL: nothing).
+std::optional<Value> TakeValue(dist_value_t* handle);
+
+// The status a C callback returned, with this thread's last error message (set by the
+// dist_ call that failed inside the callback) or a generic one naming `who`.
+absl::Status CallbackStatus(dist_status_t code, absl::string_view who);
+
+// A status code from a C callback as an absl code (an unknown number becomes UNKNOWN).
+absl::StatusCode CodeOf(dist_status_t code);
+
+}  // namespace distribute::c_api
+
+#endif  // DISTRIBUTE_CORE_C_API_VALUE_ARGS_H_

@@ -1,0 +1,112 @@
+// C entry points for variables.
+#include "absl/strings/str_cat.h"
+#include "core/c_api/api_guard.h"
+#include "core/c_api/handles.h"
+#include "core/strategy/variable_ops.h"
+#include "core/util/status_macros.h"
+#include "distribute/variable.h"
+
+using distribute::AssignKind;
+using distribute::Value;
+using distribute::Variable;
+using distribute::c_api::ClearOut;
+using distribute::c_api::Guard;
+using distribute::c_api::NullArgument;
+
+namespace {
+
+absl::StatusOr<const Variable*> VariableOf(const dist_value_t* value) {
+  if (value == nullptr) return NullArgument("variable");
+  if (!value->value.is_variable()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable is a ", distribute::ValueKindName(value->value.kind()), ", not a variable"));
+  }
+  return value->value.variable().get();
+}
+
+template <typename T, typename Field>
+dist_status_t ReadField(const char* function, const dist_value_t* variable, T* out,
+                        const char* out_name, Field field) {
+  ClearOut(out);
+  return Guard(function, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const Variable* state, VariableOf(variable));
+    if (out == nullptr) return NullArgument(out_name);
+    *out = field(*state);
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t Assign(const char* function, dist_value_t* variable, const dist_value_t* value,
+                     AssignKind kind) {
+  return Guard(function, [&]() -> absl::Status {
+    RETURN_IF_ERROR(VariableOf(variable).status());
+    if (value == nullptr) return NullArgument("value");
+    return distribute::AssignVariable(variable->value, value->value, kind);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+dist_status_t dist_variable_create(const dist_value_t* initial_value,
+                                   dist_variable_sync_t synchronization,
+                                   dist_variable_aggregation_t aggregation, const char* name,
+                                   dist_value_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (initial_value == nullptr) return NullArgument("initial_value");
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(const distribute::Tensor* initial, initial_value->value.AsTensor());
+    ASSIGN_OR_RETURN(distribute::VariableSync sync, distribute::VariableSyncFromInt(synchronization));
+    ASSIGN_OR_RETURN(distribute::VariableAggregation agg,
+                     distribute::VariableAggregationFromInt(aggregation));
+    ASSIGN_OR_RETURN(Value variable,
+                     distribute::CreateVariable(*initial, sync, agg, name ? name : ""));
+    *out = new dist_value(std::move(variable));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_variable_read(const dist_value_t* variable, dist_value_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(VariableOf(variable).status());
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(distribute::Tensor value, distribute::ReadVariable(variable->value));
+    *out = new dist_value(Value(std::move(value)));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_variable_assign(dist_value_t* variable, const dist_value_t* value) {
+  return Assign(__func__, variable, value, AssignKind::kAssign);
+}
+
+dist_status_t dist_variable_assign_add(dist_value_t* variable, const dist_value_t* value) {
+  return Assign(__func__, variable, value, AssignKind::kAdd);
+}
+
+dist_status_t dist_variable_assign_sub(dist_value_t* variable, const dist_value_t* value) {
+  return Assign(__func__, variable, value, AssignKind::kSub);
+}
+
+dist_status_t dist_variable_name(const dist_value_t* variable, const char** out_name) {
+  return ReadField(__func__, variable, out_name, "out_name",
+                   [](const Variable& v) { return v.name().c_str(); });
+}
+
+dist_status_t dist_variable_synchronization(const dist_value_t* variable,
+                                            dist_variable_sync_t* out_sync) {
+  return ReadField(__func__, variable, out_sync, "out_sync",
+                   [](const Variable& v) { return static_cast<dist_variable_sync_t>(v.sync()); });
+}
+
+dist_status_t dist_variable_aggregation(const dist_value_t* variable,
+                                        dist_variable_aggregation_t* out_aggregation) {
+  return ReadField(__func__, variable, out_aggregation, "out_aggregation", [](const Variable& v) {
+    return static_cast<dist_variable_aggregation_t>(v.aggregation());
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,281 @@
+#include "core/collective/reduce_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "core/tensor/half.h"
+
+namespace distribute {
+namespace {
+
+// Storage type, accumulator type and the conversions between them.
+template <typename T>
+struct Plain {
+  using Storage = T;
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  static Acc Load(T v) { return static_cast<Acc>(v); }
+  static T Store(Acc v) { return static_cast<T>(v); }
+};
+
+struct Half {
+  using Storage = uint16_t;
+  using Acc = float;
+  static Acc Load(uint16_t v) { return HalfToFloat(v); }
+  static uint16_t Store(Acc v) { return FloatToHalf(v); }
+};
+
+struct BFloat {
+  using Storage = uint16_t;
+  using Acc = float;
+  static Acc Load(uint16_t v) { return BFloat16ToFloat(v); }
+  static uint16_t Store(Acc v) { return FloatToBFloat16(v); }
+};
+
+struct Bool {
+  using Storage = uint8_t;
+  using Acc = uint8_t;
+  static Acc Load(uint8_t v) { return v != 0; }
+  static uint8_t Store(Acc v) { return v; }
+};
+
+// Integer sums and products wrap instead of overflowing (undefined for signed types).
+template <typename Acc>
+Acc Add(Acc a, Acc b) {
+  if constexpr (std::is_integral_v<Acc>) {
+    using U = std::make_unsigned_t<Acc>;
+    return static_cast<Acc>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename Acc>
+Acc Multiply(Acc a, Acc b) {
+  if constexpr (std::is_integral_v<Acc>) {
+    using U = std::make_unsigned_t<Acc>;
+    return static_cast<Acc>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+struct SumOp {
+  template <typename A>
+  static A Apply(A a, A b) { return Add(a, b); }
+};
+struct ProductOp {
+  template <typename A>
+  static A Apply(A a, A b) { return Multiply(a, b); }
+};
+struct MinOp {
+  template <typename A>
+  static A Apply(A a, A b) { return b < a ? b : a; }
+};
+struct MaxOp {
+  template <typename A>
+  static A Apply(A a, A b) { return a < b ? b : a; }
+};
+
+// Chunks keep the accumulator in L1 while every input streams through it once.
+constexpr size_t kChunk = 1024;
+
+template <typename Tr, typename Op>
+void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* outputs,
+                 int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
+  using T = typename Tr::Storage;
+  using Acc = typename Tr::Acc;
+  Acc acc[kChunk];
+  for (size_t base = begin; base < end; base += kChunk) {
+    const size_t len = std::min(kChunk, end - base);
+    const T* first = static_cast<const T*>(inputs[0]) + base;
+    for (size_t i = 0; i < len; ++i) acc[i] = Tr::Load(first[i]);
+    for (int32_t q = 1; q < num_inputs; ++q) {
+      const T* in = static_cast<const T*>(inputs[q]) + base;
+      for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(acc[i], Tr::Load(in[i]));
+    }
+    if (mean_divisor > 1) {
+      const Acc divisor = static_cast<Acc>(mean_divisor);
+      for (size_t i = 0; i < len; ++i) acc[i] = acc[i] / divisor;
+    }
+    for (int32_t q = 0; q < num_outputs; ++q) {
+      T* out = static_cast<T*>(outputs[q]) + base;
+      for (size_t i = 0; i < len; ++i) out[i] = Tr::Store(acc[i]);
+    }
+  }
+}
+
+template <typename Tr>
+void ReduceWithOp(ReduceOp op, const void* const* inputs, int32_t num_inputs, void* const* outputs,
+                  int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return ReduceTyped<Tr, SumOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+    case ReduceOp::kMean:
+      return ReduceTyped<Tr, SumOp>(inputs, num_inputs, outputs, num_outputs, begin, end,
+                                    mean_divisor);
+    case ReduceOp::kMin:
+      return ReduceTyped<Tr, MinOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+    case ReduceOp::kMax:
+      return ReduceTyped<Tr, MaxOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+    case ReduceOp::kProduct:
+      return ReduceTyped<Tr, ProductOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+  }
+}
+
+template <typename Tr>
+void DivideTyped(void* data, size_t count, int64_t divisor) {
+  using Acc = typename Tr::Acc;
+  auto* values = static_cast<typename Tr::Storage*>(data);
+  for (size_t i = 0; i < count; ++i) {
+    values[i] = Tr::Store(Tr::Load(values[i]) / static_cast<Acc>(divisor));
+  }
+}
+
+// Calls fn.template operator()<Traits>() for the traits of `dtype`.
+template <typename Fn>
+void DispatchDType(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return fn.template operator()<Plain<float>>();
+    case DType::kFloat64:
+      return fn.template operator()<Plain<double>>();
+    case DType::kInt32:
+      return fn.template operator()<Plain<int32_t>>();
+    case DType::kUInt8:
+      return fn.template operator()<Plain<uint8_t>>();
+    case DType::kInt16:
+      return fn.template operator()<Plain<int16_t>>();
+    case DType::kInt8:
+      return fn.template operator()<Plain<int8_t>>();
+    case DType::kInt64:
+      return fn.template operator()<Plain<int64_t>>();
+    case DType::kBool:
+      return fn.template operator()<Bool>();
+    case DType::kBFloat16:
+      return fn.template operator()<BFloat>();
+    case DType::kFloat16:
+      return fn.template operator()<Half>();
+  }
+}
+
+}  // namespace
+
+void ReduceRange(DType dtype, ReduceOp op, const void* const* inputs, int32_t num_inputs,
+                 void* const* outputs, int32_t num_outputs, size_t begin, size_t end,
+                 int64_t mean_divisor) {
+  if (begin >= end || num_inputs <= 0) return;
+  DispatchDType(dtype, [&]<typename Tr>() {
+    ReduceWithOp<Tr>(op, inputs, num_inputs, outputs, num_outputs, begin, end, mean_divisor);
+  });
+}
+
+template <typename Acc>
+Acc Identity(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kProduct:
+      return Acc(1);
+    case ReduceOp::kMin:
+      if constexpr (std::is_floating_point_v<Acc>) return std::numeric_limits<Acc>::infinity();
+      return std::numeric_limits<Acc>::max();
+    case ReduceOp::kMax:
+      if constexpr (std::is_floating_point_v<Acc>) return -std::numeric_limits<Acc>::infinity();
+      return std::numeric_limits<Acc>::lowest();
+    default:
+      return Acc(0);
+  }
+}
+
+// Out is the accumulator dtype's storage: float for the 16-bit floats, else the type itself.
+template <typename Tr, typename Op, typename Out>
+void ReduceAxisTyped(ReduceOp op, const void* input, int64_t outer, int64_t len, int64_t inner,
+                     void* output) {
+  using Acc = typename Tr::Acc;
+  const auto* in = static_cast<const typename Tr::Storage*>(input);
+  auto* out = static_cast<Out*>(output);
+  std::vector<Acc> row(static_cast<size_t>(inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) row[i] = Identity<Acc>(op);
+    for (int64_t l = 0; l < len; ++l) {
+      const auto* slice = in + (o * len + l) * inner;
+      for (int64_t i = 0; i < inner; ++i) row[i] = Op::Apply(row[i], Tr::Load(slice[i]));
+    }
+    for (int64_t i = 0; i < inner; ++i) {
+      if constexpr (std::is_same_v<Out, float> && !std::is_same_v<typename Tr::Storage, float>) {
+        out[o * inner + i] = row[i];
+      } else {
+        out[o * inner + i] = Tr::Store(row[i]);
+      }
+    }
+  }
+}
+
+void SubtractInPlace(DType dtype, void* dst, const void* src, size_t count) {
+  DispatchDType(dtype, [&]<typename Tr>() {
+    using Acc = typename Tr::Acc;
+    auto* out = static_cast<typename Tr::Storage*>(dst);
+    const auto* in = static_cast<const typename Tr::Storage*>(src);
+    for (size_t i = 0; i < count; ++i) {
+      out[i] = Tr::Store(Add<Acc>(Tr::Load(out[i]), Multiply<Acc>(Tr::Load(in[i]), Acc(-1))));
+    }
+  });
+}
+
+void ReduceAxisToAccumulator(DType dtype, ReduceOp op, const void* input, int64_t outer,
+                             int64_t len, int64_t inner, void* output) {
+  DispatchDType(dtype, [&]<typename Tr>() {
+    using Out = std::conditional_t<std::is_same_v<typename Tr::Storage, uint16_t>, float,
+                                   typename Tr::Storage>;
+    switch (op) {
+      case ReduceOp::kProduct:
+        return ReduceAxisTyped<Tr, ProductOp, Out>(op, input, outer, len, inner, output);
+      case ReduceOp::kMin:
+        return ReduceAxisTyped<Tr, MinOp, Out>(op, input, outer, len, inner, output);
+      case ReduceOp::kMax:
+        return ReduceAxisTyped<Tr, MaxOp, Out>(op, input, outer, len, inner, output);
+      default:
+        return ReduceAxisTyped<Tr, SumOp, Out>(op, input, outer, len, inner, output);
+    }
+  });
+}
+
+DType AccumulatorDType(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? DType::kFloat32 : dtype;
+}
+
+void ToAccumulator(DType dtype, const void* src, void* dst, size_t count) {
+  if (AccumulatorDType(dtype) == dtype) {
+    std::memcpy(dst, src, count * DTypeSize(dtype));
+    return;
+  }
+  const auto* in = static_cast<const uint16_t*>(src);
+  auto* out = static_cast<float*>(dst);
+  if (dtype == DType::kFloat16) {
+    for (size_t i = 0; i < count; ++i) out[i] = HalfToFloat(in[i]);
+  } else {
+    for (size_t i = 0; i < count; ++i) out[i] = BFloat16ToFloat(in[i]);
+  }
+}
+
+void FromAccumulator(DType dtype, const void* src, void* dst, size_t count) {
+  if (AccumulatorDType(dtype) == dtype) {
+    std::memcpy(dst, src, count * DTypeSize(dtype));
+    return;
+  }
+  const auto* in = static_cast<const float*>(src);
+  auto* out = static_cast<uint16_t*>(dst);
+  if (dtype == DType::kFloat16) {
+    for (size_t i = 0; i < count; ++i) out[i] = FloatToHalf(in[i]);
+  } else {
+    for (size_t i = 0; i < count; ++i) out[i] = FloatToBFloat16(in[i]);
+  }
+}
+
+void DivideInPlace(DType dtype, void* data, size_t count, int64_t divisor) {
+  if (divisor <= 1 || dtype == DType::kBool) return;
+  DispatchDType(dtype, [&]<typename Tr>() { DivideTyped<Tr>(data, count, divisor); });
+}
+
+}  // namespace distribute

@@ -1,0 +1,45 @@
+// Element-wise reduction of several equally shaped arrays, the arithmetic under every
+// collective. Inputs are combined in index order (0, 1, ..., n-1) whatever thread runs the
+// kernel, so results are deterministic. float16/bfloat16 accumulate in float32, integer
+// sums and products wrap (two's complement), integer MEAN truncates toward zero.
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/collective/reduce_op.h"
+#include "core/tensor/dtype.h"
+
+namespace distribute {
+
+// Elements [begin, end) of every input, reduced, are written to the same elements of
+// every output (outputs may alias inputs). MEAN divides by `mean_divisor`.
+void ReduceRange(DType dtype, ReduceOp op, const void* const* inputs, int32_t num_inputs,
+                 void* const* outputs, int32_t num_outputs, size_t begin, size_t end,
+                 int64_t mean_divisor);
+
+// Divides `count` elements of `data` in place by `divisor` (MEAN's last step when the
+// sum was computed elsewhere).
+void DivideInPlace(DType dtype, void* data, size_t count, int64_t divisor);
+
+// Reduces a row-major [outer, len, inner] array along its middle axis into [outer, inner]:
+// input of dtype `dtype`, output of its accumulator dtype (float32 for the 16-bit
+// floats) so that later stages lose no precision. MEAN must be passed as SUM (the caller
+// divides by the total count). An empty axis gives the op's identity.
+void ReduceAxisToAccumulator(DType dtype, ReduceOp op, const void* input, int64_t outer,
+                             int64_t len, int64_t inner, void* output);
+
+// dst[i] = dst[i] - src[i] for `count` elements (assign_sub); wraps for integers.
+void SubtractInPlace(DType dtype, void* dst, const void* src, size_t count);
+
+// The accumulator dtype of `dtype`: float32 for float16 and bfloat16, else itself.
+DType AccumulatorDType(DType dtype);
+
+// Converts `count` elements between `dtype` and its accumulator dtype.
+void ToAccumulator(DType dtype, const void* src, void* dst, size_t count);
+void FromAccumulator(DType dtype, const void* src, void* dst, size_t count);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_

@@ -1,0 +1,30 @@
+// Reduction operators: TF's SUM and MEAN, plus MIN, MAX and PRODUCT.
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/tensor/dtype.h"
+
+namespace distribute {
+
+enum class ReduceOp : int32_t {
+  kSum = 1,
+  kMean = 2,
+  kMin = 3,
+  kMax = 4,
+  kProduct = 5,
+};
+
+absl::StatusOr<ReduceOp> ReduceOpFromInt(int32_t value);
+absl::string_view ReduceOpName(ReduceOp op);
+
+// InvalidArgument when `op` has no meaning for `dtype` (bool supports only MIN and MAX,
+// which are logical AND and OR).
+absl::Status CheckReducible(DType dtype, ReduceOp op);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_

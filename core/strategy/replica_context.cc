@@ -1,0 +1,217 @@
+#include "core/strategy/replica_context.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/collective/reduce_op.h"
+#include "core/strategy/strategy.h"
+#include "core/strategy/thread_context.h"
+#include "core/util/status_macros.h"
+#include "core/values/variable.h"
+
+namespace distribute {
+namespace {
+
+absl::Status CheckReduceInput(ReduceOp op, const Tensor& value) {
+  return CheckReducible(value.dtype(), op);
+}
+
+// A new tensor on `device` with `like`'s dtype and shape, contents undefined.
+absl::StatusOr<Tensor> AllocateLike(const Tensor& like, const DeviceSpec& device) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Allocate(device, like.byte_size(), false));
+  return Tensor::FromBuffer(like.dtype(), like.shape(), std::move(buffer));
+}
+
+}  // namespace
+
+ReplicaContext::ReplicaContext(Strategy& strategy, int32_t replica_id, bool joined)
+    : strategy_(strategy), replica_id_(replica_id), joined_(joined) {}
+
+ReplicaContext& ReplicaContext::DefaultContext() {
+  static ReplicaContext* context = new ReplicaContext(*Strategy::Default(), 0, false);
+  return *context;
+}
+
+std::shared_ptr<Strategy> ReplicaContext::strategy_ref() const { return strategy_.shared_from_this(); }
+
+int32_t ReplicaContext::num_replicas() const { return strategy_.num_replicas(); }
+
+const DeviceSpec& ReplicaContext::device() const {
+  return strategy_.worker_devices()[static_cast<size_t>(replica_id_)];
+}
+
+const std::string& ReplicaContext::device_name() const {
+  return strategy_.worker_names()[static_cast<size_t>(replica_id_)];
+}
+
+Deadline ReplicaContext::NewDeadline() const { return strategy_.NewDeadline(); }
+
+absl::StatusOr<Tensor> ReplicaContext::AllReduce(ReduceOp op, const Tensor& value) {
+  ASSIGN_OR_RETURN(std::vector<Tensor> out, BatchAllReduce(op, std::span<const Tensor>(&value, 1)));
+  return std::move(out.front());
+}
+
+absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
+                                                                   std::span<const Tensor> values) {
+  std::vector<Tensor> outputs;
+  outputs.reserve(values.size());
+  absl::Status local;
+  for (size_t i = 0; i < values.size() && local.ok(); ++i) {
+    local = CheckReduceInput(op, values[i]);
+    if (local.ok()) {
+      absl::StatusOr<Tensor> out = AllocateLike(values[i], device());
+      if (out.ok()) {
+        outputs.push_back(*std::move(out));
+      } else {
+        local = out.status();
+      }
+    }
+  }
+  // A local problem still has to release the others: fail the group, not just this call.
+  if (!local.ok()) {
+    strategy_.group().Abort(absl::AbortedError(
+        absl::StrCat("replica ", replica_id_, " failed in all_reduce: ", local.message())));
+    return local;
+  }
+  RETURN_IF_ERROR(strategy_.group().AllReduce(replica_id_, op, values, outputs, NewDeadline()));
+  return outputs;
+}
+
+absl::StatusOr<Tensor> ReplicaContext::AllGather(const Tensor& value, int32_t axis) {
+  const int32_t rank = value.shape().rank();
+  const int32_t normalized = axis < 0 ? axis + rank : axis;
+  if (rank == 0 || normalized < 0 || normalized >= rank) {
+    const absl::Status bad = absl::InvalidArgumentError(absl::StrCat(
+        "axis ", axis, " is out of range for a tensor of rank ", rank,
+        rank == 0 ? ": scalars cannot be gathered along an axis" : ""));
+    strategy_.group().Abort(absl::AbortedError(
+        absl::StrCat("replica ", replica_id_, " failed in all_gather: ", bad.message())));
+    return bad;
+  }
+  return strategy_.group().AllGather(replica_id_, value, normalized, device(), NewDeadline());
+}
+
+absl::StatusOr<Tensor> ReplicaContext::Broadcast(const Tensor& value, int32_t source_replica) {
+  if (source_replica < 0 || source_replica >= num_replicas()) {
+    const absl::Status bad = absl::InvalidArgumentError(
+        absl::StrCat("source_replica ", source_replica, " is out of range: there are ",
+                     num_replicas(), " replicas"));
+    strategy_.group().Abort(absl::AbortedError(
+        absl::StrCat("replica ", replica_id_, " failed in broadcast: ", bad.message())));
+    return bad;
+  }
+  return strategy_.group().Broadcast(replica_id_, value, source_replica, device(), NewDeadline());
+}
+
+absl::Status ReplicaContext::Sync() { return strategy_.group().Sync(replica_id_, NewDeadline()); }
+
+absl::StatusOr<std::optional<Value>> ReplicaContext::MergeCall(std::span<const Value> args,
+                                                               MergeFn fn) {
+  const int32_t n = num_replicas();
+  std::shared_ptr<Strategy> self = strategy_ref();
+  auto leader = [&](std::span<const void* const> payloads) -> absl::StatusOr<std::shared_ptr<void>> {
+    std::vector<Value> gathered;
+    for (size_t i = 0; i < args.size(); ++i) {
+      std::vector<Value> per_replica;
+      for (int32_t q = 0; q < n; ++q) {
+        per_replica.push_back((*static_cast<const std::span<const Value>*>(payloads[q]))[i]);
+      }
+      ASSIGN_OR_RETURN(Value value, Regroup(per_replica, absl::StrCat("merge_call argument ", i)));
+      gathered.push_back(std::move(value));
+    }
+    ScopedFrame frame(Frame{FrameKind::kMerge, self});
+    ASSIGN_OR_RETURN(std::optional<Value> result, fn(gathered));
+    return std::static_pointer_cast<void>(std::make_shared<std::optional<Value>>(std::move(result)));
+  };
+  ASSIGN_OR_RETURN(std::shared_ptr<void> shared,
+                   strategy_.group().Merge(replica_id_, &args, static_cast<int32_t>(args.size()),
+                                           leader, NewDeadline()));
+  const auto& result = *static_cast<const std::optional<Value>*>(shared.get());
+  if (!result.has_value()) return std::optional<Value>();
+  ASSIGN_OR_RETURN(Value part, PartForReplica(*result, replica_id_, n));
+  return std::optional<Value>(std::move(part));
+}
+
+absl::StatusOr<Value> Regroup(std::span<const Value> per_replica, absl::string_view what) {
+  const Value& first = per_replica.front();
+  if (per_replica.size() == 1) return first;
+  if (first.is_variable()) {
+    for (size_t q = 1; q < per_replica.size(); ++q) {
+      if (per_replica[q].variable() != first.variable() ||
+          per_replica[q].component_index() != first.component_index()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, ": replica 0 passed variable '", first.variable()->name(), "' but replica ", q,
+            " passed something else; every replica must pass the same variable"));
+      }
+    }
+    return first;
+  }
+  std::vector<Tensor> tensors;
+  for (size_t q = 0; q < per_replica.size(); ++q) {
+    absl::StatusOr<const Tensor*> tensor = per_replica[q].AsTensor();
+    if (!tensor.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " from replica ", q, ": ",
+                                                     tensor.status().message()));
+    }
+    tensors.push_back(**tensor);
+  }
+  return Value::PerReplica(std::move(tensors));
+}
+
+absl::StatusOr<Value> PartForReplica(const Value& value, int32_t replica, int32_t num_replicas) {
+  if (value.kind() != ValueKind::kPerReplica && value.kind() != ValueKind::kMirrored) return value;
+  if (value.num_components() != num_replicas) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ", ValueKindName(value.kind()), " has ", value.num_components(),
+        " components but the strategy has ", num_replicas, " replicas"));
+  }
+  return value.Component(replica);
+}
+
+absl::StatusOr<std::vector<std::vector<Value>>> UnwrapForReplicas(std::span<const Value> args,
+                                                                  int32_t num_replicas) {
+  std::vector<std::vector<Value>> unwrapped(static_cast<size_t>(num_replicas));
+  for (size_t a = 0; a < args.size(); ++a) {
+    const Value& arg = args[a];
+    const bool split = arg.kind() == ValueKind::kPerReplica || arg.kind() == ValueKind::kMirrored;
+    if (split && arg.num_components() != num_replicas) {
+      return absl::InvalidArgumentError(absl::StrCat("args[", a, "] has ", arg.num_components(),
+                                                     " components but the strategy has ",
+                                                     num_replicas, " replicas"));
+    }
+    for (int32_t r = 0; r < num_replicas; ++r) {
+      if (split) {
+        ASSIGN_OR_RETURN(Value part, arg.Component(r));
+        unwrapped[static_cast<size_t>(r)].push_back(std::move(part));
+      } else {
+        unwrapped[static_cast<size_t>(r)].push_back(arg);
+      }
+    }
+  }
+  return unwrapped;
+}
+
+absl::StatusOr<std::optional<Value>> MergeResults(std::span<std::optional<Value>> per_replica,
+                                                  int32_t slot) {
+  std::vector<Value> values;
+  int32_t missing = -1;
+  int32_t present = -1;
+  for (size_t r = 0; r < per_replica.size(); ++r) {
+    if (per_replica[r].has_value()) {
+      values.push_back(*per_replica[r]);
+      if (present < 0) present = static_cast<int32_t>(r);
+    } else if (missing < 0) {
+      missing = static_cast<int32_t>(r);
+    }
+  }
+  if (values.empty()) return std::optional<Value>();
+  if (missing >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("result ", slot, ": replica ", present,
+                                                   " returned a value but replica ", missing,
+                                                   " did not"));
+  }
+  ASSIGN_OR_RETURN(Value merged, Regroup(values, absl::StrCat("result ", slot)));
+  return std::optional<Value>(std::move(merged));
+}
+
+}  // namespace distribute

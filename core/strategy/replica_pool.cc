@@ -1,0 +1,90 @@
+#include "core/strategy/replica_pool.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "core/util/spin.h"
+
+namespace distribute {
+namespace {
+
+thread_local const ReplicaPool* current_pool = nullptr;
+
+// A write to a socket whose peer died raises SIGPIPE, which would kill the host process;
+// replica threads (and every thread they start, which inherits the mask) block it.
+void BlockSigpipe() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+}  // namespace
+
+ReplicaPool::ReplicaPool(int32_t replicas) : n_(replicas), spin_budget_(SpinBudget(replicas)) {
+  threads_.reserve(static_cast<size_t>(n_ > 0 ? n_ - 1 : 0));
+  for (int32_t r = 1; r < n_; ++r) threads_.emplace_back([this, r] { WorkerLoop(r); });
+}
+
+ReplicaPool::~ReplicaPool() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  {
+    MutexLock lock(&mu_);
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    work_cv_.notify_all();
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+bool ReplicaPool::OnWorkerThread() const { return current_pool == this; }
+
+void ReplicaPool::Wake() {
+  if (parked_workers_.load(std::memory_order_seq_cst) > 0) {
+    MutexLock lock(&mu_);
+    work_cv_.notify_all();
+  }
+}
+
+void ReplicaPool::Run(absl::FunctionRef<void(int32_t)> task) {
+  if (n_ > 1) {
+    task_ = &task;
+    remaining_.store(n_ - 1, std::memory_order_relaxed);
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    Wake();
+  }
+  task(0);
+  if (n_ <= 1) return;
+  auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(spin_budget_, done)) {
+    caller_parked_.store(true, std::memory_order_seq_cst);
+    MutexLock lock(&mu_);
+    done_cv_.wait(lock.native(), done);
+    caller_parked_.store(false, std::memory_order_relaxed);
+  }
+  task_ = nullptr;
+}
+
+void ReplicaPool::WorkerLoop(int32_t replica) {
+  BlockSigpipe();
+  current_pool = this;
+  uint64_t seen = 0;
+  while (true) {
+    auto published = [&] { return epoch_.load(std::memory_order_acquire) != seen; };
+    if (!SpinUntil(spin_budget_, published)) {
+      parked_workers_.fetch_add(1, std::memory_order_seq_cst);
+      MutexLock lock(&mu_);
+      work_cv_.wait(lock.native(), published);
+      parked_workers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    seen = epoch_.load(std::memory_order_acquire);
+    if (stopping_.load(std::memory_order_acquire)) return;
+    (*task_)(replica);
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+        caller_parked_.load(std::memory_order_seq_cst)) {
+      MutexLock lock(&mu_);
+      done_cv_.notify_all();
+    }
+  }
+}
+
+}  // namespace distribute

@@ -1,0 +1,278 @@
+#include "core/strategy/strategy.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/device/local_devices.h"
+#include "core/strategy/replica_context.h"
+#include "core/strategy/thread_context.h"
+#include "core/util/status_macros.h"
+#include "core/values/variable.h"
+
+namespace distribute {
+namespace {
+
+std::atomic<uint64_t> next_strategy_id{1};
+
+std::vector<std::string> NamesOf(const std::vector<DeviceSpec>& devices) {
+  std::vector<std::string> names;
+  for (const DeviceSpec& d : devices) names.push_back(d.ToString());
+  return names;
+}
+
+// A device name resolved to a local device. Strategies run on CPU replicas for now: GPU
+// replicas need the NCCL collectives of the CUDA plugin.
+absl::StatusOr<DeviceSpec> ResolveStrategyDevice(absl::string_view name) {
+  ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(name));
+  ASSIGN_OR_RETURN(DeviceSpec resolved, ResolveLocalDevice(spec));
+  if (resolved.type != DeviceType::kCpu) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "device ", resolved.ToString(),
+        ": strategies replicate over CPU devices in this version; GPU replicas need the NCCL "
+        "collectives, which are not built yet"));
+  }
+  return resolved;
+}
+
+absl::StatusOr<std::vector<DeviceSpec>> ResolveDeviceList(const std::vector<std::string>& names) {
+  std::vector<DeviceSpec> devices;
+  if (names.empty()) {
+    for (int32_t i = 0; i < LogicalCpuDeviceCount(); ++i) {
+      DeviceSpec spec;
+      spec.type = DeviceType::kCpu;
+      spec.index = i;
+      devices.push_back(spec);
+    }
+    return devices;
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    absl::StatusOr<DeviceSpec> device = ResolveStrategyDevice(names[i]);
+    if (!device.ok()) {
+      return absl::Status(device.status().code(),
+                          absl::StrCat("devices[", i, "]: ", device.status().message()));
+    }
+    for (size_t j = 0; j < devices.size(); ++j) {
+      if (devices[j] == *device) {
+        return absl::InvalidArgumentError(absl::StrCat("devices[", i, "] and devices[", j,
+                                                       "] are the same device ",
+                                                       device->ToString(),
+                                                       ": devices must be distinct"));
+      }
+    }
+    devices.push_back(*device);
+  }
+  return devices;
+}
+
+// The replica that reduces for ReductionToOneDevice: the one on the requested device, or 0.
+absl::StatusOr<int32_t> ReduceReplica(const CrossDeviceOps& ops, const std::vector<DeviceSpec>& workers) {
+  if (ops.algorithm != AllReduceAlgorithm::kReductionToOneDevice || ops.reduce_device.empty()) {
+    return 0;
+  }
+  ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(ops.reduce_device));
+  ASSIGN_OR_RETURN(DeviceSpec resolved, ResolveLocalDevice(spec));
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (workers[i] == resolved) return static_cast<int32_t>(i);
+  }
+  // A device that holds no replica: reduce on the first replica's thread, which reads
+  // every replica's memory anyway (all in-process devices share host memory).
+  return 0;
+}
+
+}  // namespace
+
+absl::string_view StrategyKindName(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kDefault:
+      return "default";
+    case StrategyKind::kOneDevice:
+      return "OneDevice";
+    case StrategyKind::kMirrored:
+      return "Mirrored";
+    case StrategyKind::kCentralStorage:
+      return "CentralStorage";
+  }
+  return "unknown";
+}
+
+Strategy::Strategy(StrategyKind kind, std::vector<DeviceSpec> workers,
+                   std::vector<DeviceSpec> parameters, CrossDeviceOps ops)
+    : kind_(kind),
+      id_(next_strategy_id.fetch_add(1)),
+      worker_devices_(std::move(workers)),
+      worker_names_(NamesOf(worker_devices_)),
+      parameter_devices_(std::move(parameters)),
+      parameter_names_(NamesOf(parameter_devices_)),
+      joined_(worker_devices_.size(), false) {
+  const int32_t reduce_replica = ReduceReplica(ops, worker_devices_).value_or(0);
+  group_ = std::make_unique<ReplicaGroup>(num_replicas(), std::move(ops), reduce_replica);
+  pool_ = std::make_unique<ReplicaPool>(num_replicas());
+}
+
+Strategy::~Strategy() = default;
+
+absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateOneDevice(absl::string_view device) {
+  ASSIGN_OR_RETURN(DeviceSpec resolved, ResolveStrategyDevice(device));
+  return std::shared_ptr<Strategy>(
+      new Strategy(StrategyKind::kOneDevice, {resolved}, {resolved}, CrossDeviceOps{}));
+}
+
+absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
+    const std::vector<std::string>& devices, std::optional<CrossDeviceOps> ops) {
+  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList(devices));
+  CrossDeviceOps chosen = ops.value_or(CrossDeviceOps{});
+  RETURN_IF_ERROR(ReduceReplica(chosen, workers).status());
+  std::vector<DeviceSpec> parameters = workers;
+  return std::shared_ptr<Strategy>(new Strategy(StrategyKind::kMirrored, std::move(workers),
+                                                std::move(parameters), std::move(chosen)));
+}
+
+absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateCentralStorage(
+    const std::vector<std::string>& compute_devices, absl::string_view parameter_device) {
+  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList(compute_devices));
+  DeviceSpec parameter;
+  if (!parameter_device.empty()) {
+    absl::StatusOr<DeviceSpec> resolved = ResolveStrategyDevice(parameter_device);
+    if (!resolved.ok()) {
+      return absl::Status(resolved.status().code(),
+                          absl::StrCat("parameter_device: ", resolved.status().message()));
+    }
+    parameter = *resolved;
+  } else {
+    // TF: the single compute device, or the CPU when computing on several.
+    parameter = workers.size() == 1 ? workers.front() : DeviceSpec{}.WithDefaults();
+  }
+  return std::shared_ptr<Strategy>(new Strategy(StrategyKind::kCentralStorage, std::move(workers),
+                                                {parameter}, CrossDeviceOps{}));
+}
+
+const std::shared_ptr<Strategy>& Strategy::Default() {
+  static const auto* strategy = new std::shared_ptr<Strategy>(new Strategy(
+      StrategyKind::kDefault, {DeviceSpec{}.WithDefaults()}, {DeviceSpec{}.WithDefaults()},
+      CrossDeviceOps{}));
+  return *strategy;
+}
+
+absl::Status Strategy::SetTimeoutMs(int64_t timeout_ms) {
+  if (timeout_ms <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timeout_ms is ", timeout_ms, ": expected a positive number of milliseconds"));
+  }
+  timeout_ms_.store(timeout_ms, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::Status Strategy::Run(ReplicaFn fn) {
+  const FrameKind top = ThreadContext::Current().top_kind();
+  if (top == FrameKind::kReplica || top == FrameKind::kMerge) {
+    return absl::FailedPreconditionError(
+        "run must be called in cross-replica context, not from a replica function or "
+        "merge_call's function");
+  }
+  MutexLock run_lock(&run_mu_);
+  {
+    MutexLock lock(&state_mu_);
+    if (joined_count_ > 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          joined_count_, " replica(s) joined with join_replica are active: leave them before run"));
+    }
+    running_ = true;
+  }
+  std::shared_ptr<Strategy> self = shared_from_this();
+  Mutex error_mu;
+  absl::Status first_error;
+  pool_->Run([&](int32_t replica) {
+    ReplicaContext context(*this, replica, false);
+    ScopedFrame frame(Frame{FrameKind::kReplica, self, &context});
+    absl::Status status;
+    try {
+      status = fn(context);
+    } catch (const std::exception& e) {
+      status = absl::InternalError(absl::StrCat("replica ", replica, " threw: ", e.what()));
+    } catch (...) {
+      status = absl::InternalError(absl::StrCat("replica ", replica, " threw an exception"));
+    }
+    if (status.ok()) return;
+    {
+      MutexLock lock(&error_mu);
+      // Replicas released by the failure report ABORTED; the failure itself wins.
+      if (first_error.ok() || (absl::IsAborted(first_error) && !absl::IsAborted(status))) {
+        first_error = status;
+      }
+    }
+    group_->Abort(absl::AbortedError(
+        absl::StrCat("replica ", replica, " failed: ", status.message())));
+  });
+  group_->Reset();
+  {
+    MutexLock lock(&state_mu_);
+    running_ = false;
+  }
+  return first_error;
+}
+
+absl::StatusOr<std::unique_ptr<ReplicaContext>> Strategy::JoinReplica(int32_t replica) {
+  if (replica < 0 || replica >= num_replicas()) {
+    return absl::InvalidArgumentError(absl::StrCat("replica_id ", replica,
+                                                   " is out of range: the strategy has ",
+                                                   num_replicas(), " replicas"));
+  }
+  if (ThreadContext::Current().top_kind() == FrameKind::kReplica) {
+    return absl::FailedPreconditionError("this thread is already acting as a replica");
+  }
+  MutexLock lock(&state_mu_);
+  if (running_) {
+    return absl::FailedPreconditionError("cannot join a replica while run is active");
+  }
+  if (joined_[static_cast<size_t>(replica)]) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("replica ", replica, " is already joined by another thread"));
+  }
+  joined_[static_cast<size_t>(replica)] = true;
+  ++joined_count_;
+  auto context = std::make_unique<ReplicaContext>(*this, replica, true);
+  ThreadContext::Current().Push(Frame{FrameKind::kReplica, shared_from_this(), context.get()});
+  return context;
+}
+
+void Strategy::LeaveReplica(int32_t replica) {
+  ThreadContext::Current().Pop();
+  MutexLock lock(&state_mu_);
+  joined_[static_cast<size_t>(replica)] = false;
+  // When the last joined replica leaves, a failure among them no longer matters.
+  if (--joined_count_ == 0) group_->Reset();
+}
+
+std::string Strategy::UniqueVariableName(absl::string_view requested) {
+  const std::string base = requested.empty() ? "Variable" : std::string(requested);
+  MutexLock lock(&variables_mu_);
+  std::string name = base;
+  for (int i = 1; std::find(variable_names_.begin(), variable_names_.end(), name) !=
+                  variable_names_.end();
+       ++i) {
+    name = absl::StrCat(base, "_", i);
+  }
+  variable_names_.push_back(name);
+  return name;
+}
+
+void Strategy::RegisterVariable(const std::shared_ptr<Variable>& variable) {
+  MutexLock lock(&variables_mu_);
+  variables_.erase(std::remove_if(variables_.begin(), variables_.end(),
+                                  [](const std::weak_ptr<Variable>& v) { return v.expired(); }),
+                   variables_.end());
+  variables_.push_back(variable);
+}
+
+std::vector<std::shared_ptr<Variable>> Strategy::LiveVariables() {
+  MutexLock lock(&variables_mu_);
+  std::vector<std::shared_ptr<Variable>> live;
+  for (const auto& weak : variables_) {
+    if (auto variable = weak.lock()) live.push_back(std::move(variable));
+  }
+  return live;
+}
+
+}  // namespace distribute

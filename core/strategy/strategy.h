@@ -1,0 +1,109 @@
+// A distribution strategy: its replicas (one per compute device, each with a persistent
+// thread), where its variables live, its all-reduce algorithm and its replica group.
+#ifndef DISTRIBUTE_CORE_STRATEGY_STRATEGY_H_
+#define DISTRIBUTE_CORE_STRATEGY_STRATEGY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "core/collective/cross_device_ops.h"
+#include "core/collective/replica_group.h"
+#include "core/device/device_spec.h"
+#include "core/strategy/replica_pool.h"
+#include "core/util/deadline.h"
+#include "core/util/mutex.h"
+#include "core/values/value.h"
+
+namespace distribute {
+
+class ReplicaContext;
+class Variable;
+
+enum class StrategyKind : int32_t {
+  kDefault = 1,
+  kOneDevice = 2,
+  kMirrored = 3,
+  kCentralStorage = 4,
+};
+
+absl::string_view StrategyKindName(StrategyKind kind);
+
+class Strategy : public std::enable_shared_from_this<Strategy> {
+ public:
+  static constexpr int64_t kDefaultTimeoutMs = 60'000;
+
+  static absl::StatusOr<std::shared_ptr<Strategy>> CreateOneDevice(absl::string_view device);
+  // Empty `devices`: every logical CPU device. No ops: the shared-memory all-reduce.
+  static absl::StatusOr<std::shared_ptr<Strategy>> CreateMirrored(
+      const std::vector<std::string>& devices, std::optional<CrossDeviceOps> ops);
+  static absl::StatusOr<std::shared_ptr<Strategy>> CreateCentralStorage(
+      const std::vector<std::string>& compute_devices, absl::string_view parameter_device);
+  // The process-wide default strategy (one replica on CPU:0).
+  static const std::shared_ptr<Strategy>& Default();
+
+  ~Strategy();
+
+  StrategyKind kind() const { return kind_; }
+  uint64_t id() const { return id_; }
+  int32_t num_replicas() const { return static_cast<int32_t>(worker_devices_.size()); }
+  const std::vector<DeviceSpec>& worker_devices() const { return worker_devices_; }
+  const std::vector<std::string>& worker_names() const { return worker_names_; }
+  const std::vector<DeviceSpec>& parameter_devices() const { return parameter_devices_; }
+  const std::vector<std::string>& parameter_names() const { return parameter_names_; }
+  // Whether variables get one copy per replica (Mirrored) or one on the parameter device.
+  bool mirrors_variables() const { return kind_ == StrategyKind::kMirrored; }
+
+  int64_t timeout_ms() const { return timeout_ms_.load(std::memory_order_relaxed); }
+  absl::Status SetTimeoutMs(int64_t timeout_ms);
+  Deadline NewDeadline() const { return Deadline::AfterMs(timeout_ms()); }
+
+  ReplicaGroup& group() { return *group_; }
+
+  // Runs `fn(context)` once per replica concurrently (replica 0 on this thread), each in
+  // replica context. Returns the first error; a failing replica aborts the group so that
+  // replicas waiting in collectives are released. The group is reset afterwards.
+  using ReplicaFn = absl::FunctionRef<absl::Status(ReplicaContext& context)>;
+  absl::Status Run(ReplicaFn fn);
+
+  // Bring your own threads: the calling thread becomes replica `replica`.
+  absl::StatusOr<std::unique_ptr<ReplicaContext>> JoinReplica(int32_t replica);
+  void LeaveReplica(int32_t replica);
+
+  // Variables created in this strategy's scope, for checkpoints and naming.
+  std::string UniqueVariableName(absl::string_view requested);
+  void RegisterVariable(const std::shared_ptr<Variable>& variable);
+  std::vector<std::shared_ptr<Variable>> LiveVariables();
+
+ private:
+  Strategy(StrategyKind kind, std::vector<DeviceSpec> workers, std::vector<DeviceSpec> parameters,
+           CrossDeviceOps ops);
+
+  const StrategyKind kind_;
+  const uint64_t id_;
+  const std::vector<DeviceSpec> worker_devices_;
+  const std::vector<std::string> worker_names_;
+  const std::vector<DeviceSpec> parameter_devices_;
+  const std::vector<std::string> parameter_names_;
+  std::atomic<int64_t> timeout_ms_{kDefaultTimeoutMs};
+  std::unique_ptr<ReplicaGroup> group_;
+  std::unique_ptr<ReplicaPool> pool_;
+  // One run (or set of joined replicas) at a time.
+  Mutex run_mu_;
+  Mutex state_mu_;
+  std::vector<bool> joined_ ABSL_GUARDED_BY(state_mu_);
+  int32_t joined_count_ ABSL_GUARDED_BY(state_mu_) = 0;
+  bool running_ ABSL_GUARDED_BY(state_mu_) = false;
+  Mutex variables_mu_;
+  std::vector<std::weak_ptr<Variable>> variables_ ABSL_GUARDED_BY(variables_mu_);
+  std::vector<std::string> variable_names_ ABSL_GUARDED_BY(variables_mu_);
+};
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_STRATEGY_STRATEGY_H_

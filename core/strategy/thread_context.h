@@ -1,0 +1,82 @@
+// Which strategy is current on this thread and in which context (tf.distribute's
+// distribution_strategy_context): a thread-local stack of frames.
+//   scope    entered with Strategy scope: cross-replica context
+//   replica  inside a replica function (run or a joined replica): replica context
+//   merge    inside merge_call's function: cross-replica context
+//   update   inside StrategyExtended.update's function: cross-replica (update) context
+// With no frame, the strategy set with experimental_set_strategy is current in
+// cross-replica context, or else the default strategy in its replica context.
+#ifndef DISTRIBUTE_CORE_STRATEGY_THREAD_CONTEXT_H_
+#define DISTRIBUTE_CORE_STRATEGY_THREAD_CONTEXT_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace distribute {
+
+class ReplicaContext;
+class Strategy;
+class Variable;
+
+enum class FrameKind { kScope, kReplica, kMerge, kUpdate };
+
+struct Frame {
+  FrameKind kind;
+  std::shared_ptr<Strategy> strategy;
+  ReplicaContext* replica = nullptr;  // the innermost replica context, for kReplica
+  bool reentered = false;             // a scope re-entered on top of a frame of the same strategy
+  std::shared_ptr<Variable> colocate_with;  // StrategyExtended.colocate_vars_with
+};
+
+class ThreadContext {
+ public:
+  static ThreadContext& Current();
+
+  // The strategy in force (never null: the default strategy at the bottom).
+  std::shared_ptr<Strategy> strategy() const;
+  bool in_cross_replica() const;
+  // The replica context, or null in cross-replica context. With no frame and no set
+  // strategy, the default strategy's replica context.
+  ReplicaContext* replica_context() const;
+  bool has_strategy() const;
+  FrameKind top_kind() const;  // kScope when there is no frame but a set strategy
+  bool in_update() const { return !frames_.empty() && frames_.back().kind == FrameKind::kUpdate; }
+  const Frame* top() const { return frames_.empty() ? nullptr : &frames_.back(); }
+
+  absl::Status EnterScope(const std::shared_ptr<Strategy>& strategy);
+  absl::Status ExitScope(const Strategy* strategy);
+  absl::Status SetStrategy(std::shared_ptr<Strategy> strategy);
+
+  absl::Status ColocateEnter(const Strategy* strategy, std::shared_ptr<Variable> variable);
+  absl::Status ColocateExit(const Strategy* strategy);
+  // The variable whose devices new variables should share, if any.
+  std::shared_ptr<Variable> colocation() const;
+
+  void Push(Frame frame) { frames_.push_back(std::move(frame)); }
+  void Pop() { frames_.pop_back(); }
+
+ private:
+  std::vector<Frame> frames_;
+  std::shared_ptr<Strategy> set_strategy_;
+};
+
+// Pushes a frame for the lifetime of the object.
+class ScopedFrame {
+ public:
+  explicit ScopedFrame(Frame frame) { ThreadContext::Current().Push(std::move(frame)); }
+  ~ScopedFrame() { ThreadContext::Current().Pop(); }
+  ScopedFrame(const ScopedFrame&) = delete;
+  ScopedFrame& operator=(const ScopedFrame&) = delete;
+};
+
+// FailedPrecondition naming `what` when this thread is in replica context (inside a
+// replica function), or inside the scope of a strategy other than `strategy`. TF allows
+// cross-replica calls with no scope at all (the default context), and so do we.
+absl::Status RequireCrossReplica(const Strategy& strategy, absl::string_view what);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_STRATEGY_THREAD_CONTEXT_H_

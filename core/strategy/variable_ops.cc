@@ -1,0 +1,257 @@
+#include "core/strategy/variable_ops.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/collective/reduce_kernels.h"
+#include "core/strategy/replica_context.h"
+#include "core/strategy/strategy.h"
+#include "core/strategy/thread_context.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+absl::Status ApplyToCopy(Variable& variable, int32_t copy, const Tensor& value, AssignKind kind) {
+  switch (kind) {
+    case AssignKind::kAssign:
+      return variable.Assign(copy, value);
+    case AssignKind::kAdd:
+      return variable.AssignAdd(copy, value);
+    case AssignKind::kSub:
+      return variable.AssignSub(copy, value);
+  }
+  return absl::InternalError("unknown assignment");
+}
+
+absl::string_view AssignName(AssignKind kind) {
+  switch (kind) {
+    case AssignKind::kAssign:
+      return "assign";
+    case AssignKind::kAdd:
+      return "assign_add";
+    case AssignKind::kSub:
+      return "assign_sub";
+  }
+  return "assign";
+}
+
+absl::StatusOr<const Tensor*> RequireTensor(const Value& value, absl::string_view why) {
+  absl::StatusOr<const Tensor*> tensor = value.AsTensor();
+  if (!tensor.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(tensor.status().message(), ": ", why));
+  }
+  return tensor;
+}
+
+// Replica context: aggregate the replicas' values with the variable's aggregation (a
+// collective), then write the copies this replica owns.
+absl::Status AssignInReplicaContext(ReplicaContext& context, Variable& variable,
+                                    const Tensor& value, AssignKind kind) {
+  if (variable.kind() == ValueKind::kSyncOnReadVariable) {
+    return ApplyToCopy(variable, context.replica_id(), value, kind);
+  }
+  if (context.num_replicas() == 1) return ApplyToCopy(variable, 0, value, kind);
+  RETURN_IF_ERROR(variable.CheckCompatible(value));
+  Tensor aggregated = value;
+  switch (variable.aggregation()) {
+    case VariableAggregation::kNone:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable '", variable.name(), "' has aggregation NONE: an aggregation must be "
+          "specified (SUM, MEAN or ONLY_FIRST_REPLICA) to ", AssignName(kind),
+          " a distributed variable in replica context"));
+    case VariableAggregation::kSum:
+    case VariableAggregation::kMean: {
+      const ReduceOp op =
+          variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean;
+      ASSIGN_OR_RETURN(aggregated, context.AllReduce(op, value));
+      break;
+    }
+    case VariableAggregation::kOnlyFirstReplica:
+      ASSIGN_OR_RETURN(aggregated, context.Broadcast(value, 0));
+      break;
+  }
+  if (variable.num_copies() == context.num_replicas()) {
+    return ApplyToCopy(variable, context.replica_id(), aggregated, kind);
+  }
+  // One copy (CentralStorage): replica 0 writes it, and every replica waits for that so
+  // that reads after the assignment see it.
+  absl::Status written = context.replica_id() == 0 ? ApplyToCopy(variable, 0, aggregated, kind)
+                                                   : absl::OkStatus();
+  if (!written.ok()) {
+    context.strategy().group().Abort(absl::AbortedError(written.message()));
+    return written;
+  }
+  return context.Sync();
+}
+
+absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value, AssignKind kind) {
+  const int32_t copies = variable.num_copies();
+  if (variable.kind() == ValueKind::kSyncOnReadVariable) {
+    ASSIGN_OR_RETURN(const Tensor* tensor,
+                     RequireTensor(value, "a SyncOnReadVariable accepts only a single value "
+                                          "in cross-replica context"));
+    RETURN_IF_ERROR(variable.CheckCompatible(*tensor));
+    if (kind != AssignKind::kAssign && variable.aggregation() == VariableAggregation::kSum) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SyncOnReadVariable '", variable.name(), "' does not support ", AssignName(kind),
+          " in cross-replica context when its aggregation is SUM"));
+    }
+    Tensor share = *tensor;
+    if (kind == AssignKind::kAssign) {
+      ASSIGN_OR_RETURN(share, SyncOnReadShare(variable, *tensor));
+    }
+    for (int32_t i = 0; i < copies; ++i) RETURN_IF_ERROR(ApplyToCopy(variable, i, share, kind));
+    return absl::OkStatus();
+  }
+  // MirroredVariable or a plain variable: one value for all copies, or a mirrored one.
+  std::vector<Tensor> parts;
+  if (value.kind() == ValueKind::kTensor) {
+    parts.assign(static_cast<size_t>(copies), value.components().front());
+  } else if (value.kind() == ValueKind::kMirrored || value.kind() == ValueKind::kMirroredVariable) {
+    std::vector<Tensor> components;
+    if (value.is_variable()) {
+      ASSIGN_OR_RETURN(components, value.variable()->SnapshotAll());
+    } else {
+      components = value.components();
+    }
+    if (copies == 1) {
+      parts.push_back(components.front());
+    } else if (static_cast<int32_t>(components.size()) == copies) {
+      parts = std::move(components);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the ", ValueKindName(value.kind()), " has ", components.size(),
+          " components but variable '", variable.name(), "' has ", copies, " copies"));
+    }
+  } else if (value.kind() == ValueKind::kVariable) {
+    ASSIGN_OR_RETURN(Tensor snapshot, ReadVariable(value));
+    parts.assign(static_cast<size_t>(copies), snapshot);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot ", AssignName(kind), " a ", ValueKindName(value.kind()), " to ",
+        ValueKindName(variable.kind()), " '", variable.name(),
+        "' in cross-replica context: only a single value or a Mirrored value can be assigned"));
+  }
+  for (const Tensor& part : parts) RETURN_IF_ERROR(variable.CheckCompatible(part));
+  if (kind == AssignKind::kAssign) return variable.AssignAll(parts);
+  for (int32_t i = 0; i < copies; ++i) RETURN_IF_ERROR(ApplyToCopy(variable, i, parts[i], kind));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> SyncOnReadShare(const Variable& variable, const Tensor& value) {
+  if (variable.aggregation() != VariableAggregation::kSum || variable.num_copies() <= 1) return value;
+  ASSIGN_OR_RETURN(Tensor share, value.CopyTo(value.device_name()));
+  DivideInPlace(share.dtype(), share.data(), static_cast<size_t>(share.shape().num_elements()),
+                variable.num_copies());
+  return share;
+}
+
+absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync sync,
+                                     VariableAggregation aggregation, absl::string_view name) {
+  ThreadContext& thread = ThreadContext::Current();
+  if (thread.top_kind() == FrameKind::kReplica) {
+    return absl::FailedPreconditionError(
+        "variables must be created in cross-replica context (in the strategy's scope or with "
+        "no scope), not inside a replica function");
+  }
+  const std::shared_ptr<Strategy> strategy = thread.strategy();
+  if (sync == VariableSync::kAuto) sync = VariableSync::kOnWrite;
+  ValueKind kind = ValueKind::kVariable;
+  std::vector<DeviceSpec> devices = strategy->parameter_devices();
+  if (strategy->mirrors_variables()) {
+    if (sync == VariableSync::kNone) {
+      return absl::InvalidArgumentError(
+          "synchronization NONE is not supported with a MirroredStrategy: use ON_WRITE or "
+          "ON_READ");
+    }
+    kind = sync == VariableSync::kOnRead ? ValueKind::kSyncOnReadVariable
+                                         : ValueKind::kMirroredVariable;
+  }
+  if (std::shared_ptr<Variable> colocate = thread.colocation()) {
+    devices.clear();
+    for (int32_t i = 0; i < colocate->num_copies(); ++i) devices.push_back(colocate->device(i));
+    if (devices.size() == 1) kind = ValueKind::kVariable;
+  }
+  std::vector<Tensor> copies;
+  for (const DeviceSpec& device : devices) {
+    ASSIGN_OR_RETURN(Tensor copy, initial_value.CopyTo(device.ToString()));
+    copies.push_back(std::move(copy));
+  }
+  auto variable = std::make_shared<Variable>(strategy->UniqueVariableName(name), kind, sync,
+                                             aggregation, std::move(copies), strategy->id());
+  strategy->RegisterVariable(variable);
+  return Value::OfVariable(std::move(variable));
+}
+
+absl::StatusOr<Tensor> ReadVariable(const Value& value) {
+  if (!value.is_variable()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the value is a ", ValueKindName(value.kind()), ", not a variable"));
+  }
+  const Variable& variable = *value.variable();
+  if (value.component_index() >= 0) return variable.Snapshot(value.component_index());
+  if (variable.num_copies() == 1) return variable.Snapshot(0);
+  ThreadContext& thread = ThreadContext::Current();
+  if (ReplicaContext* context = thread.replica_context();
+      context != nullptr && context->strategy().id() == variable.strategy_id() &&
+      context->replica_id() < variable.num_copies()) {
+    return variable.Snapshot(context->replica_id());
+  }
+  if (variable.kind() != ValueKind::kSyncOnReadVariable) return variable.Snapshot(0);
+  switch (variable.aggregation()) {
+    case VariableAggregation::kOnlyFirstReplica:
+      return variable.Snapshot(0);
+    case VariableAggregation::kNone:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SyncOnReadVariable '", variable.name(),
+          "' has aggregation NONE, so it has no cross-replica value: create it with SUM, MEAN "
+          "or ONLY_FIRST_REPLICA, or read it in replica context"));
+    case VariableAggregation::kSum:
+    case VariableAggregation::kMean:
+      break;
+  }
+  ASSIGN_OR_RETURN(std::vector<Tensor> copies, variable.SnapshotAll());
+  const Tensor& first = copies.front();
+  std::vector<const void*> inputs;
+  for (const Tensor& copy : copies) inputs.push_back(copy.data());
+  void* output = first.data();  // the snapshot is ours to overwrite
+  ReduceRange(first.dtype(),
+              variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean,
+              inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
+              static_cast<size_t>(first.shape().num_elements()),
+              static_cast<int64_t>(inputs.size()));
+  return first;
+}
+
+absl::Status AssignVariable(const Value& target, const Value& value, AssignKind kind) {
+  if (!target.is_variable()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the target is a ", ValueKindName(target.kind()), ", not a variable"));
+  }
+  Variable& variable = *target.variable();
+  if (target.component_index() >= 0) {
+    ASSIGN_OR_RETURN(const Tensor* tensor,
+                     RequireTensor(value, "a variable's copy on one device takes a tensor"));
+    return ApplyToCopy(variable, target.component_index(), *tensor, kind);
+  }
+  ThreadContext& thread = ThreadContext::Current();
+  ReplicaContext* context = thread.top_kind() == FrameKind::kReplica ? thread.replica_context() : nullptr;
+  if (context != nullptr) {
+    if (context->strategy().id() != variable.strategy_id()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "variable '", variable.name(), "' belongs to another strategy than the replica "
+          "function assigning it"));
+    }
+    ASSIGN_OR_RETURN(const Tensor* tensor,
+                     RequireTensor(value, "in replica context a variable takes this replica's tensor"));
+    return AssignInReplicaContext(*context, variable, *tensor, kind);
+  }
+  return AssignInCrossReplicaContext(variable, value, kind);
+}
+
+}  // namespace distribute

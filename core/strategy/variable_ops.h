@@ -1,0 +1,28 @@
+// tf.Variable under a strategy: creation in the current scope, reads and assignments
+// with TF's replica-context and cross-replica rules (see include_c/distribute/variable.h).
+#ifndef DISTRIBUTE_CORE_STRATEGY_VARIABLE_OPS_H_
+#define DISTRIBUTE_CORE_STRATEGY_VARIABLE_OPS_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/tensor/tensor.h"
+#include "core/values/value.h"
+#include "core/values/variable.h"
+
+namespace distribute {
+
+absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync sync,
+                                     VariableAggregation aggregation, absl::string_view name);
+
+absl::StatusOr<Tensor> ReadVariable(const Value& variable);
+
+enum class AssignKind { kAssign, kAdd, kSub };
+absl::Status AssignVariable(const Value& variable, const Value& value, AssignKind kind);
+
+// The value a SyncOnRead variable's copies get when one value is written to all of them
+// in cross-replica context (assignment, restore): value / copies for SUM, else the value.
+absl::StatusOr<Tensor> SyncOnReadShare(const Variable& variable, const Tensor& value);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_STRATEGY_VARIABLE_OPS_H_

@@ -1,0 +1,150 @@
+#include "core/values/variable.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/collective/reduce_kernels.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+std::vector<DeviceSpec> DevicesOf(const std::vector<Tensor>& copies) {
+  std::vector<DeviceSpec> devices;
+  for (const Tensor& t : copies) devices.push_back(t.device());
+  return devices;
+}
+
+}  // namespace
+
+absl::StatusOr<VariableSync> VariableSyncFromInt(int32_t value) {
+  if (value < 0 || value > 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synchronization ", value,
+        " is not one of DIST_SYNC_AUTO, DIST_SYNC_NONE, DIST_SYNC_ON_WRITE, DIST_SYNC_ON_READ"));
+  }
+  return static_cast<VariableSync>(value);
+}
+
+absl::StatusOr<VariableAggregation> VariableAggregationFromInt(int32_t value) {
+  if (value < 0 || value > 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "aggregation ", value,
+        " is not one of DIST_AGGREGATION_NONE, SUM, MEAN, ONLY_FIRST_REPLICA"));
+  }
+  return static_cast<VariableAggregation>(value);
+}
+
+absl::string_view VariableAggregationName(VariableAggregation aggregation) {
+  switch (aggregation) {
+    case VariableAggregation::kNone:
+      return "NONE";
+    case VariableAggregation::kSum:
+      return "SUM";
+    case VariableAggregation::kMean:
+      return "MEAN";
+    case VariableAggregation::kOnlyFirstReplica:
+      return "ONLY_FIRST_REPLICA";
+  }
+  return "INVALID";
+}
+
+Variable::Variable(std::string name, ValueKind kind, VariableSync sync,
+                   VariableAggregation aggregation, std::vector<Tensor> copies,
+                   uint64_t strategy_id)
+    : name_(std::move(name)),
+      kind_(kind),
+      sync_(sync),
+      aggregation_(aggregation),
+      dtype_(copies.front().dtype()),
+      shape_(copies.front().shape()),
+      num_copies_(static_cast<int32_t>(copies.size())),
+      devices_(DevicesOf(copies)),
+      strategy_id_(strategy_id),
+      copies_(std::move(copies)) {}
+
+absl::Status Variable::CheckCompatible(const Tensor& value) const {
+  if (value.dtype() != dtype_ || !(value.shape() == shape_)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable '", name_, "' is ", DTypeName(dtype_), shape_.ToString(),
+        " but the value is ", DTypeName(value.dtype()), value.shape().ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Variable::CheckCopy(int32_t copy) const {
+  if (copy < 0 || copy >= num_copies_) {
+    return absl::OutOfRangeError(absl::StrCat("variable '", name_, "' has ", num_copies_,
+                                              " copies; there is no copy ", copy));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> Variable::Snapshot(int32_t copy) const {
+  RETURN_IF_ERROR(CheckCopy(copy));
+  MutexLock lock(&mu_);
+  const Tensor& source = copies_[static_cast<size_t>(copy)];
+  return source.CopyTo(source.device_name());
+}
+
+absl::StatusOr<std::vector<Tensor>> Variable::SnapshotAll() const {
+  std::vector<Tensor> out;
+  MutexLock lock(&mu_);
+  for (const Tensor& source : copies_) {
+    ASSIGN_OR_RETURN(Tensor copy, source.CopyTo(source.device_name()));
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+absl::Status Variable::Assign(int32_t copy, const Tensor& value) {
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckCompatible(value));
+  MutexLock lock(&mu_);
+  const Tensor& target = copies_[static_cast<size_t>(copy)];
+  return CopyBytes(*target.buffer(), *value.buffer(), value.byte_size());
+}
+
+absl::Status Variable::AssignAdd(int32_t copy, const Tensor& delta) {
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckCompatible(delta));
+  if (dtype_ == DType::kBool) {
+    return absl::InvalidArgumentError(absl::StrCat("variable '", name_, "' is bool: it cannot be added to"));
+  }
+  MutexLock lock(&mu_);
+  const Tensor& target = copies_[static_cast<size_t>(copy)];
+  const void* inputs[2] = {target.data(), delta.data()};
+  void* output = target.data();
+  ReduceRange(dtype_, ReduceOp::kSum, inputs, 2, &output, 1, 0,
+              static_cast<size_t>(shape_.num_elements()), 1);
+  return absl::OkStatus();
+}
+
+absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
+  RETURN_IF_ERROR(CheckCopy(copy));
+  RETURN_IF_ERROR(CheckCompatible(delta));
+  if (dtype_ == DType::kBool) {
+    return absl::InvalidArgumentError(absl::StrCat("variable '", name_, "' is bool: it cannot be subtracted from"));
+  }
+  MutexLock lock(&mu_);
+  const Tensor& target = copies_[static_cast<size_t>(copy)];
+  SubtractInPlace(dtype_, target.data(), delta.data(), static_cast<size_t>(shape_.num_elements()));
+  return absl::OkStatus();
+}
+
+absl::Status Variable::AssignAll(const std::vector<Tensor>& values) {
+  if (static_cast<int32_t>(values.size()) != num_copies_) {
+    return absl::InvalidArgumentError(absl::StrCat("variable '", name_, "' has ", num_copies_,
+                                                   " copies but ", values.size(),
+                                                   " values were given"));
+  }
+  for (const Tensor& value : values) RETURN_IF_ERROR(CheckCompatible(value));
+  MutexLock lock(&mu_);
+  for (size_t i = 0; i < values.size(); ++i) {
+    RETURN_IF_ERROR(CopyBytes(*copies_[i].buffer(), *values[i].buffer(), values[i].byte_size()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distribute

@@ -1,0 +1,292 @@
+/* distribute — strategies (tf.distribute.Strategy and StrategyExtended).
+ *
+ * A strategy owns a set of replicas, one per compute device, each served by a persistent
+ * library thread created with the strategy. dist_strategy_run calls a C function once
+ * per replica, concurrently, in replica context (see context.h); the calling thread acts
+ * as replica 0. Outside `run`, code is in cross-replica context: the functions below
+ * whose doc says "cross-replica" must be called there, and fail with
+ * DIST_FAILED_PRECONDITION naming the expected context otherwise.
+ *
+ * The default strategy is active when no scope is entered: one replica on CPU:0,
+ * reduce_to returns values unchanged, and variables are plain variables.
+ *
+ * Every blocking wait (a collective, merge_call, the rendezvous of `run`) is bounded by
+ * the strategy's timeout (dist_strategy_set_timeout, 60 s by default); an expired wait
+ * fails with DIST_DEADLINE_EXCEEDED. When one replica fails, every replica waiting in a
+ * collective or merge_call is released with DIST_ABORTED and `run` returns the first
+ * error; the strategy is usable again for the next `run`. */
+#ifndef DISTRIBUTE_STRATEGY_H_
+#define DISTRIBUTE_STRATEGY_H_
+
+#include <stdint.h>
+
+#include "distribute/export.h"
+#include "distribute/status.h"
+#include "distribute/types.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* The kind of a strategy. Values are the DIST_STRATEGY_* constants. */
+typedef int32_t dist_strategy_kind_t;
+
+#define DIST_STRATEGY_DEFAULT 1
+#define DIST_STRATEGY_ONE_DEVICE 2
+#define DIST_STRATEGY_MIRRORED 3
+#define DIST_STRATEGY_CENTRAL_STORAGE 4
+#define DIST_STRATEGY_MULTI_WORKER_MIRRORED 5
+#define DIST_STRATEGY_PARAMETER_SERVER 6
+
+/* How values are combined across replicas. Values are the DIST_REDUCE_* constants. SUM
+ * and MEAN are TF's tf.distribute.ReduceOp; MIN, MAX and PRODUCT are additions. */
+typedef int32_t dist_reduce_op_t;
+
+#define DIST_REDUCE_SUM 1
+#define DIST_REDUCE_MEAN 2
+#define DIST_REDUCE_MIN 3
+#define DIST_REDUCE_MAX 4
+#define DIST_REDUCE_PRODUCT 5
+
+/* A replica function, called by dist_strategy_run once per replica on that replica's
+ * thread. `args` are the run arguments unwrapped for this replica (a PerReplica or
+ * Mirrored value becomes this replica's tensor; tensors and variables are passed as they
+ * are), borrowed for the call. The function may store up to `num_results` new values in
+ * `results` (pre-set to NULL); the library takes ownership of them. Every dist_ call that
+ * takes a dist_context_t is legal inside it, and so are tensor and variable calls.
+ * Returning a status other than DIST_OK fails the run: the status and this thread's
+ * dist_last_error_message() (or a message naming the replica) reach the caller. */
+typedef dist_status_t (*dist_replica_fn)(dist_context_t* context, const dist_value_t* const* args,
+                                         int32_t num_args, dist_value_t** results,
+                                         int32_t num_results, void* user_data);
+
+/* Builds replica `replica_id`'s component of a per-replica value; *out takes a new tensor. */
+typedef dist_status_t (*dist_value_fn)(int32_t replica_id, int32_t num_replicas,
+                                       dist_value_t** out, void* user_data);
+
+/* An update function for dist_strategy_update, called once per component of the variable
+ * (on the calling thread, in update context) with that component (a plain variable on
+ * one device) and the arguments unwrapped for its device. It may store one new value in
+ * *out (pre-set to NULL). */
+typedef dist_status_t (*dist_update_fn)(dist_value_t* variable, const dist_value_t* const* args,
+                                        int32_t num_args, dist_value_t** out, void* user_data);
+
+/* ---- Creation ---- */
+
+/* A OneDeviceStrategy on `device` (e.g. "CPU:0"). Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_one_device(const char* device,
+                                                                      dist_strategy_t** out);
+
+/* A MirroredStrategy over `devices` (num_devices names; NULL and 0 mean every local GPU,
+ * or every logical CPU device when there is no GPU). Devices must be distinct.
+ * `cross_device_ops` may be NULL (chosen automatically); the strategy keeps its own
+ * reference. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_mirrored(
+    const char* const* devices, int32_t num_devices,
+    const dist_cross_device_ops_t* cross_device_ops, dist_strategy_t** out);
+
+/* A CentralStorageStrategy: replicas on `compute_devices` (as for Mirrored), variables in
+ * one copy on `parameter_device` (NULL: "CPU:0" when computing on several devices,
+ * otherwise the single compute device). Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_central_storage(
+    const char* const* compute_devices, int32_t num_devices, const char* parameter_device,
+    dist_strategy_t** out);
+
+/* A new reference to the process's default strategy. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_get_default(dist_strategy_t** out);
+
+/* Releases this reference. Accepts NULL. The strategy lives on while values, contexts or
+ * scopes still use it; its threads stop when the last reference is gone. Must not be
+ * called from one of its own replica threads during `run`.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API void dist_strategy_destroy(dist_strategy_t* strategy);
+
+/* ---- Properties ---- */
+
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_kind(const dist_strategy_t* strategy,
+                                                         dist_strategy_kind_t* out_kind);
+
+/* The number of replicas (tf.distribute.Strategy.num_replicas_in_sync). */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_num_replicas_in_sync(
+    const dist_strategy_t* strategy, int32_t* out_count);
+
+/* The compute device of replica `index` (StrategyExtended.worker_devices), canonical name,
+ * owned by the strategy. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_worker_device(const dist_strategy_t* strategy,
+                                                                  int32_t index,
+                                                                  const char** out_device);
+
+/* The number of devices variables are placed on (StrategyExtended.parameter_devices). */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device_count(
+    const dist_strategy_t* strategy, int32_t* out_count);
+
+/* Parameter device `index`, canonical name, owned by the strategy. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device(
+    const dist_strategy_t* strategy, int32_t index, const char** out_device);
+
+/* Sets the bound on every blocking wait of this strategy, in milliseconds (> 0).
+ * Thread-safety: safe; waits already in progress keep their deadline. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout(dist_strategy_t* strategy,
+                                                                int64_t timeout_ms);
+
+/* ---- Scopes and the current strategy ---- */
+
+/* Enters the strategy's scope on this thread (a thread-local stack). Re-entering the
+ * scope of the strategy already current is allowed; entering a different strategy's
+ * scope inside another's is DIST_FAILED_PRECONDITION. Each enter needs one exit.
+ * Thread-safety: affects the calling thread only. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_scope_enter(dist_strategy_t* strategy);
+
+/* Leaves the innermost scope, which must be `strategy`'s. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_scope_exit(dist_strategy_t* strategy);
+
+/* A new reference to the current strategy: the innermost scope's, the one set with
+ * dist_experimental_set_strategy, or the default strategy. Inside a replica function,
+ * the strategy running it. */
+DIST_API DIST_NODISCARD dist_status_t dist_get_strategy(dist_strategy_t** out);
+
+/* 1 when a non-default strategy is current on this thread, else 0. */
+DIST_API DIST_NODISCARD dist_status_t dist_has_strategy(int32_t* out_has);
+
+/* 1 in cross-replica context (inside a scope, or inside merge_call's function), 0 in
+ * replica context (inside a replica function, or with no scope under the default
+ * strategy), as tf.distribute.in_cross_replica_context. */
+DIST_API DIST_NODISCARD dist_status_t dist_in_cross_replica_context(int32_t* out_in_cross);
+
+/* The current replica context, borrowed (valid until the replica function returns), or
+ * NULL in cross-replica context. With no scope, the default strategy's replica context. */
+DIST_API DIST_NODISCARD dist_status_t dist_get_replica_context(dist_context_t** out);
+
+/* Makes `strategy` current on this thread without a scope (NULL restores the default),
+ * like tf.distribute.experimental_set_strategy. Fails inside a scope. */
+DIST_API DIST_NODISCARD dist_status_t dist_experimental_set_strategy(dist_strategy_t* strategy);
+
+/* The reduce op a loss should be aggregated with: DIST_REDUCE_SUM, as TF returns outside
+ * Estimator. */
+DIST_API DIST_NODISCARD dist_status_t dist_get_loss_reduction(dist_reduce_op_t* out_op);
+
+/* ---- Running replicas ---- */
+
+/* Calls `fn` once per replica, concurrently, in replica context. Each result slot i
+ * merges the replicas' results: one replica's value as it is; the same variable from
+ * every replica as that variable; otherwise a PerReplica value. A slot no replica filled
+ * is NULL. `results` has room for num_results values, owned by the caller.
+ * Errors: the first replica error (see dist_replica_fn); DIST_FAILED_PRECONDITION when
+ * called from replica context. Blocks until every replica returned.
+ * Thread-safety: one `run` per strategy at a time; others wait their turn. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_run(dist_strategy_t* strategy,
+                                                        dist_replica_fn fn,
+                                                        const dist_value_t* const* args,
+                                                        int32_t num_args, dist_value_t** results,
+                                                        int32_t num_results, void* user_data);
+
+/* A PerReplica value whose component i is fn(i, num_replicas)
+ * (experimental_distribute_values_from_function); with one replica, that tensor.
+ * Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_values_from_function(
+    dist_strategy_t* strategy, dist_value_fn fn, void* user_data, dist_value_t** out);
+
+/* StrategyExtended.value_container: for a component of a distributed variable (from
+ * dist_value_component or an update function), a new handle to that distributed
+ * variable; for anything else, a new handle to the value itself. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_value_container(dist_strategy_t* strategy,
+                                                                    const dist_value_t* value,
+                                                                    dist_value_t** out);
+
+/* Lets this thread act as replica `replica_id` without `run` (bring your own threads):
+ * every thread 0 ... num_replicas-1 joins, uses the context with the usual replica calls
+ * (collectives rendezvous as under `run`), and leaves with dist_context_leave. A replica
+ * id can be joined by one thread at a time, and not while `run` is active.
+ * Thread-safety: call from the thread that will act as the replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_join_replica(dist_strategy_t* strategy,
+                                                                 int32_t replica_id,
+                                                                 dist_context_t** out);
+
+/* ---- Cross-replica reductions ---- */
+
+/* Reduces a distributed value across replicas (tf.distribute.Strategy.reduce with
+ * axis=None): element-wise over its components, which must agree in dtype and shape; the
+ * result is a tensor on the first worker device. A Mirrored value under MEAN, and a plain
+ * tensor under MEAN, MIN or MAX or with one replica, reduce to themselves; a plain tensor
+ * under SUM or PRODUCT with several replicas is DIST_INVALID_ARGUMENT, as in TF.
+ * Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce(dist_strategy_t* strategy,
+                                                           dist_reduce_op_t op,
+                                                           const dist_value_t* value,
+                                                           dist_value_t** out);
+
+/* Reduces across replicas and along `axis` of each component (negative counts from the
+ * end). Components may differ in that axis's length (a partial batch): MEAN divides by
+ * the total number of reduced elements. Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_axis(dist_strategy_t* strategy,
+                                                                dist_reduce_op_t op,
+                                                                const dist_value_t* value,
+                                                                int32_t axis, dist_value_t** out);
+
+/* Concatenates the components along `axis` (Strategy.gather). Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_gather(dist_strategy_t* strategy,
+                                                           const dist_value_t* value, int32_t axis,
+                                                           dist_value_t** out);
+
+/* StrategyExtended.reduce_to: reduces `value` to the devices of `destinations` (a
+ * variable, a distributed value or a tensor). The result is Mirrored over those devices,
+ * or a tensor for one device. Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_to(dist_strategy_t* strategy,
+                                                              dist_reduce_op_t op,
+                                                              const dist_value_t* value,
+                                                              const dist_value_t* destinations,
+                                                              dist_value_t** out);
+
+/* reduce_to with a device name as the destination. Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_to_device(dist_strategy_t* strategy,
+                                                                     dist_reduce_op_t op,
+                                                                     const dist_value_t* value,
+                                                                     const char* device,
+                                                                     dist_value_t** out);
+
+/* StrategyExtended.batch_reduce_to: `count` reduce_to calls fused into one collective.
+ * `outs` has room for `count` values. Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_batch_reduce_to(
+    dist_strategy_t* strategy, dist_reduce_op_t op, const dist_value_t* const* values,
+    const dist_value_t* const* destinations, int32_t count, dist_value_t** outs);
+
+/* StrategyExtended.update: calls fn once per component of `variable` with `args`
+ * unwrapped for that component's device (Mirrored values to their component; PerReplica
+ * values are an error). With group != 0 the results merge into a Mirrored value (a tensor
+ * for one component); with group == 0 *out is a PerReplica value of the results.
+ * Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_update(dist_strategy_t* strategy,
+                                                           dist_value_t* variable,
+                                                           dist_update_fn fn,
+                                                           const dist_value_t* const* args,
+                                                           int32_t num_args, int32_t group,
+                                                           dist_value_t** out, void* user_data);
+
+/* Variables created (on this thread) until the matching exit are placed on the devices
+ * of `variable` (StrategyExtended.colocate_vars_with). Must be inside the scope. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_colocate_vars_with_enter(
+    dist_strategy_t* strategy, const dist_value_t* variable);
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_colocate_vars_with_exit(
+    dist_strategy_t* strategy);
+
+/* 1 when `variable` was created inside this strategy's scope, else 0. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_variable_created_in_scope(
+    const dist_strategy_t* strategy, const dist_value_t* variable, int32_t* out_created);
+
+/* ---- Saving variables ---- */
+
+/* Saves every live variable created in this strategy's scope to `path` in the
+ * safetensors format, one entry per variable name. SyncOnRead variables are saved
+ * aggregated (their cross-replica value). Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy,
+                                                                   const char* path);
+
+/* Restores every live variable of this strategy from a safetensors file written by
+ * dist_strategy_save_variables (or any tool). A SyncOnRead variable restored from its
+ * single saved value gets value / num_replicas on every replica for SUM aggregation and
+ * the value itself for MEAN (and the others). A missing name, or a shape or dtype that
+ * does not match, is an error and changes no variable. Cross-replica. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_restore_variables(dist_strategy_t* strategy,
+                                                                      const char* path);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_STRATEGY_H_ */

@@ -1,0 +1,86 @@
+/* distribute — variables (tf.Variable under a strategy).
+ *
+ * A variable created inside a strategy's scope is distributed, as in TF:
+ * - MirroredStrategy: synchronization ON_WRITE (and AUTO) gives a MirroredVariable, one
+ *   copy per replica kept equal; ON_READ gives a SyncOnReadVariable, whose copies diverge
+ *   in replica context and are aggregated when read in cross-replica context.
+ * - CentralStorageStrategy and OneDeviceStrategy: one variable on the parameter device.
+ * - No scope (the default strategy): a plain variable on CPU:0.
+ * Variables are values (dist_value_t) of kind DIST_VALUE_MIRRORED_VARIABLE,
+ * DIST_VALUE_SYNC_ON_READ_VARIABLE or DIST_VALUE_VARIABLE; handles to the same variable
+ * share its state. Thread-safety: safe; assignments to one variable are serialised. */
+#ifndef DISTRIBUTE_VARIABLE_H_
+#define DISTRIBUTE_VARIABLE_H_
+
+#include <stdint.h>
+
+#include "distribute/export.h"
+#include "distribute/status.h"
+#include "distribute/types.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* tf.VariableSynchronization. Values are the DIST_SYNC_* constants. */
+typedef int32_t dist_variable_sync_t;
+
+#define DIST_SYNC_AUTO 0
+#define DIST_SYNC_NONE 1
+#define DIST_SYNC_ON_WRITE 2
+#define DIST_SYNC_ON_READ 3
+
+/* tf.VariableAggregation. Values are the DIST_AGGREGATION_* constants. */
+typedef int32_t dist_variable_aggregation_t;
+
+#define DIST_AGGREGATION_NONE 0
+#define DIST_AGGREGATION_SUM 1
+#define DIST_AGGREGATION_MEAN 2
+#define DIST_AGGREGATION_ONLY_FIRST_REPLICA 3
+
+/* Creates a variable with the current strategy (see above) holding a copy of
+ * `initial_value` (a tensor) on each of its devices. `name` may be NULL ("Variable",
+ * then "Variable_1", ... unique per strategy). Synchronization NONE under a strategy with
+ * several replicas is DIST_INVALID_ARGUMENT, as in TF. Must not be called in replica
+ * context (variables are created in cross-replica context or with no scope).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* initial_value,
+                                                           dist_variable_sync_t synchronization,
+                                                           dist_variable_aggregation_t aggregation,
+                                                           const char* name, dist_value_t** out);
+
+/* Reads the variable: in replica context this replica's copy; in cross-replica context a
+ * MirroredVariable's first copy, a SyncOnReadVariable's copies aggregated (SUM, MEAN,
+ * ONLY_FIRST_REPLICA; NONE reads replica 0's copy), a plain variable's value. *out is a
+ * new tensor (a snapshot). */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* variable,
+                                                         dist_value_t** out);
+
+/* Assigns `value`, adds it, or subtracts it, with TF's rules:
+ * - replica context, MirroredVariable: the replicas' values are aggregated with the
+ *   variable's aggregation (a collective: every replica must call it) and the result is
+ *   written to every copy; aggregation NONE is DIST_INVALID_ARGUMENT asking for one.
+ * - replica context, SyncOnReadVariable: only this replica's copy changes.
+ * - cross-replica context: `value` must be a tensor or a Mirrored value (or another
+ *   MirroredVariable); a PerReplica value is DIST_INVALID_ARGUMENT. A SyncOnReadVariable
+ *   accepts only a tensor: SUM writes value / num_replicas to every copy, the others the
+ *   value itself.
+ * The value must match the variable's dtype and shape. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_assign(dist_value_t* variable,
+                                                           const dist_value_t* value);
+DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_add(dist_value_t* variable,
+                                                               const dist_value_t* value);
+DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_sub(dist_value_t* variable,
+                                                               const dist_value_t* value);
+
+/* The variable's name, owned by the variable. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_name(const dist_value_t* variable,
+                                                         const char** out_name);
+
+/* The synchronization and aggregation the variable was created with (AUTO resolved). */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_synchronization(
+    const dist_value_t* variable, dist_variable_sync_t* out_sync);
+DIST_API DIST_NODISCARD dist_status_t dist_variable_aggregation(
+    const dist_value_t* variable, dist_variable_aggregation_t* out_aggregation);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_VARIABLE_H_ */
