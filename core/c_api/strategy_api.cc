@@ -7,6 +7,7 @@
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
 #include "core/c_api/value_args.h"
+#include "core/strategy/checkpoint.h"
 #include "core/strategy/cross_replica.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
@@ -500,6 +501,26 @@ dist_status_t dist_strategy_variable_created_in_scope(const dist_strategy_t* str
     }
     *out_created = variable->value.variable()->strategy_id() == strategy->strategy->id() ? 1 : 0;
     return absl::OkStatus();
+  });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy, const char* path) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (strategy == nullptr) return NullArgument("strategy");
+    if (path == nullptr) return NullArgument("path");
+    return distribute::SaveVariables(*strategy->strategy, path);
+  });
+}
+
+dist_status_t dist_strategy_restore_variables(dist_strategy_t* strategy, const char* path) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (strategy == nullptr) return NullArgument("strategy");
+    if (path == nullptr) return NullArgument("path");
+    return distribute::RestoreVariables(*strategy->strategy, path);
   });
 }
 

@@ -455,9 +455,9 @@ class TempFile {
   // Makes the rename itself durable. Best effort: the new file is already in place, and a
   // failure here cannot be undone, so it is not reported.
   static void SyncDirectoryOf(const std::string& path) {
-    std::string directory = std::filesystem::path(path).parent_path().string();
-    if (directory.empty()) directory = ".";
-    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+    const int fd = ::open(directory.empty() ? "." : directory.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;
     (void)::fsync(fd);
     ::close(fd);

@@ -31,7 +31,7 @@ using ::distribute::testing::ReleaseProbe;
 bool HasGpu() { return GpuRuntime::Get().device_count() > 0; }
 
 Tensor::Description Desc(int32_t dtype, const std::vector<int64_t>& dims, size_t byte_size,
-                         absl::string_view device = "") {
+                         absl::string_view device = "CPU:0") {
   Tensor::Description desc;
   desc.dtype = dtype;
   desc.dims = dims;

@@ -35,7 +35,7 @@ constexpr int32_t kInt64 = 9;
 bool HasGpu() { return GpuRuntime::Get().device_count() > 0; }
 
 Tensor::Description Desc(int32_t dtype, const std::vector<int64_t>& dims, size_t byte_size,
-                         absl::string_view device = "") {
+                         absl::string_view device = "CPU:0") {
   Tensor::Description desc;
   desc.dtype = dtype;
   desc.dims = dims;
@@ -382,7 +382,7 @@ TEST(TensorCopyToTest, MakesAnIndependentCopy) {
     absl::StatusOr<Tensor> source =
         Tensor::Wrap(Desc(kFloat64, dims, 40), memory.data(), CountingRelease(&probe));
     ASSERT_TRUE(IsOk(source));
-    for (const char* device : {"", "CPU:0", "/device:CPU:0", "cpu"}) {
+    for (const char* device : {"CPU:0", "/device:CPU:0", "cpu"}) {
       SCOPED_TRACE(device);
       copy = source->CopyTo(device);
       ASSERT_TRUE(IsOk(copy));
@@ -427,7 +427,7 @@ TEST(TensorCopyToTest, EmptyAndScalar) {
   const int64_t value = -7;
   absl::StatusOr<Tensor> scalar = Tensor::Create(Desc(kInt64, {}, 8), &value);
   ASSERT_TRUE(IsOk(scalar));
-  absl::StatusOr<Tensor> scalar_copy = scalar->CopyTo("");
+  absl::StatusOr<Tensor> scalar_copy = scalar->CopyTo("CPU:0");
   ASSERT_TRUE(IsOk(scalar_copy));
   EXPECT_EQ(Contents<int64_t>(*scalar_copy), std::vector<int64_t>{-7});
 }

@@ -1,0 +1,67 @@
+#include "core/strategy/checkpoint.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/strategy/thread_context.h"
+#include "core/strategy/variable_ops.h"
+#include "core/util/status_macros.h"
+#include "core/values/safetensors.h"
+#include "core/values/variable.h"
+
+namespace distribute {
+namespace {
+
+// Variables in name order, so files list them deterministically.
+std::vector<std::shared_ptr<Variable>> SortedVariables(Strategy& strategy) {
+  std::vector<std::shared_ptr<Variable>> variables = strategy.LiveVariables();
+  std::sort(variables.begin(), variables.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  return variables;
+}
+
+}  // namespace
+
+absl::Status SaveVariables(Strategy& strategy, const std::string& path) {
+  RETURN_IF_ERROR(RequireCrossReplica(strategy, "save_variables"));
+  std::vector<std::pair<std::string, Tensor>> entries;
+  for (const std::shared_ptr<Variable>& variable : SortedVariables(strategy)) {
+    ASSIGN_OR_RETURN(Tensor value, ReadVariable(Value::OfVariable(variable)));
+    ASSIGN_OR_RETURN(Tensor host, value.CopyTo("CPU:0"));
+    entries.emplace_back(variable->name(), std::move(host));
+  }
+  return WriteSafetensors(path, entries);
+}
+
+absl::Status RestoreVariables(Strategy& strategy, const std::string& path) {
+  RETURN_IF_ERROR(RequireCrossReplica(strategy, "restore_variables"));
+  ASSIGN_OR_RETURN(auto entries, ReadSafetensors(path));
+  std::map<std::string, Tensor> by_name;
+  for (auto& [name, tensor] : entries) by_name.emplace(name, std::move(tensor));
+  // Check everything first: a file that does not fit changes no variable.
+  std::vector<std::pair<std::shared_ptr<Variable>, std::vector<Tensor>>> plan;
+  for (const std::shared_ptr<Variable>& variable : SortedVariables(strategy)) {
+    auto it = by_name.find(variable->name());
+    if (it == by_name.end()) {
+      return absl::NotFoundError(
+          absl::StrCat(path, ": has no tensor named '", variable->name(), "' for variable '",
+                       variable->name(), "'"));
+    }
+    if (absl::Status fits = variable->CheckCompatible(it->second); !fits.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", fits.message()));
+    }
+    // TF's restore rule for SyncOnRead: a SUM variable's saved total is shared out.
+    Tensor share = it->second;
+    if (variable->kind() == ValueKind::kSyncOnReadVariable) {
+      ASSIGN_OR_RETURN(share, SyncOnReadShare(*variable, it->second));
+    }
+    plan.emplace_back(variable, std::vector<Tensor>(static_cast<size_t>(variable->num_copies()), share));
+  }
+  for (auto& [variable, values] : plan) RETURN_IF_ERROR(variable->AssignAll(values));
+  return absl::OkStatus();
+}
+
+}  // namespace distribute

@@ -1,0 +1,498 @@
+// dist-bench: performance report for the in-process collectives, in the style of
+// nccl-tests. Uses only the public C API (distribute/distribute.h).
+//
+// It prints, in this order:
+//   1. a copy-bandwidth baseline (memcpy of one large buffer, best of a few),
+//   2. for MirroredStrategy over CPU:0..CPU:n-1 (n = 2 and 4), one table of
+//      dist_context_all_reduce(SUM) timings from 8 bytes up to --max-bytes, float32,
+//      with algbw, busbw and memory efficiency against the baseline,
+//   3. the time of an empty dist_strategy_run step for 1, 2 and 4 replicas,
+//   4. the 8-byte all-reduce latency with 2 replicas,
+//   5. the targets of the issue with "met" / "NOT met".
+//
+// Timings are a report, never asserted: the program exits 0 when every call succeeded,
+// 1 when a library call failed (with dist_last_error_message) and 2 on bad flags.
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distribute/distribute.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kDefaultMaxBytes = 256 * kMiB;
+constexpr int64_t kQuickMaxBytes = 4 * kMiB;
+constexpr int64_t kTargetBytes = 64 * kMiB;  // the memory-efficiency target's size
+
+// Targets from issue 3, "Speed".
+constexpr double kTargetMemEff = 0.7;
+constexpr double kTargetEmptyRunUs = 10.0;
+constexpr double kTargetLatency8Us = 2.0;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+[[noreturn]] void Fail(const char* what, dist_status_t status) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "dist-bench: %s failed: %s: %s\n", what, dist_status_name(status),
+               dist_last_error_message());
+  std::exit(1);
+}
+
+#define CHECK_DIST(call)                   \
+  do {                                     \
+    const dist_status_t status_ = (call);  \
+    if (status_ != DIST_OK) Fail(#call, status_); \
+  } while (0)
+
+[[noreturn]] void Usage(const char* argv0, const char* problem) {
+  if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
+  std::fprintf(stderr,
+               "usage: %s [--quick] [--max-bytes N] [--algo shared|one|hier]\n"
+               "  --quick        stop at 4 MiB and use fewer iterations (for CI)\n"
+               "  --max-bytes N  largest all-reduce and copy-baseline size in bytes\n"
+               "                 (>= 8; default 256 MiB; suffixes K, M, G allowed)\n"
+               "  --algo A       cross-device ops: shared (shared-memory all-reduce, the\n"
+               "                 default), one (ReductionToOneDevice), hier\n"
+               "                 (HierarchicalCopyAllReduce with 1 pack)\n",
+               argv0);
+  std::exit(2);
+}
+
+struct Options {
+  bool quick = false;
+  int64_t max_bytes = kDefaultMaxBytes;
+  std::string algo = "shared";
+};
+
+bool ParseBytes(const char* text, int64_t* out) {
+  if (text == nullptr || *text == '\0') return false;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || text[0] == '-') return false;
+  unsigned long long scale = 1;
+  if (*end != '\0') {
+    switch (*end) {
+      case 'k': case 'K': scale = kKiB; break;
+      case 'm': case 'M': scale = kMiB; break;
+      case 'g': case 'G': scale = 1024 * kMiB; break;
+      default: return false;
+    }
+    ++end;
+    if (*end == 'i' || *end == 'I') ++end;
+    if (*end == 'b' || *end == 'B') ++end;
+    if (*end != '\0') return false;
+  }
+  if (value > (1ull << 40) / scale) return false;
+  *out = static_cast<int64_t>(value * scale);
+  return true;
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      const std::string prefix = std::string(name) + "=";
+      if (arg.rfind(prefix, 0) == 0) return argv[i] + prefix.size();
+      if (i + 1 >= argc) Usage(argv[0], (std::string(name) + " needs a value").c_str());
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      Usage(argv[0], nullptr);
+    } else if (arg == "--quick") {
+      options.quick = true;
+    } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
+      const char* text = value("--max-bytes");
+      if (!ParseBytes(text, &options.max_bytes) || options.max_bytes < 8) {
+        Usage(argv[0], (std::string("bad --max-bytes value '") + text + "'").c_str());
+      }
+    } else if (arg == "--algo" || arg.rfind("--algo=", 0) == 0) {
+      options.algo = value("--algo");
+      if (options.algo != "shared" && options.algo != "one" && options.algo != "hier") {
+        Usage(argv[0], ("unknown --algo '" + options.algo + "'").c_str());
+      }
+    } else {
+      Usage(argv[0], ("unknown argument '" + arg + "'").c_str());
+    }
+  }
+  if (options.quick) options.max_bytes = std::min(options.max_bytes, kQuickMaxBytes);
+  return options;
+}
+
+struct Stats {
+  double median = 0;
+  double p90 = 0;
+  double min = 0;
+};
+
+Stats Summarize(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    if (i > 0) --i;
+    return v[std::min(i, v.size() - 1)];
+  };
+  s.median = v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  s.p90 = at(0.9);
+  s.min = v.front();
+  return s;
+}
+
+std::string FormatBytes(int64_t bytes) {
+  char buf[32];
+  if (bytes >= kMiB && bytes % kMiB == 0) {
+    std::snprintf(buf, sizeof buf, "%" PRId64 " MiB", bytes / kMiB);
+  } else if (bytes >= kKiB && bytes % kKiB == 0) {
+    std::snprintf(buf, sizeof buf, "%" PRId64 " KiB", bytes / kKiB);
+  } else {
+    std::snprintf(buf, sizeof buf, "%" PRId64 " B", bytes);
+  }
+  return buf;
+}
+
+// ---- Copy baseline ----
+
+// (bytes read + bytes written) / time of the best of a few memcpy calls of `bytes`.
+double CopyBandwidth(int64_t bytes, int repeats, double* best_seconds) {
+  const size_t n = static_cast<size_t>(bytes);
+  char* src = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
+  char* dst = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
+  if (src == nullptr || dst == nullptr) {
+    std::fprintf(stderr, "dist-bench: allocating 2 x %" PRId64 " bytes for the copy baseline failed\n",
+                 bytes);
+    std::exit(1);
+  }
+  std::memset(src, 1, n);
+  std::memset(dst, 2, n);  // touch every page before timing
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = Clock::now();
+    std::memcpy(dst, src, n);
+    const auto t1 = Clock::now();
+    best = std::min(best, Seconds(t1 - t0));
+    // Keep the copy observable so it is not elided.
+    if (dst[n / 2] != 1) std::exit(1);
+  }
+  std::free(src);
+  std::free(dst);
+  *best_seconds = best;
+  return 2.0 * static_cast<double>(bytes) / best;
+}
+
+// ---- Strategies ----
+
+dist_cross_device_ops_t* CreateOps(const std::string& algo) {
+  dist_cross_device_ops_t* ops = nullptr;
+  if (algo == "shared") {
+    CHECK_DIST(dist_cross_device_ops_create_shared_memory(0, &ops));
+  } else if (algo == "one") {
+    CHECK_DIST(dist_cross_device_ops_create_reduction_to_one_device(nullptr, &ops));
+  } else {
+    CHECK_DIST(dist_cross_device_ops_create_hierarchical_copy(1, &ops));
+  }
+  return ops;
+}
+
+dist_strategy_t* CreateMirrored(int32_t replicas, const std::string& algo) {
+  std::vector<std::string> names;
+  std::vector<const char*> devices;
+  for (int32_t r = 0; r < replicas; ++r) names.push_back("CPU:" + std::to_string(r));
+  for (const std::string& name : names) devices.push_back(name.c_str());
+  dist_cross_device_ops_t* ops = CreateOps(algo);
+  dist_strategy_t* strategy = nullptr;
+  CHECK_DIST(dist_strategy_create_mirrored(devices.data(), replicas, ops, &strategy));
+  dist_cross_device_ops_destroy(ops);
+  int32_t count = 0;
+  CHECK_DIST(dist_strategy_num_replicas_in_sync(strategy, &count));
+  if (count != replicas) {
+    std::fprintf(stderr, "dist-bench: strategy has %d replicas, expected %d\n", count, replicas);
+    std::exit(1);
+  }
+  return strategy;
+}
+
+// ---- All-reduce ----
+
+struct AllReduceJob {
+  std::vector<dist_value_t*> inputs;  // one tensor per replica, on that replica's device
+  int64_t iterations = 0;
+  std::vector<double> times;          // per-iteration seconds, filled by replica 0
+  double loop_seconds = 0;            // replica 0's whole loop
+  int64_t count = 0;                  // elements
+  int32_t replicas = 0;
+  bool bad_result = false;
+  std::string bad_message;
+};
+
+dist_status_t AllReduceReplica(dist_context_t* context, const dist_value_t* const* /*args*/,
+                               int32_t /*num_args*/, dist_value_t** /*results*/,
+                               int32_t /*num_results*/, void* user_data) {
+  auto* job = static_cast<AllReduceJob*>(user_data);
+  int32_t replica = 0;
+  dist_status_t status = dist_context_replica_id(context, &replica);
+  if (status != DIST_OK) return status;
+  const dist_value_t* input = job->inputs[static_cast<size_t>(replica)];
+  double* times = replica == 0 ? job->times.data() : nullptr;
+  dist_value_t* out = nullptr;
+  const auto loop_start = Clock::now();
+  auto t0 = loop_start;
+  for (int64_t i = 0; i < job->iterations; ++i) {
+    if (out != nullptr) {
+      dist_value_destroy(out);
+      out = nullptr;
+    }
+    status = dist_context_all_reduce(context, DIST_REDUCE_SUM, input, &out);
+    if (status != DIST_OK) return status;
+    if (times != nullptr) {
+      const auto t1 = Clock::now();
+      times[i] = Seconds(t1 - t0);
+      t0 = t1;
+    }
+  }
+  if (replica == 0) job->loop_seconds = Seconds(Clock::now() - loop_start);
+  // Replica r contributed r + 1 everywhere: the sum is n (n + 1) / 2, exact in float32.
+  if (out != nullptr) {
+    void* data = nullptr;
+    status = dist_tensor_data(out, &data);
+    if (status != DIST_OK) return status;
+    const float expected = static_cast<float>(job->replicas * (job->replicas + 1) / 2);
+    const float* f = static_cast<const float*>(data);
+    const int64_t probes[3] = {0, job->count / 2, job->count - 1};
+    for (int64_t p : probes) {
+      if (f[p] != expected && replica == 0) {
+        job->bad_result = true;
+        job->bad_message = "element " + std::to_string(p) + " is " + std::to_string(f[p]) +
+                           ", expected " + std::to_string(expected);
+      }
+    }
+    dist_value_destroy(out);
+  }
+  return DIST_OK;
+}
+
+void RunAllReduce(dist_strategy_t* strategy, AllReduceJob* job, int64_t iterations) {
+  job->iterations = iterations;
+  job->times.assign(static_cast<size_t>(iterations), 0.0);
+  CHECK_DIST(dist_strategy_run(strategy, AllReduceReplica, nullptr, 0, nullptr, 0, job));
+  if (job->bad_result) {
+    std::fprintf(stderr, "dist-bench: wrong all-reduce result: %s\n", job->bad_message.c_str());
+    std::exit(1);
+  }
+}
+
+struct Row {
+  int64_t bytes = 0;
+  int64_t count = 0;
+  int64_t iterations = 0;
+  Stats us;
+  double algbw = 0;
+  double busbw = 0;
+  double memeff = 0;
+};
+
+std::vector<int64_t> Sizes(int64_t max_bytes) {
+  // Powers of 4 from 8 bytes (8, 32, 128, ...), plus the 64 MiB target size and the
+  // largest size itself when the sequence steps over them.
+  std::vector<int64_t> sizes;
+  for (int64_t b = 8; b <= max_bytes; b *= 4) sizes.push_back(b);
+  if (kTargetBytes <= max_bytes) sizes.push_back(kTargetBytes);
+  sizes.push_back(max_bytes / 4 * 4);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double copy_bw) {
+  dist_strategy_t* strategy = CreateMirrored(replicas, options.algo);
+  const double target_seconds = options.quick ? 0.01 : 0.1;
+  const double calibrate_seconds = options.quick ? 0.002 : 0.02;
+  const int64_t min_iterations = options.quick ? 2 : 5;
+  const int64_t max_iterations = options.quick ? 20000 : 1000000;
+
+  std::printf("#\n# all-reduce: MirroredStrategy over CPU:0..CPU:%d (%d replicas), cross-device ops "
+              "'%s', op SUM, float32\n",
+              replicas - 1, replicas, options.algo.c_str());
+  std::printf("# time: median (p90) microseconds per all-reduce, timed on replica 0 inside the "
+              "replica function\n");
+  std::printf("# memeff: (2 x %d x bytes / time) / copy bandwidth\n#\n", replicas);
+  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "size(B)", "count", "type",
+              "redop", "time(us)", "p90(us)", "algbw", "busbw", "memeff", "iters");
+  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "", "(elements)", "", "", "",
+              "", "(GB/s)", "(GB/s)", "", "");
+  std::fflush(stdout);
+
+  std::vector<Row> rows;
+  for (int64_t bytes : Sizes(options.max_bytes)) {
+    AllReduceJob job;
+    job.replicas = replicas;
+    job.count = bytes / 4;
+    for (int32_t r = 0; r < replicas; ++r) {
+      const int64_t shape[1] = {job.count};
+      const std::string device = "CPU:" + std::to_string(r);
+      dist_value_t* tensor = nullptr;
+      CHECK_DIST(dist_tensor_create(DIST_FLOAT32, shape, 1, nullptr, 0, device.c_str(), &tensor));
+      void* data = nullptr;
+      CHECK_DIST(dist_tensor_data(tensor, &data));
+      float* f = static_cast<float*>(data);
+      std::fill(f, f + job.count, static_cast<float>(r + 1));
+      job.inputs.push_back(tensor);
+    }
+
+    // Warm up and calibrate: grow the iteration count until one loop takes long enough
+    // to estimate the time per all-reduce, then size the measured loop to target_seconds.
+    int64_t k = 1;
+    double per_op = 0;
+    while (true) {
+      RunAllReduce(strategy, &job, k);
+      per_op = job.loop_seconds / static_cast<double>(k);
+      if (job.loop_seconds >= calibrate_seconds || k >= max_iterations) break;
+      k = std::min(max_iterations, k * 8);
+    }
+    const int64_t iterations = std::clamp<int64_t>(
+        static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)), min_iterations,
+        max_iterations);
+    RunAllReduce(strategy, &job, iterations);
+
+    std::vector<double> us(job.times.size());
+    std::transform(job.times.begin(), job.times.end(), us.begin(), [](double s) { return s * 1e6; });
+    Row row;
+    row.bytes = bytes;
+    row.count = job.count;
+    row.iterations = iterations;
+    row.us = Summarize(std::move(us));
+    const double seconds = row.us.median * 1e-6;
+    row.algbw = static_cast<double>(bytes) / seconds / 1e9;
+    row.busbw = row.algbw * 2.0 * (replicas - 1) / replicas;
+    row.memeff = (2.0 * replicas * static_cast<double>(bytes) / seconds) / copy_bw;
+    std::printf(" %13" PRId64 " %12" PRId64 " %8s %6s %11.2f %11.2f %10.3f %10.3f %8.3f %9" PRId64
+                "\n",
+                row.bytes, row.count, "float", "sum", row.us.median, row.us.p90, row.algbw,
+                row.busbw, row.memeff, row.iterations);
+    std::fflush(stdout);
+    rows.push_back(row);
+    for (dist_value_t* t : job.inputs) dist_value_destroy(t);
+  }
+  dist_strategy_destroy(strategy);
+  return rows;
+}
+
+// ---- Empty run ----
+
+dist_status_t EmptyReplica(dist_context_t*, const dist_value_t* const*, int32_t, dist_value_t**,
+                           int32_t, void*) {
+  return DIST_OK;
+}
+
+Stats EmptyRun(int32_t replicas, const Options& options, int64_t* out_iterations) {
+  dist_strategy_t* strategy = CreateMirrored(replicas, options.algo);
+  const double target_seconds = options.quick ? 0.02 : 0.3;
+  const int64_t max_iterations = options.quick ? 2000 : 200000;
+  // Warm up and calibrate.
+  int64_t warm = 0;
+  const auto w0 = Clock::now();
+  while (warm < 50 || (Seconds(Clock::now() - w0) < target_seconds / 10 && warm < max_iterations)) {
+    CHECK_DIST(dist_strategy_run(strategy, EmptyReplica, nullptr, 0, nullptr, 0, nullptr));
+    ++warm;
+  }
+  const double per_run = Seconds(Clock::now() - w0) / static_cast<double>(warm);
+  const int64_t iterations = std::clamp<int64_t>(
+      static_cast<int64_t>(target_seconds / std::max(per_run, 1e-9)), 100, max_iterations);
+  std::vector<double> us(static_cast<size_t>(iterations));
+  for (int64_t i = 0; i < iterations; ++i) {
+    const auto t0 = Clock::now();
+    const dist_status_t status =
+        dist_strategy_run(strategy, EmptyReplica, nullptr, 0, nullptr, 0, nullptr);
+    const auto t1 = Clock::now();
+    if (status != DIST_OK) Fail("dist_strategy_run(empty replica function)", status);
+    us[static_cast<size_t>(i)] = Seconds(t1 - t0) * 1e6;
+  }
+  dist_strategy_destroy(strategy);
+  *out_iterations = iterations;
+  return Summarize(std::move(us));
+}
+
+const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = ParseArgs(argc, argv);
+
+  CHECK_DIST(dist_set_logical_cpu_device_count(4));
+
+  std::printf("# dist-bench (distribute %s): in-process collectives\n", DIST_VERSION_STRING);
+  std::printf("# hardware threads: %u, cross-device ops: %s, max bytes: %" PRId64 "%s\n",
+              std::thread::hardware_concurrency(), options.algo.c_str(), options.max_bytes,
+              options.quick ? " (--quick)" : "");
+
+  // 1. Copy baseline.
+  double copy_seconds = 0;
+  const int copy_repeats = options.quick ? 3 : 5;
+  const double copy_bw = CopyBandwidth(options.max_bytes, copy_repeats, &copy_seconds);
+  std::printf("# copy baseline: memcpy of %s, best of %d: %.3f ms, %.3f GB/s (bytes read + "
+              "bytes written)\n",
+              FormatBytes(options.max_bytes).c_str(), copy_repeats, copy_seconds * 1e3,
+              copy_bw / 1e9);
+  std::fflush(stdout);
+
+  // 2. All-reduce tables.
+  std::vector<Row> rows2 = AllReduceTable(2, options, copy_bw);
+  std::vector<Row> rows4 = AllReduceTable(4, options, copy_bw);
+
+  // 3. Empty run steps.
+  std::printf("#\n# empty run step: dist_strategy_run of a replica function that does nothing, "
+              "timed by the caller\n");
+  std::printf("#%9s %11s %11s %11s %9s\n", "replicas", "median(us)", "p90(us)", "min(us)", "iters");
+  Stats empty2;
+  for (int32_t replicas : {1, 2, 4}) {
+    int64_t iterations = 0;
+    const Stats s = EmptyRun(replicas, options, &iterations);
+    if (replicas == 2) empty2 = s;
+    std::printf(" %9d %11.2f %11.2f %11.2f %9" PRId64 "\n", replicas, s.median, s.p90, s.min,
+                iterations);
+    std::fflush(stdout);
+  }
+
+  // 4. 8-byte latency, 2 replicas (the first row of the 2-replica table).
+  const Row& small = rows2.front();
+  std::printf("#\n# 8-byte all-reduce, 2 replicas: median %.2f us, p90 %.2f us (target: median "
+              "< %.0f us)\n",
+              small.us.median, small.us.p90, kTargetLatency8Us);
+
+  // 5. Targets.
+  std::printf("#\n# targets (issue 3, \"Speed\"; cross-device ops '%s'):\n", options.algo.c_str());
+  const Row* at_target = nullptr;
+  for (const Row& row : rows2) {
+    if (row.bytes == kTargetBytes) at_target = &row;
+  }
+  if (at_target != nullptr) {
+    std::printf("#   memory efficiency, 64 MiB float32, 2 replicas: %.3f  (target >= %.1f)  %s\n",
+                at_target->memeff, kTargetMemEff, Verdict(at_target->memeff >= kTargetMemEff));
+  } else {
+    std::printf("#   memory efficiency, 64 MiB float32, 2 replicas: not measured (--max-bytes < "
+                "64 MiB)  (target >= %.1f)\n",
+                kTargetMemEff);
+  }
+  std::printf("#   empty run step, 2 replicas, median: %.2f us  (target < %.0f us)  %s\n",
+              empty2.median, kTargetEmptyRunUs, Verdict(empty2.median < kTargetEmptyRunUs));
+  std::printf("#   8-byte all-reduce, 2 replicas, median: %.2f us  (target < %.0f us)  %s\n",
+              small.us.median, kTargetLatency8Us, Verdict(small.us.median < kTargetLatency8Us));
+  (void)rows4;
+  return 0;
+}
