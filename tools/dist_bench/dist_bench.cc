@@ -356,13 +356,17 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
 
     // Warm up and calibrate: grow the iteration count until one loop takes long enough
     // to estimate the time per all-reduce, then size the measured loop to target_seconds.
+    // The estimate is the median of the calibration loop (one slow first iteration, e.g.
+    // a parked thread waking up, would otherwise make a fast size look slow), bounded
+    // below by a quarter of the mean so that a heavy tail still limits the loop's length.
     int64_t k = 1;
     double per_op = 0;
     while (true) {
       RunAllReduce(strategy, &job, k);
-      per_op = job.loop_seconds / static_cast<double>(k);
-      if (job.loop_seconds >= calibrate_seconds || k >= max_iterations) break;
-      k = std::min(max_iterations, k * 8);
+      const double mean = job.loop_seconds / static_cast<double>(k);
+      per_op = std::max(Summarize(job.times).median, mean / 4);
+      if ((job.loop_seconds >= calibrate_seconds && k >= 4) || k >= max_iterations) break;
+      k = std::min(max_iterations, k < 4 ? 4 : k * 8);
     }
     const int64_t iterations = std::clamp<int64_t>(
         static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)), min_iterations,
