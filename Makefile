@@ -14,6 +14,8 @@ build: deps
 
 demo: build
 	@./build/bin/tensors_demo
+	@echo
+	@./build/bin/mirrored_step
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).

@@ -14,8 +14,8 @@
 // 1 when a library call failed (with dist_last_error_message) and 2 on bad flags.
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -51,15 +51,16 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
   std::exit(1);
 }
 
-#define CHECK_DIST(call)                   \
-  do {                                     \
-    const dist_status_t status_ = (call);  \
+#define CHECK_DIST(call)                          \
+  do {                                            \
+    const dist_status_t status_ = (call);         \
     if (status_ != DIST_OK) Fail(#call, status_); \
   } while (0)
 
+// Prints the usage: on stdout and exit 0 for --help, on stderr and exit 2 after a problem.
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
-  std::fprintf(stderr,
+  std::fprintf(problem != nullptr ? stderr : stdout,
                "usage: %s [--quick] [--max-bytes N] [--algo shared|one|hier]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI)\n"
                "  --max-bytes N  largest all-reduce and copy-baseline size in bytes\n"
@@ -68,7 +69,7 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
                "                 default), one (ReductionToOneDevice), hier\n"
                "                 (HierarchicalCopyAllReduce with 1 pack)\n",
                argv0);
-  std::exit(2);
+  std::exit(problem != nullptr ? 2 : 0);
 }
 
 struct Options {
@@ -86,10 +87,20 @@ bool ParseBytes(const char* text, int64_t* out) {
   unsigned long long scale = 1;
   if (*end != '\0') {
     switch (*end) {
-      case 'k': case 'K': scale = kKiB; break;
-      case 'm': case 'M': scale = kMiB; break;
-      case 'g': case 'G': scale = 1024 * kMiB; break;
-      default: return false;
+      case 'k':
+      case 'K':
+        scale = kKiB;
+        break;
+      case 'm':
+      case 'M':
+        scale = kMiB;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024 * kMiB;
+        break;
+      default:
+        return false;
     }
     ++end;
     if (*end == 'i' || *end == 'I') ++end;
@@ -174,7 +185,8 @@ double CopyBandwidth(int64_t bytes, int repeats, double* best_seconds) {
   char* src = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
   char* dst = static_cast<char*>(std::aligned_alloc(64, (n + 63) / 64 * 64));
   if (src == nullptr || dst == nullptr) {
-    std::fprintf(stderr, "dist-bench: allocating 2 x %" PRId64 " bytes for the copy baseline failed\n",
+    std::fprintf(stderr,
+                 "dist-bench: allocating 2 x %" PRId64 " bytes for the copy baseline failed\n",
                  bytes);
     std::exit(1);
   }
@@ -187,7 +199,10 @@ double CopyBandwidth(int64_t bytes, int repeats, double* best_seconds) {
     const auto t1 = Clock::now();
     best = std::min(best, Seconds(t1 - t0));
     // Keep the copy observable so it is not elided.
-    if (dst[n / 2] != 1) std::exit(1);
+    if (dst[n / 2] != 1) {
+      std::fprintf(stderr, "dist-bench: memcpy baseline copied the wrong bytes\n");
+      std::exit(1);
+    }
   }
   std::free(src);
   std::free(dst);
@@ -232,9 +247,9 @@ dist_strategy_t* CreateMirrored(int32_t replicas, const std::string& algo) {
 struct AllReduceJob {
   std::vector<dist_value_t*> inputs;  // one tensor per replica, on that replica's device
   int64_t iterations = 0;
-  std::vector<double> times;          // per-iteration seconds, filled by replica 0
-  double loop_seconds = 0;            // replica 0's whole loop
-  int64_t count = 0;                  // elements
+  std::vector<double> times;  // per-iteration seconds, filled by replica 0
+  double loop_seconds = 0;    // replica 0's whole loop
+  int64_t count = 0;          // elements
   int32_t replicas = 0;
   bool bad_result = false;
   std::string bad_message;
@@ -325,16 +340,21 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
   const int64_t min_iterations = options.quick ? 2 : 5;
   const int64_t max_iterations = options.quick ? 20000 : 1000000;
 
-  std::printf("#\n# all-reduce: MirroredStrategy over CPU:0..CPU:%d (%d replicas), cross-device ops "
-              "'%s', op SUM, float32\n",
-              replicas - 1, replicas, options.algo.c_str());
-  std::printf("# time: median (p90) microseconds per all-reduce, timed on replica 0 inside the "
-              "replica function\n");
-  std::printf("# memeff: (2 x %d x bytes / time) / copy bandwidth\n#\n", replicas);
+  std::printf(
+      "#\n# all-reduce: MirroredStrategy over CPU:0..CPU:%d (%d replicas), cross-device ops "
+      "'%s', op SUM, float32\n",
+      replicas - 1, replicas, options.algo.c_str());
+  std::printf(
+      "# time: median (p90) microseconds per all-reduce, timed on replica 0 inside the "
+      "replica function\n");
+  std::printf(
+      "# memeff: (2 x %d x bytes / time) / copy bandwidth (above 1 when the buffers "
+      "fit in cache)\n#\n",
+      replicas);
   std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "size(B)", "count", "type",
               "redop", "time(us)", "p90(us)", "algbw", "busbw", "memeff", "iters");
-  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "", "(elements)", "", "", "",
-              "", "(GB/s)", "(GB/s)", "", "");
+  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "", "(elements)", "", "", "", "",
+              "(GB/s)", "(GB/s)", "", "");
   std::fflush(stdout);
 
   std::vector<Row> rows;
@@ -368,13 +388,14 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
       if ((job.loop_seconds >= calibrate_seconds && k >= 4) || k >= max_iterations) break;
       k = std::min(max_iterations, k < 4 ? 4 : k * 8);
     }
-    const int64_t iterations = std::clamp<int64_t>(
-        static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)), min_iterations,
-        max_iterations);
+    const int64_t iterations =
+        std::clamp<int64_t>(static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)),
+                            min_iterations, max_iterations);
     RunAllReduce(strategy, &job, iterations);
 
     std::vector<double> us(job.times.size());
-    std::transform(job.times.begin(), job.times.end(), us.begin(), [](double s) { return s * 1e6; });
+    std::transform(job.times.begin(), job.times.end(), us.begin(),
+                   [](double s) { return s * 1e6; });
     Row row;
     row.bytes = bytes;
     row.count = job.count;
@@ -445,14 +466,25 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency(), options.algo.c_str(), options.max_bytes,
               options.quick ? " (--quick)" : "");
 
+  // Other processes competing for the cores distort every number below (spinning waits
+  // most of all), so say how busy the machine was.
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    char load[128] = {0};
+    if (std::fgets(load, sizeof load, f) != nullptr) {
+      load[std::strcspn(load, "\n")] = '\0';
+      std::printf("# load average at start (1, 5, 15 min, runnable/total): %s\n", load);
+    }
+    std::fclose(f);
+  }
+
   // 1. Copy baseline.
   double copy_seconds = 0;
   const int copy_repeats = options.quick ? 3 : 5;
   const double copy_bw = CopyBandwidth(options.max_bytes, copy_repeats, &copy_seconds);
-  std::printf("# copy baseline: memcpy of %s, best of %d: %.3f ms, %.3f GB/s (bytes read + "
-              "bytes written)\n",
-              FormatBytes(options.max_bytes).c_str(), copy_repeats, copy_seconds * 1e3,
-              copy_bw / 1e9);
+  std::printf(
+      "# copy baseline: memcpy of %s, best of %d: %.3f ms, %.3f GB/s (bytes read + "
+      "bytes written)\n",
+      FormatBytes(options.max_bytes).c_str(), copy_repeats, copy_seconds * 1e3, copy_bw / 1e9);
   std::fflush(stdout);
 
   // 2. All-reduce tables.
@@ -460,8 +492,9 @@ int main(int argc, char** argv) {
   std::vector<Row> rows4 = AllReduceTable(4, options, copy_bw);
 
   // 3. Empty run steps.
-  std::printf("#\n# empty run step: dist_strategy_run of a replica function that does nothing, "
-              "timed by the caller\n");
+  std::printf(
+      "#\n# empty run step: dist_strategy_run of a replica function that does nothing, "
+      "timed by the caller\n");
   std::printf("#%9s %11s %11s %11s %9s\n", "replicas", "median(us)", "p90(us)", "min(us)", "iters");
   Stats empty2;
   for (int32_t replicas : {1, 2, 4}) {
@@ -475,9 +508,10 @@ int main(int argc, char** argv) {
 
   // 4. 8-byte latency, 2 replicas (the first row of the 2-replica table).
   const Row& small = rows2.front();
-  std::printf("#\n# 8-byte all-reduce, 2 replicas: median %.2f us, p90 %.2f us (target: median "
-              "< %.0f us)\n",
-              small.us.median, small.us.p90, kTargetLatency8Us);
+  std::printf(
+      "#\n# 8-byte all-reduce, 2 replicas: median %.2f us, p90 %.2f us (target: median "
+      "< %.0f us)\n",
+      small.us.median, small.us.p90, kTargetLatency8Us);
 
   // 5. Targets.
   std::printf("#\n# targets (issue 3, \"Speed\"; cross-device ops '%s'):\n", options.algo.c_str());
@@ -489,9 +523,10 @@ int main(int argc, char** argv) {
     std::printf("#   memory efficiency, 64 MiB float32, 2 replicas: %.3f  (target >= %.1f)  %s\n",
                 at_target->memeff, kTargetMemEff, Verdict(at_target->memeff >= kTargetMemEff));
   } else {
-    std::printf("#   memory efficiency, 64 MiB float32, 2 replicas: not measured (--max-bytes < "
-                "64 MiB)  (target >= %.1f)\n",
-                kTargetMemEff);
+    std::printf(
+        "#   memory efficiency, 64 MiB float32, 2 replicas: not measured (--max-bytes < "
+        "64 MiB)  (target >= %.1f)\n",
+        kTargetMemEff);
   }
   std::printf("#   empty run step, 2 replicas, median: %.2f us  (target < %.0f us)  %s\n",
               empty2.median, kTargetEmptyRunUs, Verdict(empty2.median < kTargetEmptyRunUs));

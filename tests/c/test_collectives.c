@@ -1,0 +1,2 @@
+#include "dist_strategy_test.h"
+int main(void) { return 0; }
