@@ -39,7 +39,7 @@ class Barrier {
   absl::Status AbortedStatus() const;
 
   const int32_t n_;
-  const int32_t spin_budget_;
+  const int64_t spin_budget_ns_;
   std::atomic<int32_t> arrived_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> aborted_{false};

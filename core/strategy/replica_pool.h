@@ -36,7 +36,7 @@ class ReplicaPool {
   void Wake();
 
   const int32_t n_;
-  const int32_t spin_budget_;
+  const int64_t spin_budget_ns_;
   std::vector<std::thread> threads_;
   // Written by Run before the epoch is published (release) and read by workers after they
   // observe it (acquire).

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/device/gpu_runtime.h"
+#include "core/tensor/host_allocator.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -37,14 +38,13 @@ absl::StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(const DeviceSpec& devic
     if (zero) RETURN_IF_ERROR(gpu.Zero(device.index, ptr, bytes));
     return buffer;
   }
-  const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-  void* ptr = rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+  void* ptr = HostAllocate(bytes);
   if (ptr == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("allocating ", bytes, " bytes of host memory failed"));
   }
   if (zero) std::memset(ptr, 0, bytes);
-  return std::shared_ptr<Buffer>(new Buffer(device, ptr, bytes, [ptr] { std::free(ptr); }));
+  return std::shared_ptr<Buffer>(new Buffer(device, ptr, bytes, [ptr, bytes] { HostRelease(ptr, bytes); }));
 }
 
 std::shared_ptr<Buffer> Buffer::Borrow(const DeviceSpec& device, void* data, size_t bytes,

@@ -14,9 +14,6 @@ namespace distribute {
 
 class Buffer {
  public:
-  // Host allocations are aligned to this many bytes (a cache line, and enough for SIMD).
-  static constexpr size_t kHostAlignment = 64;
-
   // `device` must be resolved (type and index set). Zero-fills when `zero` is true.
   static absl::StatusOr<std::shared_ptr<Buffer>> Allocate(const DeviceSpec& device, size_t bytes,
                                                           bool zero);

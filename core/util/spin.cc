@@ -1,15 +1,35 @@
 #include "core/util/spin.h"
 
+#include <sched.h>
+
 #include <thread>
 
 namespace distribute {
+namespace {
 
-int32_t SpinBudget(int32_t threads) {
-  static const int32_t cores = static_cast<int32_t>(std::thread::hardware_concurrency());
-  // A few tens of microseconds of pause instructions when every thread has a core: enough to cover
-  // the skew between replicas of a step, far less than a scheduler time slice.
-  if (threads <= cores || cores == 0) return 4000;
-  return 64;
+// The cores this process may run on (its affinity mask), not every online CPU.
+int32_t UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int32_t>(hw);
+}
+
+}  // namespace
+
+int64_t SpinBudgetNs(int32_t threads) {
+  static const int32_t cores = UsableCores();
+  // About 20 us: longer than the skew between replicas that reach a collective together,
+  // shorter than the tail of a futex wake-up (40-60 us), and short enough that a waiter
+  // sharing its core with the thread it waits for gives the core back quickly.
+  if (threads <= cores) return 20'000;
+  // More threads than cores: a spinning waiter steals the core from the thread it waits
+  // for, so only poll a few times.
+  return 500;
 }
 
 }  // namespace distribute

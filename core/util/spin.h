@@ -1,10 +1,12 @@
 // Spinning before parking: waking a parked thread costs microseconds at the median and
 // tens of microseconds at the tail, so short waits spin. Spinning only pays while every
 // runnable thread has a core; with more threads than cores a spinning waiter steals the
-// core from the thread it waits for, so the budget shrinks to a few polls.
+// core from the thread it waits for, so the budget shrinks to a few polls. Budgets are in
+// time, not iterations: a PAUSE instruction costs from 10 to 140 cycles across CPUs.
 #ifndef DISTRIBUTE_CORE_UTIL_SPIN_H_
 #define DISTRIBUTE_CORE_UTIL_SPIN_H_
 
+#include <chrono>
 #include <cstdint>
 
 namespace distribute {
@@ -17,17 +19,24 @@ inline void CpuRelax() {
 #endif
 }
 
-// How many polls a waiter among `threads` busy threads should spin before parking.
-int32_t SpinBudget(int32_t threads);
+// How long (ns) a waiter among `threads` busy threads of this process should spin.
+int64_t SpinBudgetNs(int32_t threads);
 
-// Polls `done` up to `budget` times; true when it became true.
+// Polls `done` for about `budget_ns`; true when it became true.
 template <typename Done>
-bool SpinUntil(int32_t budget, Done&& done) {
-  for (int32_t i = 0; i < budget; ++i) {
-    if (done()) return true;
-    CpuRelax();
+bool SpinUntil(int64_t budget_ns, Done&& done) {
+  if (done()) return true;
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    if (std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count() >= budget_ns) {
+      return done();
+    }
   }
-  return done();
 }
 
 }  // namespace distribute

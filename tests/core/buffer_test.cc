@@ -1,6 +1,7 @@
 // Buffer: host allocation alignment and zero fill, borrowed memory released exactly once,
 // CopyBytes, and the GPU paths (failing without a GPU, round-tripping with one).
 #include "core/tensor/buffer.h"
+#include "core/tensor/host_allocator.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,7 @@ const DeviceSpec kCpu0 = Device(DeviceType::kCpu, 0);
 
 bool HasGpu() { return GpuRuntime::Get().device_count() > 0; }
 
-TEST(BufferTest, HostAlignmentIs64) { EXPECT_EQ(Buffer::kHostAlignment, 64u); }
+TEST(BufferTest, HostAlignmentIs64) { EXPECT_EQ(kHostAlignment, 64u); }
 
 TEST(BufferTest, AllocateIsAlignedAndSized) {
   for (size_t bytes : {size_t{1}, size_t{3}, size_t{63}, size_t{64}, size_t{65}, size_t{100},

@@ -1,0 +1,87 @@
+#include "core/tensor/host_allocator.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <map>
+#include <vector>
+
+#include "core/util/mutex.h"
+
+namespace distribute {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+// Pooled blocks are whole mappings, their size rounded up so that nearby sizes share.
+size_t MappingSize(size_t bytes) {
+  const size_t granule = bytes >= kHugePage ? kHugePage : size_t{64} << 10;
+  return (bytes + granule - 1) / granule * granule;
+}
+
+class Pool {
+ public:
+  void* Take(size_t size) {
+    MutexLock lock(&mu_);
+    auto it = free_.find(size);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* block = it->second.back();
+    it->second.pop_back();
+    cached_ -= size;
+    return block;
+  }
+
+  // False when the pool is full: the caller unmaps the block.
+  bool Give(void* block, size_t size) {
+    MutexLock lock(&mu_);
+    if (cached_ + size > kPoolCapacityBytes) return false;
+    free_[size].push_back(block);
+    cached_ += size;
+    return true;
+  }
+
+  size_t cached() {
+    MutexLock lock(&mu_);
+    return cached_;
+  }
+
+ private:
+  Mutex mu_;
+  std::map<size_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  size_t cached_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+Pool& ThePool() {
+  static Pool* pool = new Pool();  // never destroyed: buffers may be released at exit
+  return *pool;
+}
+
+}  // namespace
+
+void* HostAllocate(size_t bytes) {
+  if (bytes < kPooledMinBytes) {
+    const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    return rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
+  }
+  const size_t size = MappingSize(bytes);
+  if (size < bytes) return nullptr;
+  if (void* block = ThePool().Take(size)) return block;
+  void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) return nullptr;
+  if (size >= kHugePage) madvise(block, size, MADV_HUGEPAGE);  // advice only; may be refused
+  return block;
+}
+
+void HostRelease(void* block, size_t bytes) {
+  if (block == nullptr) return;
+  if (bytes < kPooledMinBytes) {
+    std::free(block);
+    return;
+  }
+  const size_t size = MappingSize(bytes);
+  if (!ThePool().Give(block, size)) munmap(block, size);
+}
+
+size_t HostPoolBytes() { return ThePool().cached(); }
+
+}  // namespace distribute
