@@ -238,7 +238,9 @@ absl::StatusOr<std::unique_ptr<ReplicaContext>> Strategy::JoinReplica(int32_t re
 }
 
 void Strategy::LeaveReplica(int32_t replica) {
-  ThreadContext::Current().Pop();
+  // dist_context_leave checked that this replica's frame is the innermost one.
+  ThreadContext& thread = ThreadContext::Current();
+  thread.Truncate(thread.depth() - 1);
   MutexLock lock(&state_mu_);
   joined_[static_cast<size_t>(replica)] = false;
   // When the last joined replica leaves, a failure among them no longer matters.

@@ -55,8 +55,16 @@ class ThreadContext {
   // The variable whose devices new variables should share, if any.
   std::shared_ptr<Variable> colocation() const;
 
-  void Push(Frame frame) { frames_.push_back(std::move(frame)); }
-  void Pop() { frames_.pop_back(); }
+  // Push returns the frame's depth; Truncate(depth) pops it and anything a callback left
+  // above it (a scope entered and never exited), so no frame outlives its owner.
+  size_t Push(Frame frame) {
+    frames_.push_back(std::move(frame));
+    return frames_.size() - 1;
+  }
+  size_t depth() const { return frames_.size(); }
+  void Truncate(size_t depth) {
+    if (frames_.size() > depth) frames_.resize(depth);
+  }
 
  private:
   std::vector<Frame> frames_;
@@ -66,10 +74,13 @@ class ThreadContext {
 // Pushes a frame for the lifetime of the object.
 class ScopedFrame {
  public:
-  explicit ScopedFrame(Frame frame) { ThreadContext::Current().Push(std::move(frame)); }
-  ~ScopedFrame() { ThreadContext::Current().Pop(); }
+  explicit ScopedFrame(Frame frame) : depth_(ThreadContext::Current().Push(std::move(frame))) {}
+  ~ScopedFrame() { ThreadContext::Current().Truncate(depth_); }
   ScopedFrame(const ScopedFrame&) = delete;
   ScopedFrame& operator=(const ScopedFrame&) = delete;
+
+ private:
+  const size_t depth_;
 };
 
 // FailedPrecondition naming `what` when this thread is in replica context (inside a
