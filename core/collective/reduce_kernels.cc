@@ -45,6 +45,12 @@ struct Bool {
   static uint8_t Store(Acc v) { return v; }
 };
 
+// How partial results are stored between stages (the accumulator dtype's element): float
+// for the 16-bit floats, int64 for the narrow integers, else the type itself.
+template <typename Tr>
+using AccStorage = std::conditional_t<std::is_same_v<Tr, Half> || std::is_same_v<Tr, BFloat>, float,
+                                      typename Tr::Acc>;
+
 // Integer sums and products wrap instead of overflowing (undefined for signed types).
 template <typename Acc>
 Acc Add(Acc a, Acc b) {
@@ -218,17 +224,25 @@ void ReduceRange(DType dtype, ReduceOp op, const void* const* inputs, int32_t nu
   });
 }
 
-template <typename Acc>
-Acc Identity(ReduceOp op) {
+// The value that changes nothing under `op`, within the range of the stored type (an
+// int8 MIN starts at 127, not at the int64 accumulator's maximum).
+template <typename Tr>
+typename Tr::Acc Identity(ReduceOp op) {
+  using Acc = typename Tr::Acc;
+  using Limits = std::numeric_limits<std::conditional_t<std::is_floating_point_v<Acc>, Acc,
+                                                        typename Tr::Storage>>;
+  const bool is_bool = std::is_same_v<Tr, Bool>;
   switch (op) {
     case ReduceOp::kProduct:
       return Acc(1);
     case ReduceOp::kMin:
-      if constexpr (std::is_floating_point_v<Acc>) return std::numeric_limits<Acc>::infinity();
-      return std::numeric_limits<Acc>::max();
+      if (is_bool) return Acc(1);
+      if constexpr (std::is_floating_point_v<Acc>) return Limits::infinity();
+      return static_cast<Acc>(Limits::max());
     case ReduceOp::kMax:
-      if constexpr (std::is_floating_point_v<Acc>) return -std::numeric_limits<Acc>::infinity();
-      return std::numeric_limits<Acc>::lowest();
+      if (is_bool) return Acc(0);
+      if constexpr (std::is_floating_point_v<Acc>) return -Limits::infinity();
+      return static_cast<Acc>(Limits::lowest());
     default:
       return Acc(0);
   }
@@ -243,18 +257,12 @@ void ReduceAxisTyped(ReduceOp op, const void* input, int64_t outer, int64_t len,
   auto* out = static_cast<Out*>(output);
   std::vector<Acc> row(static_cast<size_t>(inner));
   for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) row[i] = Identity<Acc>(op);
+    for (int64_t i = 0; i < inner; ++i) row[i] = Identity<Tr>(op);
     for (int64_t l = 0; l < len; ++l) {
       const auto* slice = in + (o * len + l) * inner;
       for (int64_t i = 0; i < inner; ++i) row[i] = Op::Apply(row[i], Tr::Load(slice[i]));
     }
-    for (int64_t i = 0; i < inner; ++i) {
-      if constexpr (std::is_same_v<Out, float> && !std::is_same_v<typename Tr::Storage, float>) {
-        out[o * inner + i] = row[i];
-      } else {
-        out[o * inner + i] = Tr::Store(row[i]);
-      }
-    }
+    for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = static_cast<Out>(row[i]);
   }
 }
 
@@ -272,8 +280,7 @@ void SubtractInPlace(DType dtype, void* dst, const void* src, size_t count) {
 void ReduceAxisToAccumulator(DType dtype, ReduceOp op, const void* input, int64_t outer,
                              int64_t len, int64_t inner, void* output) {
   DispatchDType(dtype, [&]<typename Tr>() {
-    using Out = std::conditional_t<std::is_same_v<typename Tr::Storage, uint16_t>, float,
-                                   typename Tr::Storage>;
+    using Out = AccStorage<Tr>;
     switch (op) {
       case ReduceOp::kProduct:
         return ReduceAxisTyped<Tr, ProductOp, Out>(op, input, outer, len, inner, output);
@@ -288,35 +295,34 @@ void ReduceAxisToAccumulator(DType dtype, ReduceOp op, const void* input, int64_
 }
 
 DType AccumulatorDType(DType dtype) {
-  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 ? DType::kFloat32 : dtype;
+  switch (dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return DType::kFloat32;
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kUInt8:
+      return DType::kInt64;
+    default:
+      return dtype;
+  }
 }
 
 void ToAccumulator(DType dtype, const void* src, void* dst, size_t count) {
-  if (AccumulatorDType(dtype) == dtype) {
-    std::memcpy(dst, src, count * DTypeSize(dtype));
-    return;
-  }
-  const auto* in = static_cast<const uint16_t*>(src);
-  auto* out = static_cast<float*>(dst);
-  if (dtype == DType::kFloat16) {
-    for (size_t i = 0; i < count; ++i) out[i] = HalfToFloat(in[i]);
-  } else {
-    for (size_t i = 0; i < count; ++i) out[i] = BFloat16ToFloat(in[i]);
-  }
+  DispatchDType(dtype, [&]<typename Tr>() {
+    const auto* in = static_cast<const typename Tr::Storage*>(src);
+    auto* out = static_cast<AccStorage<Tr>*>(dst);
+    for (size_t i = 0; i < count; ++i) out[i] = static_cast<AccStorage<Tr>>(Tr::Load(in[i]));
+  });
 }
 
 void FromAccumulator(DType dtype, const void* src, void* dst, size_t count) {
-  if (AccumulatorDType(dtype) == dtype) {
-    std::memcpy(dst, src, count * DTypeSize(dtype));
-    return;
-  }
-  const auto* in = static_cast<const float*>(src);
-  auto* out = static_cast<uint16_t*>(dst);
-  if (dtype == DType::kFloat16) {
-    for (size_t i = 0; i < count; ++i) out[i] = FloatToHalf(in[i]);
-  } else {
-    for (size_t i = 0; i < count; ++i) out[i] = FloatToBFloat16(in[i]);
-  }
+  DispatchDType(dtype, [&]<typename Tr>() {
+    const auto* in = static_cast<const AccStorage<Tr>*>(src);
+    auto* out = static_cast<typename Tr::Storage*>(dst);
+    for (size_t i = 0; i < count; ++i) out[i] = Tr::Store(static_cast<typename Tr::Acc>(in[i]));
+  });
 }
 
 void DivideInPlace(DType dtype, void* data, size_t count, int64_t divisor) {

@@ -24,8 +24,8 @@ void ReduceRange(DType dtype, ReduceOp op, const void* const* inputs, int32_t nu
 void DivideInPlace(DType dtype, void* data, size_t count, int64_t divisor);
 
 // Reduces a row-major [outer, len, inner] array along its middle axis into [outer, inner]:
-// input of dtype `dtype`, output of its accumulator dtype (float32 for the 16-bit
-// floats) so that later stages lose no precision. MEAN must be passed as SUM (the caller
+// input of dtype `dtype`, output of its accumulator dtype (see AccumulatorDType) so that
+// later stages lose no precision. MEAN must be passed as SUM (the caller
 // divides by the total count). An empty axis gives the op's identity.
 void ReduceAxisToAccumulator(DType dtype, ReduceOp op, const void* input, int64_t outer,
                              int64_t len, int64_t inner, void* output);
@@ -33,7 +33,8 @@ void ReduceAxisToAccumulator(DType dtype, ReduceOp op, const void* input, int64_
 // dst[i] = dst[i] - src[i] for `count` elements (assign_sub); wraps for integers.
 void SubtractInPlace(DType dtype, void* dst, const void* src, size_t count);
 
-// The accumulator dtype of `dtype`: float32 for float16 and bfloat16, else itself.
+// The accumulator dtype of `dtype`: float32 for float16 and bfloat16, int64 for the
+// narrow integers (so that a MEAN divides the true sum), else itself.
 DType AccumulatorDType(DType dtype);
 
 // Converts `count` elements between `dtype` and its accumulator dtype.

@@ -239,7 +239,8 @@ inline Tensor ZeroTensor(DType dtype, std::vector<int64_t> dims,
   for (int64_t d : dims) count *= static_cast<size_t>(d);
   desc.byte_size = count * SizeOf(dtype);
   desc.device = device;
-  absl::StatusOr<Tensor> tensor = Tensor::Create(desc, nullptr);
+  const std::vector<unsigned char> zeros(desc.byte_size, 0);
+  absl::StatusOr<Tensor> tensor = Tensor::Create(desc, zeros.empty() ? nullptr : zeros.data());
   EXPECT_TRUE(tensor.ok()) << tensor.status().ToString();
   return *std::move(tensor);
 }
