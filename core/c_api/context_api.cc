@@ -34,11 +34,12 @@ absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view 
 absl::StatusOr<ReplicaContext*> Current(dist_context_t* context) {
   if (context == nullptr) return NullArgument("context");
   ReplicaContext* replica = Unwrap(context);
-  const distribute::ThreadContext& thread = distribute::ThreadContext::Current();
-  if (thread.top_kind() != distribute::FrameKind::kReplica || thread.replica_context() != replica) {
+  // The innermost replica context of this thread: a run's or joined replica's, or the
+  // default strategy's when no scope is entered.
+  if (distribute::ThreadContext::Current().replica_context() != replica) {
     return absl::FailedPreconditionError(
         "the context is not this thread's current replica context: collectives must be called "
-        "from the replica function (replica context) the context was given to");
+        "in replica context, from the replica function (or joined thread) the context belongs to");
   }
   return replica;
 }
@@ -186,7 +187,9 @@ dist_status_t dist_context_leave(dist_context_t* context) {
           "dist_strategy_join_replica are left");
     }
     const distribute::ThreadContext& thread = distribute::ThreadContext::Current();
-    if (thread.top_kind() != distribute::FrameKind::kReplica || thread.replica_context() != replica) {
+    const distribute::Frame* top = thread.top();
+    if (top == nullptr || top->kind != distribute::FrameKind::kReplica || top->reentered ||
+        top->replica != replica) {
       return absl::FailedPreconditionError(
           "a joined replica must be left on the thread that joined it, after every scope it "
           "entered since has been exited");

@@ -476,7 +476,8 @@ dist_status_t dist_strategy_colocate_vars_with_enter(dist_strategy_t* strategy,
       return absl::InvalidArgumentError(absl::StrCat(
           "variable is a ", distribute::ValueKindName(variable->value.kind()), ", not a variable"));
     }
-    return ThreadContext::Current().ColocateEnter(strategy->strategy.get(), variable->value.variable());
+    ASSIGN_OR_RETURN(distribute::Destinations devices, distribute::DestinationsOf(variable->value));
+    return ThreadContext::Current().ColocateEnter(strategy->strategy.get(), std::move(devices));
   });
 }
 

@@ -13,7 +13,7 @@
 namespace distribute {
 namespace {
 
-enum class CallKind { kAllReduce, kAllGather, kBroadcast, kMerge };
+enum class CallKind { kAllReduce, kAllGather, kBroadcast, kMerge, kError };
 
 constexpr size_t kAlign = 64;
 constexpr int32_t kMaxReplicas = 1024;
@@ -57,6 +57,7 @@ struct ReplicaGroup::Slot {
   std::span<const Tensor> inputs;
   std::span<const Tensor> outputs;
   const void* payload = nullptr;
+  const absl::Status* error = nullptr;  // kError: why this replica cannot take part
 
   // Whether `other` is the same call (cheap: no strings; the axis of an all-gather may
   // differ in length).
@@ -99,6 +100,8 @@ struct ReplicaGroup::Slot {
         return absl::StrCat("broadcast(from replica ", parameter, ") of ", shapes(false));
       case CallKind::kMerge:
         return absl::StrCat("merge_call with ", parameter, " argument(s)");
+      case CallKind::kError:
+        return absl::StrCat("a collective it could not take part in (", error->message(), ")");
     }
     return "unknown call";
   }
@@ -125,6 +128,15 @@ absl::Status ReplicaGroup::Publish(int32_t replica, const Slot& slot, const Dead
 }
 
 absl::Status ReplicaGroup::CheckAgreement() const {
+  // A replica that failed its own checks fails the call for everyone, with its reason.
+  std::vector<std::string> failures;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (int32_t q = 0; q < n_; ++q) {
+    if (slots_[q]->kind != CallKind::kError) continue;
+    if (code == absl::StatusCode::kOk) code = slots_[q]->error->code();
+    failures.push_back(absl::StrCat("replica ", q, ": ", slots_[q]->error->message()));
+  }
+  if (!failures.empty()) return absl::Status(code, absl::StrJoin(failures, "; "));
   bool same = true;
   for (int32_t q = 1; q < n_ && same; ++q) same = slots_[q]->SameCallAs(*slots_[0]);
   if (same) {
@@ -338,6 +350,14 @@ absl::StatusOr<Tensor> ReplicaGroup::Broadcast(int32_t replica, const Tensor& in
   }();
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   return result;
+}
+
+absl::Status ReplicaGroup::FailTogether(int32_t replica, const absl::Status& error,
+                                        const Deadline& deadline) {
+  Slot slot{CallKind::kError, ReduceOp::kSum, 0, {}, {}, nullptr, &error};
+  const absl::Status status = Publish(replica, slot, deadline);
+  // Publish always fails here (CheckAgreement sees the error slot), unless the barrier did.
+  return status.ok() ? error : status;
 }
 
 absl::StatusOr<std::shared_ptr<void>> ReplicaGroup::Merge(int32_t replica, const void* payload,

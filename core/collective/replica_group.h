@@ -57,6 +57,11 @@ class ReplicaGroup {
                                               int32_t num_args, MergeFn fn,
                                               const Deadline& deadline);
 
+  // A replica that cannot take part in a collective (its arguments failed a local check)
+  // still meets the others, so that every replica fails the call with the same error,
+  // naming the replicas at fault, instead of waiting for it until the deadline.
+  absl::Status FailTogether(int32_t replica, const absl::Status& error, const Deadline& deadline);
+
   // A plain rendezvous (used after writes that others read).
   absl::Status Sync(int32_t replica, const Deadline& deadline) {
     return barrier_.Arrive(replica, deadline);

@@ -67,12 +67,16 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
       }
     }
   }
-  // A local problem still has to release the others: fail the group, not just this call.
-  if (!local.ok()) {
-    strategy_.group().Abort(absl::AbortedError(
-        absl::StrCat("replica ", replica_id_, " failed in all_reduce: ", local.message())));
-    return local;
+  if (num_replicas() == 1) {
+    // One replica: every op of one value is that value; no rendezvous (the default
+    // context may be shared by several threads).
+    RETURN_IF_ERROR(local);
+    for (size_t i = 0; i < values.size(); ++i) {
+      RETURN_IF_ERROR(CopyBytes(*outputs[i].buffer(), *values[i].buffer(), values[i].byte_size()));
+    }
+    return outputs;
   }
+  if (!local.ok()) return strategy_.group().FailTogether(replica_id_, local, NewDeadline());
   RETURN_IF_ERROR(strategy_.group().AllReduce(replica_id_, op, values, outputs, NewDeadline()));
   return outputs;
 }
@@ -84,10 +88,10 @@ absl::StatusOr<Tensor> ReplicaContext::AllGather(const Tensor& value, int32_t ax
     const absl::Status bad = absl::InvalidArgumentError(absl::StrCat(
         "axis ", axis, " is out of range for a tensor of rank ", rank,
         rank == 0 ? ": scalars cannot be gathered along an axis" : ""));
-    strategy_.group().Abort(absl::AbortedError(
-        absl::StrCat("replica ", replica_id_, " failed in all_gather: ", bad.message())));
-    return bad;
+    if (num_replicas() == 1) return bad;
+    return strategy_.group().FailTogether(replica_id_, bad, NewDeadline());
   }
+  if (num_replicas() == 1) return value.CopyTo(device_name());
   return strategy_.group().AllGather(replica_id_, value, normalized, device(), NewDeadline());
 }
 
@@ -96,19 +100,27 @@ absl::StatusOr<Tensor> ReplicaContext::Broadcast(const Tensor& value, int32_t so
     const absl::Status bad = absl::InvalidArgumentError(
         absl::StrCat("source_replica ", source_replica, " is out of range: there are ",
                      num_replicas(), " replicas"));
-    strategy_.group().Abort(absl::AbortedError(
-        absl::StrCat("replica ", replica_id_, " failed in broadcast: ", bad.message())));
-    return bad;
+    if (num_replicas() == 1) return bad;
+    return strategy_.group().FailTogether(replica_id_, bad, NewDeadline());
   }
+  if (num_replicas() == 1) return value.CopyTo(device_name());
   return strategy_.group().Broadcast(replica_id_, value, source_replica, device(), NewDeadline());
 }
 
-absl::Status ReplicaContext::Sync() { return strategy_.group().Sync(replica_id_, NewDeadline()); }
+absl::Status ReplicaContext::Sync() {
+  if (num_replicas() == 1) return absl::OkStatus();
+  return strategy_.group().Sync(replica_id_, NewDeadline());
+}
 
 absl::StatusOr<std::optional<Value>> ReplicaContext::MergeCall(std::span<const Value> args,
                                                                MergeFn fn) {
   const int32_t n = num_replicas();
   std::shared_ptr<Strategy> self = strategy_ref();
+  if (n == 1) {
+    // One replica: merge_call's function runs right here, in cross-replica context.
+    ScopedFrame frame(Frame{FrameKind::kMerge, self});
+    return fn(args);
+  }
   auto leader = [&](std::span<const void* const> payloads) -> absl::StatusOr<std::shared_ptr<void>> {
     std::vector<Value> gathered;
     for (size_t i = 0; i < args.size(); ++i) {

@@ -69,6 +69,10 @@ absl::Status ThreadContext::ExitScope(const Strategy* strategy) {
         "the innermost scope on this thread is not this strategy's scope: scopes must be "
         "exited in the reverse order they were entered, on the thread that entered them");
   }
+  if (frames_.back().colocation) {
+    return absl::FailedPreconditionError(
+        "a colocate_vars_with is still open inside this scope: exit it first");
+  }
   frames_.pop_back();
   return absl::OkStatus();
 }
@@ -85,7 +89,7 @@ absl::Status ThreadContext::SetStrategy(std::shared_ptr<Strategy> strategy) {
 }
 
 absl::Status ThreadContext::ColocateEnter(const Strategy* strategy,
-                                          std::shared_ptr<Variable> variable) {
+                                          std::vector<DeviceSpec> devices) {
   if (frames_.empty() || frames_.back().strategy.get() != strategy ||
       frames_.back().kind != FrameKind::kScope) {
     return absl::FailedPreconditionError(
@@ -93,14 +97,15 @@ absl::Status ThreadContext::ColocateEnter(const Strategy* strategy,
   }
   Frame copy = frames_.back();
   copy.reentered = true;
-  copy.colocate_with = std::move(variable);
+  copy.colocation = true;
+  copy.colocate_devices = std::move(devices);
   frames_.push_back(std::move(copy));
   return absl::OkStatus();
 }
 
 absl::Status ThreadContext::ColocateExit(const Strategy* strategy) {
   if (frames_.empty() || frames_.back().strategy.get() != strategy ||
-      frames_.back().colocate_with == nullptr) {
+      !frames_.back().colocation) {
     return absl::FailedPreconditionError(
         "the innermost frame on this thread is not a colocate_vars_with of this strategy");
   }
@@ -108,8 +113,8 @@ absl::Status ThreadContext::ColocateExit(const Strategy* strategy) {
   return absl::OkStatus();
 }
 
-std::shared_ptr<Variable> ThreadContext::colocation() const {
-  return frames_.empty() ? nullptr : frames_.back().colocate_with;
+std::vector<DeviceSpec> ThreadContext::colocation() const {
+  return frames_.empty() ? std::vector<DeviceSpec>() : frames_.back().colocate_devices;
 }
 
 absl::Status RequireCrossReplica(const Strategy& strategy, absl::string_view what) {

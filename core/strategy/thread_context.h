@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/device/device_spec.h"
 
 namespace distribute {
 
@@ -27,8 +28,10 @@ struct Frame {
   FrameKind kind;
   std::shared_ptr<Strategy> strategy;
   ReplicaContext* replica = nullptr;  // the innermost replica context, for kReplica
-  bool reentered = false;             // a scope re-entered on top of a frame of the same strategy
-  std::shared_ptr<Variable> colocate_with;  // StrategyExtended.colocate_vars_with
+  bool reentered = false;  // a scope re-entered on top of a frame of the same strategy
+  bool colocation = false;  // pushed by colocate_vars_with (exited by its own exit only)
+  // Where new variables go while a colocate_vars_with is open (empty: the strategy decides).
+  std::vector<DeviceSpec> colocate_devices;
 };
 
 class ThreadContext {
@@ -50,10 +53,10 @@ class ThreadContext {
   absl::Status ExitScope(const Strategy* strategy);
   absl::Status SetStrategy(std::shared_ptr<Strategy> strategy);
 
-  absl::Status ColocateEnter(const Strategy* strategy, std::shared_ptr<Variable> variable);
+  absl::Status ColocateEnter(const Strategy* strategy, std::vector<DeviceSpec> devices);
   absl::Status ColocateExit(const Strategy* strategy);
-  // The variable whose devices new variables should share, if any.
-  std::shared_ptr<Variable> colocation() const;
+  // The devices new variables should be placed on; empty when no colocation is open.
+  std::vector<DeviceSpec> colocation() const;
 
   // Push returns the frame's depth; Truncate(depth) pops it and anything a callback left
   // above it (a scope entered and never exited), so no frame outlives its owner.

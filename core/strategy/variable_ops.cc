@@ -172,9 +172,8 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
     kind = sync == VariableSync::kOnRead ? ValueKind::kSyncOnReadVariable
                                          : ValueKind::kMirroredVariable;
   }
-  if (std::shared_ptr<Variable> colocate = thread.colocation()) {
-    devices.clear();
-    for (int32_t i = 0; i < colocate->num_copies(); ++i) devices.push_back(colocate->device(i));
+  if (std::vector<DeviceSpec> colocated = thread.colocation(); !colocated.empty()) {
+    devices = std::move(colocated);
     if (devices.size() == 1) kind = ValueKind::kVariable;
   }
   std::vector<Tensor> copies;

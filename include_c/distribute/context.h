@@ -5,7 +5,9 @@
  * released with dist_context_leave). Its calls are collective: every replica of the
  * strategy must make the same sequence of collective calls with values of the same dtype
  * and shape (the op and count must match too); a mismatch is DIST_INVALID_ARGUMENT on
- * every replica, naming the replicas that disagree. Each wait is bounded by the
+ * every replica, naming the replicas that disagree; so is an argument one replica finds
+ * invalid (a bad axis, a bool SUM): every replica's call fails with that replica's reason,
+ * and the replicas may go on to the next collective. Each wait is bounded by the
  * strategy's timeout (DIST_DEADLINE_EXCEEDED), and a failure of another replica releases
  * it with DIST_ABORTED.
  * Thread-safety: owner thread only (the replica's thread). */
@@ -37,6 +39,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_replica_id(const dist_context
 /* The number of replicas in sync. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_num_replicas_in_sync(
     const dist_context_t* context, int32_t* out_count);
+
+/* With one replica (OneDevice, the default strategy's context) the collectives are copies
+ * and merge_call runs its function at once; nothing waits. */
 
 /* A new reference to the strategy this replica belongs to. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_strategy(const dist_context_t* context,

@@ -170,7 +170,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_get_loss_reduction(dist_reduce_op_t* 
  * every replica as that variable; otherwise a PerReplica value. A slot no replica filled
  * is NULL. `results` has room for num_results values, owned by the caller.
  * Errors: the first replica error (see dist_replica_fn); DIST_FAILED_PRECONDITION when
- * called from replica context. Blocks until every replica returned.
+ * called from replica context or from merge_call's function. Blocks until every replica returned.
  * Thread-safety: one `run` per strategy at a time; others wait their turn. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_run(dist_strategy_t* strategy,
                                                         dist_replica_fn fn,

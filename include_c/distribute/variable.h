@@ -38,8 +38,8 @@ typedef int32_t dist_variable_aggregation_t;
 
 /* Creates a variable with the current strategy (see above) holding a copy of
  * `initial_value` (a tensor) on each of its devices. `name` may be NULL ("Variable",
- * then "Variable_1", ... unique per strategy). Synchronization NONE under a strategy with
- * several replicas is DIST_INVALID_ARGUMENT, as in TF. Must not be called in replica
+ * then "Variable_1", ... unique per strategy). Synchronization NONE under a MirroredStrategy
+ * (whatever its replica count) is DIST_INVALID_ARGUMENT, as in TF. Must not be called in replica
  * context (variables are created in cross-replica context or with no scope).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* initial_value,
@@ -49,8 +49,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* i
 
 /* Reads the variable: in replica context this replica's copy; in cross-replica context a
  * MirroredVariable's first copy, a SyncOnReadVariable's copies aggregated (SUM, MEAN,
- * ONLY_FIRST_REPLICA; NONE reads replica 0's copy), a plain variable's value. *out is a
- * new tensor (a snapshot). */
+ * ONLY_FIRST_REPLICA; with aggregation NONE there is no cross-replica value and the read is
+ * DIST_INVALID_ARGUMENT, as in TF), a plain variable's value. *out is a new tensor (a
+ * snapshot). */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* variable,
                                                          dist_value_t** out);
 

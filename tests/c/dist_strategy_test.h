@@ -100,6 +100,9 @@ static inline void dts_check_errors(const dts_errors* errors, int32_t num_replic
     if (!dt_check_ok(dts_run_status_, #expr)) fail();   \
   } while (0)
 
+/* Discards a status on purpose (a (void) cast does not silence warn_unused_result). */
+static inline void dts_ignore(dist_status_t status) { (void)status; }
+
 /* ---- Strategies ---- */
 
 static inline void dts_cpu_name(int index, char* buffer, size_t size) {

@@ -353,11 +353,11 @@ static void check_all_reduce(dist_strategy_t* s, dist_dtype_t dtype, const char*
 }
 
 /* The cross-device ops configurations checked; index 0 is "none given". */
-#define N_CONFIGS 7
+#define N_CONFIGS 8
 static const char* config_names[N_CONFIGS] = {
     "automatic",          "reduction_to_one_device(NULL)", "reduction_to_one_device(CPU:1)",
     "hierarchical_copy(1)", "hierarchical_copy(3)",        "shared_memory(0)",
-    "shared_memory(64)"};
+    "shared_memory(64)",  "reduction_to_one_device(CPU:3)"};
 
 static dist_cross_device_ops_t* make_config(int c) {
   dist_cross_device_ops_t* ops = NULL;
@@ -384,9 +384,14 @@ static dist_cross_device_ops_t* make_config(int c) {
       DT_OK(dist_cross_device_ops_create_shared_memory(0, &ops));
       expected = DIST_CROSS_DEVICE_OPS_SHARED_MEMORY;
       break;
-    default:
+    case 6:
       DT_OK(dist_cross_device_ops_create_shared_memory(64, &ops));
       expected = DIST_CROSS_DEVICE_OPS_SHARED_MEMORY;
+      break;
+    default:
+      /* A device that holds no replica when the strategy has fewer than 4. */
+      DT_OK(dist_cross_device_ops_create_reduction_to_one_device("CPU:3", &ops));
+      expected = DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE;
       break;
   }
   assert_non_null(ops);
@@ -767,6 +772,127 @@ static void test_all_gather_errors(void** state) {
     DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, gather_errors, NULL, 0, NULL, 0, &st));
   }
   check_gather(2, 0);
+  dist_strategy_destroy(s);
+}
+
+/* Replica r contributes r rows of int32 [r, 2] (replica 0 contributes none). */
+typedef struct {
+  dts_errors errors;
+} empty_gather_state;
+
+static dist_status_t gather_with_empty(dist_context_t* context, const dist_value_t* const* args,
+                                       int32_t num_args, dist_value_t** results,
+                                       int32_t num_results, void* user_data) {
+  empty_gather_state* st = (empty_gather_state*)user_data;
+  int32_t r = -1;
+  int64_t dims[2];
+  int32_t values[16];
+  int64_t a;
+  dist_value_t* x = NULL;
+  (void)args;
+  (void)num_args;
+  (void)num_results;
+  RCALL(&st->errors, 0, dist_context_replica_id(context, &r));
+  dims[0] = r;
+  dims[1] = 2;
+  for (a = 0; a < 2 * r; ++a) values[a] = (int32_t)(100 * r + a);
+  RCALL(&st->errors, r,
+        dist_tensor_create(DIST_INT32, dims, 2, r == 0 ? NULL : values,
+                           (size_t)(2 * r) * sizeof(int32_t), NULL, &x));
+  RCALL(&st->errors, r, dist_context_all_gather(context, x, 0, &results[0]));
+  dist_value_destroy(x);
+  return DIST_OK;
+}
+
+static void test_all_gather_with_empty_contribution(void** state) {
+  dist_strategy_t* s = dts_mirrored(3);
+  empty_gather_state st;
+  dist_value_t* result = NULL;
+  const int32_t expected[6] = {100, 101, 200, 201, 202, 203};
+  int32_t r;
+  (void)state;
+  memset(&st, 0, sizeof(st));
+  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, gather_with_empty, NULL, 0, &result, 1, &st));
+  for (r = 0; r < 3; ++r) {
+    dist_value_t* c = dts_component(result, r);
+    int64_t dims[2] = {0, 0};
+    int32_t* data = NULL;
+    DT_OK(dist_tensor_shape(c, dims, 2));
+    assert_int_equal(dims[0], 3);
+    assert_int_equal(dims[1], 2);
+    DT_OK(dist_tensor_data(c, (void**)&data));
+    assert_memory_equal(data, expected, sizeof(expected));
+    dist_value_destroy(c);
+  }
+  dist_value_destroy(result);
+  dist_strategy_destroy(s);
+}
+
+/* all_reduce of a variable reduces this replica's value of it. */
+typedef struct {
+  dts_errors errors;
+  dist_value_t* mirrored_var;
+  dist_value_t* on_read_var;
+  float got[DTS_MAX_REPLICAS][2];
+} variable_reduce_state;
+
+static dist_status_t reduce_variables(dist_context_t* context, const dist_value_t* const* args,
+                                      int32_t num_args, dist_value_t** results,
+                                      int32_t num_results, void* user_data) {
+  variable_reduce_state* st = (variable_reduce_state*)user_data;
+  int32_t r = -1;
+  float local = 0.0f;
+  dist_value_t* t = NULL;
+  dist_value_t* y = NULL;
+  dist_value_t* ys[2];
+  const dist_value_t* xs[2];
+  (void)args;
+  (void)num_args;
+  (void)results;
+  (void)num_results;
+  RCALL(&st->errors, 0, dist_context_replica_id(context, &r));
+  /* Make the SyncOnRead copies differ: copy r holds 10 (r + 1). */
+  local = 10.0f * (float)(r + 1);
+  t = dts_make_f32(&local, -1, NULL);
+  RCHECK(&st->errors, r, t != NULL, "make");
+  RCALL(&st->errors, r, dist_variable_assign(st->on_read_var, t));
+  dist_value_destroy(t);
+  RCALL(&st->errors, r, dist_context_all_reduce(context, DIST_REDUCE_SUM, st->on_read_var, &y));
+  RCHECK(&st->errors, r, dts_get_f32(y, &st->got[r][0], 1) == 1, "result");
+  dist_value_destroy(y);
+  xs[0] = st->mirrored_var;
+  xs[1] = st->on_read_var;
+  ys[0] = ys[1] = NULL;
+  RCALL(&st->errors, r, dist_context_batch_all_reduce(context, DIST_REDUCE_MAX, xs, 2, ys));
+  RCHECK(&st->errors, r, dts_get_f32(ys[0], &st->got[r][1], 1) == 1, "result");
+  RCHECK(&st->errors, r, dts_get_f32(ys[1], &local, 1) == 1 && local == 10.0f * 3.0f,
+         "MAX of the SyncOnRead copies is %g", (double)local);
+  dist_value_destroy(ys[0]);
+  dist_value_destroy(ys[1]);
+  return DIST_OK;
+}
+
+static void test_all_reduce_of_variables(void** state) {
+  dist_strategy_t* s = dts_mirrored(3);
+  dist_value_t* init = dts_f32_scalar(2.5f, NULL);
+  variable_reduce_state st;
+  int32_t r;
+  (void)state;
+  memset(&st, 0, sizeof(st));
+  DT_OK(dist_strategy_scope_enter(s));
+  DT_OK(dist_variable_create(init, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, NULL,
+                             &st.mirrored_var));
+  DT_OK(dist_variable_create(init, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, NULL,
+                             &st.on_read_var));
+  DT_OK(dist_strategy_scope_exit(s));
+  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, reduce_variables, NULL, 0, NULL, 0, &st));
+  for (r = 0; r < 3; ++r) {
+    assert_true(st.got[r][0] == 10.0f + 20.0f + 30.0f);
+    assert_true(st.got[r][1] == 2.5f);
+  }
+  dist_value_destroy(st.mirrored_var);
+  dist_value_destroy(st.on_read_var);
+  dist_value_destroy(init);
   dist_strategy_destroy(s);
 }
 
@@ -1545,6 +1671,8 @@ int main(void) {
       cmocka_unit_test(test_batch_all_reduce_mixed),
       cmocka_unit_test(test_all_gather),
       cmocka_unit_test(test_all_gather_errors),
+      cmocka_unit_test(test_all_gather_with_empty_contribution),
+      cmocka_unit_test(test_all_reduce_of_variables),
       cmocka_unit_test(test_broadcast),
       cmocka_unit_test(test_broadcast_bad_source),
       cmocka_unit_test(test_merge_call),

@@ -583,6 +583,64 @@ static void test_run_replica_error(void** state) {
   dist_strategy_destroy(s);
 }
 
+/* One run per strategy at a time; concurrent callers wait their turn and all get the
+ * right results. */
+typedef struct {
+  dist_strategy_t* strategy;
+  int32_t n;
+  int failures;
+  char failure[256];
+} concurrent_runs_state;
+
+static void* run_many(void* arg) {
+  concurrent_runs_state* st = (concurrent_runs_state*)arg;
+  int i;
+  for (i = 0; i < 25; ++i) {
+    dts_errors errors;
+    dist_value_t* result = NULL;
+    dist_status_t status;
+    int32_t r;
+    dts_errors_clear(&errors);
+    status = dist_strategy_run(st->strategy, sum_of_ids, NULL, 0, &result, 1, &errors);
+    if (status != DIST_OK) {
+      st->failures += 1;
+      snprintf(st->failure, sizeof(st->failure), "run: %s", dist_last_error_message());
+      return NULL;
+    }
+    for (r = 0; r < st->n; ++r) {
+      dist_value_t* c = NULL;
+      float v = -1.0f;
+      if (dist_value_component(result, r, &c) != DIST_OK || dts_get_f32(c, &v, 1) != 1 ||
+          v != (float)(st->n * (st->n - 1) / 2)) {
+        st->failures += 1;
+        snprintf(st->failure, sizeof(st->failure), "replica %d's sum is %g", (int)r, (double)v);
+      }
+      dist_value_destroy(c);
+    }
+    dist_value_destroy(result);
+  }
+  return NULL;
+}
+
+static void test_concurrent_runs(void** state) {
+  dist_strategy_t* s = dts_mirrored(3);
+  concurrent_runs_state st[3];
+  pthread_t threads[3];
+  int i;
+  (void)state;
+  for (i = 0; i < 3; ++i) {
+    memset(&st[i], 0, sizeof(st[i]));
+    st[i].strategy = s;
+    st[i].n = 3;
+    assert_int_equal(pthread_create(&threads[i], NULL, run_many, &st[i]), 0);
+  }
+  for (i = 0; i < 3; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
+  for (i = 0; i < 3; ++i) {
+    if (st[i].failures != 0) fail_msg("thread %d: %s", i, st[i].failure);
+  }
+  dist_strategy_destroy(s);
+}
+
 /* ---- Context accessors: misuse ---- */
 
 typedef struct {
@@ -923,6 +981,7 @@ int main(void) {
       cmocka_unit_test(test_run_rejects_uneven_results),
       cmocka_unit_test(test_run_from_replica_context),
       cmocka_unit_test(test_run_replica_error),
+      cmocka_unit_test(test_concurrent_runs),
       cmocka_unit_test(test_context_accessors_reject_misuse),
       cmocka_unit_test(test_distribute_values_from_function),
       cmocka_unit_test(test_distribute_values_from_function_errors),

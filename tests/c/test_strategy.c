@@ -499,6 +499,19 @@ static void test_experimental_set_strategy(void** state) {
   expect_in_scope_of(DIST_STRATEGY_MIRRORED, 3, "/device:CPU:0");
   DT_ERR(dist_strategy_scope_enter(b), DIST_FAILED_PRECONDITION, "dist_strategy_scope_enter",
          NULL);
+  /* Variables made now belong to the set strategy and are distributed by it. */
+  {
+    dist_value_t* init = dts_f32_scalar(1.0f, NULL);
+    dist_value_t* v = NULL;
+    int32_t created = -1;
+    DT_OK(dist_variable_create(init, DIST_SYNC_AUTO, DIST_AGGREGATION_NONE, NULL, &v));
+    assert_int_equal(dts_kind(v), DIST_VALUE_MIRRORED_VARIABLE);
+    assert_int_equal(dts_num_components(v), 3);
+    DT_OK(dist_strategy_variable_created_in_scope(a, v, &created));
+    assert_int_equal(created, 1);
+    dist_value_destroy(v);
+    dist_value_destroy(init);
+  }
   /* Replacing the set strategy outside any scope is allowed. */
   DT_OK(dist_experimental_set_strategy(b));
   expect_in_scope_of(DIST_STRATEGY_ONE_DEVICE, 1, "/device:CPU:1");
@@ -655,10 +668,15 @@ static void test_default_replica_context(void** state) {
   dist_strategy_destroy(owner);
 
   x = dts_f32(values, 3, NULL);
-  DT_OK(dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &sum));
+  {
+    dist_status_t status;
+    dt_leave_error();
+    status = dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &sum);
+    dist_value_destroy(x); /* before asserting, so that a failure leaks nothing */
+    if (!dt_check_ok(status, "dist_context_all_reduce(default context, SUM, x, &sum)")) fail();
+  }
   dts_expect_f32(sum, values, 3);
   dist_value_destroy(sum);
-  dist_value_destroy(x);
 }
 
 /* ---- Destruction order ---- */

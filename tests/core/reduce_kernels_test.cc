@@ -503,7 +503,7 @@ TEST(ReduceAxisToAccumulatorTest, IntegerLayoutsMatchTheReference) {
       constexpr int64_t kOuter = 3, kLen = 4, kInner = 5;
       Array in(dtype, kOuter * kLen * kInner);
       FillRandom(in, rng, false);
-      Array out(dtype, kOuter * kInner);
+      Array out(AccumulatorDType(dtype), kOuter * kInner);  // int64 for narrow integers
       ReduceAxisToAccumulator(dtype, op, in.data(), kOuter, kLen, kInner, out.data());
       for (int64_t o = 0; o < kOuter; ++o) {
         for (int64_t k = 0; k < kInner; ++k) {
@@ -516,8 +516,8 @@ TEST(ReduceAxisToAccumulatorTest, IntegerLayoutsMatchTheReference) {
             lo = std::min(lo, v);
             hi = std::max(hi, v);
           }
-          const int64_t expected = op == ReduceOp::kSum       ? WrapTo(dtype, static_cast<int64_t>(sum))
-                                   : op == ReduceOp::kProduct ? WrapTo(dtype, static_cast<int64_t>(product))
+          const int64_t expected = op == ReduceOp::kSum       ? static_cast<int64_t>(sum)
+                                   : op == ReduceOp::kProduct ? static_cast<int64_t>(product)
                                    : op == ReduceOp::kMin     ? lo
                                                               : hi;
           EXPECT_EQ(out.I(static_cast<size_t>(o * kInner + k)), expected) << "[" << o << ", " << k << "]";
@@ -564,7 +564,7 @@ TEST(ReduceAxisToAccumulatorTest, EmptyAxisGivesTheFloatIdentity) {
 
 // Reduces an empty [1, 0, 2] integer array.
 std::vector<int64_t> EmptyIntegerAxis(DType dtype, ReduceOp op) {
-  Array out(dtype, 2);
+  Array out(AccumulatorDType(dtype), 2);  // narrow integers accumulate in int64
   ReduceAxisToAccumulator(dtype, op, nullptr, 1, 0, 2, out.data());
   return {out.I(0), out.I(1)};
 }
@@ -736,7 +736,11 @@ TEST(AccumulatorTest, DTypes) {
   EXPECT_EQ(AccumulatorDType(DType::kFloat16), DType::kFloat32);
   EXPECT_EQ(AccumulatorDType(DType::kBFloat16), DType::kFloat32);
   for (DType dtype : AllDTypes()) {
-    if (!IsHalfLike(dtype)) {
+    const bool narrow_integer = dtype == DType::kInt8 || dtype == DType::kInt16 ||
+                                dtype == DType::kInt32 || dtype == DType::kUInt8;
+    if (narrow_integer) {
+      EXPECT_EQ(AccumulatorDType(dtype), DType::kInt64) << Name(dtype);
+    } else if (!IsHalfLike(dtype)) {
       EXPECT_EQ(AccumulatorDType(dtype), dtype) << Name(dtype);
     }
   }
