@@ -10,6 +10,7 @@
 #define DISTRIBUTE_CORE_STRATEGY_THREAD_CONTEXT_H_
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,9 @@ class Variable;
 enum class FrameKind { kScope, kReplica, kMerge, kUpdate };
 
 struct Frame {
+  Frame(FrameKind k, std::shared_ptr<Strategy> s, ReplicaContext* r = nullptr)
+      : kind(k), strategy(std::move(s)), replica(r) {}
+
   FrameKind kind;
   std::shared_ptr<Strategy> strategy;
   ReplicaContext* replica = nullptr;  // the innermost replica context, for kReplica
@@ -66,7 +70,7 @@ class ThreadContext {
   }
   size_t depth() const { return frames_.size(); }
   void Truncate(size_t depth) {
-    if (frames_.size() > depth) frames_.resize(depth);
+    if (frames_.size() > depth) frames_.erase(frames_.begin() + static_cast<std::ptrdiff_t>(depth), frames_.end());
   }
 
  private:
