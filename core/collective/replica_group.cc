@@ -219,8 +219,8 @@ absl::Status ReplicaGroup::ReduceToOne(int32_t replica, ReduceOp op, size_t firs
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   if (replica != root) {
     for (size_t t = first; t < last; ++t) {
-      std::memcpy(slots_[replica]->outputs[t].data(), slots_[root]->outputs[t].data(),
-                  slots_[root]->outputs[t].byte_size());
+      const size_t bytes = slots_[root]->outputs[t].byte_size();
+      if (bytes > 0) std::memcpy(slots_[replica]->outputs[t].data(), slots_[root]->outputs[t].data(), bytes);
     }
   }
   return barrier_.Arrive(replica, deadline);
@@ -326,6 +326,7 @@ absl::StatusOr<Tensor> ReplicaGroup::AllGather(int32_t replica, const Tensor& in
       for (int32_t q = 0; q < n_; ++q) {
         const Tensor& in = slots_[q]->inputs[0];
         const size_t block = static_cast<size_t>(in.shape().dim(axis) * inner) * element;
+        if (block == 0) continue;  // an empty tensor may have no buffer at all
         std::memcpy(out, static_cast<const char*>(in.data()) + static_cast<size_t>(o) * block, block);
         out += block;
       }

@@ -244,6 +244,7 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
   for (int64_t o = 0; o < outer; ++o) {
     for (const Tensor& t : components) {
       const size_t block = static_cast<size_t>(t.shape().dim(normalized) * inner) * element;
+      if (block == 0) continue;  // an empty tensor may have no buffer at all
       std::memcpy(dst, static_cast<const char*>(t.data()) + static_cast<size_t>(o) * block, block);
       dst += block;
     }

@@ -139,7 +139,8 @@ Expected Reference(DType dtype, ReduceOp op, const std::vector<Array>& inputs, s
   for (const Array& a : inputs) {
     sum += static_cast<uint64_t>(a.I(i));
     product *= static_cast<uint64_t>(a.I(i));
-    exact_sum += a.I(i);  // callers keep this from overflowing when they ask for MEAN
+    // Callers keep this from overflowing when they ask for MEAN; wrap (defined) otherwise.
+    exact_sum = static_cast<int64_t>(static_cast<uint64_t>(exact_sum) + static_cast<uint64_t>(a.I(i)));
     lo = std::min(lo, a.I(i));
     hi = std::max(hi, a.I(i));
   }
