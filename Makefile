@@ -16,6 +16,8 @@ demo: build
 	@./build/bin/tensors_demo
 	@echo
 	@./build/bin/mirrored_step
+	@echo
+	@./build/bin/distributed_input
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).

@@ -9,6 +9,10 @@
 
 #include "core/collective/cross_device_ops.h"
 #include "core/device/device_spec.h"
+#include "core/input/dataset.h"
+#include "core/input/distributed_dataset.h"
+#include "core/input/input_context.h"
+#include "core/input/input_options.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
 #include "core/values/value.h"
@@ -35,6 +39,29 @@ struct dist_cross_device_ops {
   distribute::CrossDeviceOps ops;
 };
 
+// A plain dataset, or a distributed one (from dist_strategy_distribute_dataset*): exactly
+// one of the two is set.
+struct dist_dataset {
+  explicit dist_dataset(distribute::DatasetPtr d) : dataset(std::move(d)) {}
+  explicit dist_dataset(std::shared_ptr<const distribute::DistributedDataset> d)
+      : distributed(std::move(d)) {}
+  distribute::DatasetPtr dataset;
+  std::shared_ptr<const distribute::DistributedDataset> distributed;
+};
+
+// One pass over a plain dataset (`plain`, with the dataset kept alive) or a distributed
+// one (`distributed`, which keeps its sources alive).
+struct dist_iterator {
+  distribute::DatasetPtr dataset;
+  std::unique_ptr<distribute::DatasetIterator> plain;
+  std::unique_ptr<distribute::DistributedIterator> distributed;
+  int32_t num_components = 0;
+};
+
+struct dist_options {
+  distribute::InputOptions options;
+};
+
 // dist_context_t is the core's ReplicaContext itself (the struct stays incomplete), so
 // dist_get_replica_context hands out the very pointer the replica function received.
 namespace distribute::c_api {
@@ -46,6 +73,14 @@ inline const ReplicaContext* Unwrap(const dist_context_t* context) {
 }
 inline dist_context_t* Wrap(ReplicaContext* context) {
   return reinterpret_cast<dist_context_t*>(context);
+}
+// dist_input_context_t is the core's InputContext itself, borrowed by the dataset function
+// for the duration of its call.
+inline const InputContext* Unwrap(const dist_input_context_t* context) {
+  return reinterpret_cast<const InputContext*>(context);
+}
+inline const dist_input_context_t* Wrap(const InputContext* context) {
+  return reinterpret_cast<const dist_input_context_t*>(context);
 }
 }  // namespace distribute::c_api
 

@@ -21,5 +21,7 @@
 #include "distribute/strategy.h"
 #include "distribute/context.h"
 #include "distribute/variable.h"
+#include "distribute/dataset.h"
+#include "distribute/input.h"
 
 #endif /* DISTRIBUTE_DISTRIBUTE_H_ */

@@ -8,7 +8,10 @@
 //      with algbw, busbw and memory efficiency against the baseline,
 //   3. the time of an empty dist_strategy_run step for 1, 2 and 4 replicas,
 //   4. the 8-byte all-reduce latency with 2 replicas,
-//   5. the targets of the issue with "met" / "NOT met".
+//   5. the targets of the issue with "met" / "NOT met",
+//   6. the input-pipeline sections (input_bench.cc): iterator throughput over host
+//      tensors against memcpy, and TFRecord read throughput against `cat`, with their
+//      targets. `--input` prints only these.
 //
 // Timings are a report, never asserted: the program exits 0 when every call succeeded,
 // 1 when a library call failed (with dist_last_error_message) and 2 on bad flags.
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "distribute/distribute.h"
+#include "input_bench.h"
 
 namespace {
 
@@ -61,8 +65,11 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
   std::fprintf(problem != nullptr ? stderr : stdout,
-               "usage: %s [--quick] [--max-bytes N] [--algo shared|one|hier]\n"
-               "  --quick        stop at 4 MiB and use fewer iterations (for CI)\n"
+               "usage: %s [--quick] [--input] [--max-bytes N] [--algo shared|one|hier]\n"
+               "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
+               "                 sections use batches up to 1 MiB and a 16 MiB TFRecord file\n"
+               "  --input        only the input-pipeline sections (iterator throughput,\n"
+               "                 TFRecord read throughput)\n"
                "  --max-bytes N  largest all-reduce and copy-baseline size in bytes\n"
                "                 (>= 8; default 256 MiB; suffixes K, M, G allowed)\n"
                "  --algo A       cross-device ops: shared (shared-memory all-reduce, the\n"
@@ -74,6 +81,7 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 struct Options {
   bool quick = false;
+  bool input_only = false;
   int64_t max_bytes = kDefaultMaxBytes;
   std::string algo = "shared";
 };
@@ -126,6 +134,8 @@ Options ParseArgs(int argc, char** argv) {
       Usage(argv[0], nullptr);
     } else if (arg == "--quick") {
       options.quick = true;
+    } else if (arg == "--input") {
+      options.input_only = true;
     } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
       const char* text = value("--max-bytes");
       if (!ParseBytes(text, &options.max_bytes) || options.max_bytes < 8) {
@@ -461,6 +471,14 @@ int main(int argc, char** argv) {
 
   CHECK_DIST(dist_set_logical_cpu_device_count(4));
 
+  if (options.input_only) {
+    std::printf("# dist-bench (distribute %s): input pipeline%s\n", DIST_VERSION_STRING,
+                options.quick ? " (--quick)" : "");
+    std::printf("# hardware threads: %u\n", std::thread::hardware_concurrency());
+    dist_bench::RunInputBench(options.quick);
+    return 0;
+  }
+
   std::printf("# dist-bench (distribute %s): in-process collectives\n", DIST_VERSION_STRING);
   std::printf("# hardware threads: %u, cross-device ops: %s, max bytes: %" PRId64 "%s\n",
               std::thread::hardware_concurrency(), options.algo.c_str(), options.max_bytes,
@@ -533,5 +551,8 @@ int main(int argc, char** argv) {
   std::printf("#   8-byte all-reduce, 2 replicas, median: %.2f us  (target < %.0f us)  %s\n",
               small.us.median, kTargetLatency8Us, Verdict(small.us.median < kTargetLatency8Us));
   (void)rows4;
+
+  // 6. Input pipeline.
+  dist_bench::RunInputBench(options.quick);
   return 0;
 }

@@ -1,0 +1,237 @@
+// C entry points for distributed input: options, distributing datasets, input contexts.
+#include <memory>
+#include <utility>
+
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
+#include "core/c_api/api_guard.h"
+#include "core/c_api/handles.h"
+#include "core/c_api/user_data.h"
+#include "core/c_api/value_args.h"
+#include "core/input/distributed_dataset.h"
+#include "core/util/status_macros.h"
+#include "distribute/input.h"
+
+using distribute::DatasetPtr;
+using distribute::DistributedDataset;
+using distribute::InputContext;
+using distribute::InputOptions;
+using distribute::c_api::ClearLastError;
+using distribute::c_api::ClearOut;
+using distribute::c_api::Guard;
+using distribute::c_api::NullArgument;
+
+namespace {
+
+using DistributedPtr = std::shared_ptr<const DistributedDataset>;
+
+InputOptions OptionsOf(const dist_options_t* options) {
+  return options != nullptr ? options->options : InputOptions{};
+}
+
+dist_status_t SetOption(const char* function, dist_options_t* options,
+                        absl::FunctionRef<absl::Status(InputOptions&)> set) {
+  return Guard(function, [&]() -> absl::Status {
+    if (options == nullptr) return NullArgument("options");
+    return set(options->options);
+  });
+}
+
+absl::StatusOr<DistributedPtr> DistributeDataset(dist_strategy_t* strategy,
+                                                 const dist_dataset_t* dataset,
+                                                 const InputOptions& options) {
+  if (strategy == nullptr) return NullArgument("strategy");
+  if (dataset == nullptr) return NullArgument("dataset");
+  if (dataset->dataset == nullptr) {
+    return absl::InvalidArgumentError("dataset is already a distributed dataset");
+  }
+  return DistributedDataset::FromDataset(*strategy->strategy, dataset->dataset, options);
+}
+
+// Calls the C dataset function through the core's function-based distribution.
+absl::StatusOr<DistributedPtr> DistributeFromFunction(dist_strategy_t* strategy,
+                                                      dist_dataset_fn fn, void* user_data,
+                                                      const InputOptions& options) {
+  if (strategy == nullptr) return NullArgument("strategy");
+  if (fn == nullptr) return NullArgument("fn");
+  return DistributedDataset::FromFunction(
+      *strategy->strategy, [&](const InputContext& context) -> absl::StatusOr<DatasetPtr> {
+        dist_dataset_t* produced = nullptr;
+        ClearLastError();
+        const dist_status_t code = fn(distribute::c_api::Wrap(&context), &produced, user_data);
+        std::unique_ptr<dist_dataset> owned(produced);
+        const std::string who =
+            absl::StrCat("fn for input pipeline ", context.input_pipeline_id());
+        if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, who);
+        if (owned == nullptr) return absl::InvalidArgumentError(absl::StrCat(who, " stored no dataset"));
+        if (owned->dataset == nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(who, " stored a distributed dataset: expected a plain one"));
+        }
+        return owned->dataset;
+      },
+      options);
+}
+
+dist_status_t NewIterator(const char* function, dist_iterator_t** out,
+                          absl::FunctionRef<absl::StatusOr<DistributedPtr>()> distribute_input) {
+  ClearOut(out);
+  return Guard(function, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(DistributedPtr distributed, distribute_input());
+    auto iterator = std::make_unique<dist_iterator>();
+    ASSIGN_OR_RETURN(iterator->distributed, distributed->MakeIterator());
+    iterator->num_components = distributed->num_components();
+    *out = iterator.release();
+    return absl::OkStatus();
+  });
+}
+
+// Shared body of the input context accessors.
+template <typename T>
+dist_status_t ContextAccessor(const char* function, const dist_input_context_t* context,
+                              T* out, absl::string_view out_arg,
+                              absl::FunctionRef<absl::StatusOr<T>(const InputContext&)> read) {
+  ClearOut(out);
+  return Guard(function, [&]() -> absl::Status {
+    if (context == nullptr) return NullArgument("context");
+    if (out == nullptr) return NullArgument(out_arg);
+    ASSIGN_OR_RETURN(*out, read(*distribute::c_api::Unwrap(context)));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+dist_status_t dist_input_options_create(dist_options_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    *out = new dist_options();
+    return absl::OkStatus();
+  });
+}
+
+void dist_input_options_destroy(dist_options_t* options) { delete options; }
+
+dist_status_t dist_input_options_set_prefetch_depth(dist_options_t* options, int64_t depth) {
+  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
+    if (depth < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("depth is ", depth, ": expected >= 0"));
+    }
+    o.prefetch_depth = depth;
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_input_options_set_replication_mode(dist_options_t* options,
+                                                      dist_input_replication_mode_t mode) {
+  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
+    ASSIGN_OR_RETURN(o.replication_mode, distribute::InputReplicationModeFromInt(mode));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_input_options_set_auto_shard_policy(dist_options_t* options,
+                                                       dist_auto_shard_policy_t policy) {
+  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
+    ASSIGN_OR_RETURN(o.auto_shard_policy, distribute::AutoShardPolicyFromInt(policy));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_input_options_set_fetch_to_device(dist_options_t* options, int32_t enable) {
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.fetch_to_device = enable != 0;
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_input_options_set_per_replica_batches(dist_options_t* options, int32_t enable) {
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.per_replica_batches = enable != 0;
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
+                                               const dist_dataset_t* dataset,
+                                               const dist_options_t* options,
+                                               dist_dataset_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(DistributedPtr distributed,
+                     DistributeDataset(strategy, dataset, OptionsOf(options)));
+    *out = new dist_dataset(std::move(distributed));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_strategy_distribute_datasets_from_function(dist_strategy_t* strategy,
+                                                              dist_dataset_fn fn, void* user_data,
+                                                              dist_free_fn free_fn,
+                                                              const dist_options_t* options,
+                                                              dist_dataset_t** out) {
+  ClearOut(out);
+  const dist_status_t status = Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(DistributedPtr distributed,
+                     DistributeFromFunction(strategy, fn, user_data, OptionsOf(options)));
+    *out = new dist_dataset(std::move(distributed));
+    return absl::OkStatus();
+  });
+  // fn is no longer needed; on failure the caller keeps user_data.
+  if (status == DIST_OK && free_fn != nullptr) free_fn(user_data);
+  return status;
+}
+
+dist_status_t dist_strategy_make_dataset_iterator(dist_strategy_t* strategy,
+                                                  const dist_dataset_t* dataset,
+                                                  dist_iterator_t** out) {
+  return NewIterator(__func__, out, [&] { return DistributeDataset(strategy, dataset, InputOptions{}); });
+}
+
+dist_status_t dist_strategy_make_input_fn_iterator(dist_strategy_t* strategy, dist_dataset_fn fn,
+                                                   void* user_data, dist_iterator_t** out) {
+  return NewIterator(__func__, out, [&] {
+    return DistributeFromFunction(strategy, fn, user_data, InputOptions{});
+  });
+}
+
+dist_status_t dist_input_context_num_input_pipelines(const dist_input_context_t* context,
+                                                     int32_t* out_count) {
+  return ContextAccessor<int32_t>(__func__, context, out_count, "out_count",
+                                  [](const InputContext& c) -> absl::StatusOr<int32_t> {
+                                    return c.num_input_pipelines();
+                                  });
+}
+
+dist_status_t dist_input_context_input_pipeline_id(const dist_input_context_t* context,
+                                                   int32_t* out_id) {
+  return ContextAccessor<int32_t>(__func__, context, out_id, "out_id",
+                                  [](const InputContext& c) -> absl::StatusOr<int32_t> {
+                                    return c.input_pipeline_id();
+                                  });
+}
+
+dist_status_t dist_input_context_num_replicas_in_sync(const dist_input_context_t* context,
+                                                      int32_t* out_count) {
+  return ContextAccessor<int32_t>(__func__, context, out_count, "out_count",
+                                  [](const InputContext& c) -> absl::StatusOr<int32_t> {
+                                    return c.num_replicas_in_sync();
+                                  });
+}
+
+dist_status_t dist_input_context_per_replica_batch_size(const dist_input_context_t* context,
+                                                        int64_t global_batch_size,
+                                                        int64_t* out_size) {
+  return ContextAccessor<int64_t>(__func__, context, out_size, "out_size",
+                                  [&](const InputContext& c) {
+                                    return c.PerReplicaBatchSize(global_batch_size);
+                                  });
+}
+
+}  // extern "C"

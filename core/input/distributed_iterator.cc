@@ -1,0 +1,95 @@
+// DistributedIterator: one step pulls what every replica needs from the sources, then
+// splits or pads so that all replicas get a batch (possibly empty) or all end together.
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/input/distributed_dataset.h"
+#include "core/input/distribution.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+
+DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> datasets,
+                                         std::vector<std::unique_ptr<DatasetIterator>> sources,
+                                         std::vector<DeviceSpec> workers, int32_t num_components,
+                                         int64_t per_replica_batch_size, bool fetch_to_device)
+    : mode_(mode),
+      datasets_(std::move(datasets)),
+      sources_(std::move(sources)),
+      exhausted_(sources_.size(), false),
+      workers_(std::move(workers)),
+      num_components_(num_components),
+      per_replica_batch_size_(per_replica_batch_size),
+      fetch_to_device_(fetch_to_device) {}
+
+absl::StatusOr<bool> DistributedIterator::Pull(size_t source, Element* out) {
+  if (exhausted_[source]) return false;
+  ASSIGN_OR_RETURN(const bool has_value, sources_[source]->GetNext(out));
+  if (!has_value) {
+    exhausted_[source] = true;
+    return false;
+  }
+  if (out->size() != static_cast<size_t>(num_components_)) {
+    return absl::InternalError(absl::StrCat("the dataset produced an element of ", out->size(),
+                                            " components, expected ", num_components_));
+  }
+  return true;
+}
+
+absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextSplit() {
+  Element batch;
+  ASSIGN_OR_RETURN(const bool has_value, Pull(0, &batch));
+  if (!has_value) return std::optional<std::vector<Element>>();
+  if (per_replica_batch_size_ == 0) {
+    // The dataset did not say its batch size: the first batch is a full one.
+    ASSIGN_OR_RETURN(const int64_t rows, BatchDimension(batch));
+    per_replica_batch_size_ = SplitBatchSize(rows, num_replicas());
+  }
+  ASSIGN_OR_RETURN(std::vector<Element> by_replica,
+                   SplitBatch(batch, per_replica_batch_size_, workers_, fetch_to_device_));
+  return std::optional<std::vector<Element>>(std::move(by_replica));
+}
+
+absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextGathered() {
+  std::vector<std::optional<Element>> by_replica(workers_.size());
+  bool any = false;
+  for (size_t r = 0; r < workers_.size(); ++r) {
+    const size_t source = mode_ == Mode::kPerReplica ? r : 0;
+    Element element;
+    ASSIGN_OR_RETURN(const bool has_value, Pull(source, &element));
+    if (!has_value) continue;
+    by_replica[r] = std::move(element);
+    any = true;
+  }
+  if (!any) return std::optional<std::vector<Element>>();
+  ASSIGN_OR_RETURN(std::vector<Element> padded,
+                   PadMissingReplicas(std::move(by_replica), workers_, fetch_to_device_));
+  for (size_t r = 0; r < padded.size(); ++r) {
+    for (Tensor& component : padded[r]) {
+      ASSIGN_OR_RETURN(component,
+                       PlaceTensor(component, BatchPlacement(workers_[r], component.device(),
+                                                             fetch_to_device_)));
+    }
+  }
+  return std::optional<std::vector<Element>>(std::move(padded));
+}
+
+absl::StatusOr<bool> DistributedIterator::GetNext(std::vector<Value>* out) {
+  out->clear();
+  if (done_) return false;
+  std::optional<std::vector<Element>> by_replica;
+  if (mode_ == Mode::kSplit) {
+    ASSIGN_OR_RETURN(by_replica, NextSplit());
+  } else {
+    ASSIGN_OR_RETURN(by_replica, NextGathered());
+  }
+  if (!by_replica.has_value()) {
+    done_ = true;
+    return false;
+  }
+  ASSIGN_OR_RETURN(*out, PerReplicaValues(std::move(*by_replica), num_components_));
+  return true;
+}
+
+}  // namespace distribute

@@ -1,0 +1,49 @@
+// tf.distribute.InputOptions and the enums it is made of: how distributed input is
+// replicated, sharded across input pipelines and prefetched.
+#ifndef DISTRIBUTE_CORE_INPUT_INPUT_OPTIONS_H_
+#define DISTRIBUTE_CORE_INPUT_INPUT_OPTIONS_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace distribute {
+
+// tf.distribute.InputReplicationMode. The numbers are the C API's.
+enum class InputReplicationMode : int32_t {
+  kPerWorker = 1,   // one dataset per worker, shared by its replicas
+  kPerReplica = 2,  // one dataset per replica
+};
+
+// tf.data.experimental.AutoShardPolicy. The numbers are the C API's.
+enum class AutoShardPolicy : int32_t {
+  kOff = 0,
+  kAuto = 1,  // FILE when the source reads (enough) files, else DATA
+  kFile = 2,  // each input pipeline reads its share of the files
+  kData = 3,  // each input pipeline keeps its share of the elements
+};
+
+absl::StatusOr<InputReplicationMode> InputReplicationModeFromInt(int32_t value);
+absl::StatusOr<AutoShardPolicy> AutoShardPolicyFromInt(int32_t value);
+absl::string_view AutoShardPolicyName(AutoShardPolicy policy);
+
+struct InputOptions {
+  // Steps each replica's iterator prepares ahead on a background thread; 0 disables.
+  int64_t prefetch_depth = 1;
+  InputReplicationMode replication_mode = InputReplicationMode::kPerWorker;
+  AutoShardPolicy auto_shard_policy = AutoShardPolicy::kAuto;
+  // Copy each replica's batch to its device. CPU replicas get host batches either way;
+  // without it, the batches of GPU replicas stay in host memory.
+  bool fetch_to_device = false;
+  // The contrib semantics: every incoming element is already one replica's batch, and
+  // replicas take consecutive elements instead of splitting one.
+  bool per_replica_batches = false;
+};
+
+// InvalidArgument naming the bad field, or OK.
+absl::Status ValidateInputOptions(const InputOptions& options);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_INPUT_INPUT_OPTIONS_H_

@@ -1,0 +1,166 @@
+// TFRecords: each record is a uint64 length (little-endian), the masked CRC32C of those 8
+// bytes, the data, and the masked CRC32C of the data. Also the writer.
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/input/crc32c.h"
+#include "core/input/file_reader.h"
+#include "core/input/host_tensor.h"
+#include "core/input/sources.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+constexpr size_t kHeaderBytes = 12;  // length + its CRC
+constexpr size_t kFooterBytes = 4;   // the data's CRC
+
+uint64_t LoadLe64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+uint32_t LoadLe32(const unsigned char* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+void StoreLe64(uint64_t v, unsigned char* p) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+void StoreLe32(uint32_t v, unsigned char* p) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+class TFRecordIterator : public DatasetIterator {
+ public:
+  explicit TFRecordIterator(std::vector<std::string> files) : files_(std::move(files)) {}
+
+  absl::StatusOr<bool> GetNext(Element* out) override {
+    if (!error_.ok()) return error_;
+    absl::StatusOr<bool> got = Next(out);
+    if (!got.ok()) error_ = got.status();
+    return got;
+  }
+
+ private:
+  absl::Status DataLoss(uint64_t offset, absl::string_view what) const {
+    return absl::DataLossError(absl::StrCat(what, " in TFRecord file '", reader_->path(),
+                                            "' at offset ", offset));
+  }
+
+  absl::StatusOr<bool> Next(Element* out) {
+    while (true) {
+      if (reader_ == nullptr) {
+        if (next_file_ >= files_.size()) return false;
+        ASSIGN_OR_RETURN(reader_, FileReader::Open(files_[next_file_++]));
+      }
+      const uint64_t start = reader_->offset();
+      unsigned char header[kHeaderBytes];
+      ASSIGN_OR_RETURN(const size_t got, reader_->Read(header, kHeaderBytes));
+      if (got == 0) {
+        reader_.reset();
+        continue;
+      }
+      if (got != kHeaderBytes) {
+        return DataLoss(start, absl::StrCat("truncated record header (", got, " of ",
+                                            kHeaderBytes, " bytes)"));
+      }
+      if (UnmaskCrc32c(LoadLe32(header + 8)) != Crc32c(header, 8)) {
+        return DataLoss(start, "corrupt record length (CRC mismatch)");
+      }
+      const uint64_t length = LoadLe64(header);
+      const uint64_t remaining = reader_->size() - reader_->offset();
+      if (remaining < kFooterBytes || length > remaining - kFooterBytes) {
+        return DataLoss(start, absl::StrCat("truncated record (length ", length, ", ",
+                                            remaining, " bytes left in the file)"));
+      }
+      const int64_t dims[1] = {static_cast<int64_t>(length)};
+      ASSIGN_OR_RETURN(Tensor t, NewHostTensor(DType::kUInt8, dims));
+      ASSIGN_OR_RETURN(const size_t data_got, reader_->Read(t.data(), length));
+      unsigned char footer[kFooterBytes];
+      size_t footer_got = 0;
+      if (data_got == length) {
+        ASSIGN_OR_RETURN(footer_got, reader_->Read(footer, kFooterBytes));
+      }
+      if (data_got != length || footer_got != kFooterBytes) {
+        return DataLoss(start, absl::StrCat("truncated record (length ", length, ")"));
+      }
+      if (UnmaskCrc32c(LoadLe32(footer)) != Crc32c(t.data(), length)) {
+        return DataLoss(start, "corrupt record data (CRC mismatch)");
+      }
+      out->clear();
+      out->push_back(std::move(t));
+      return true;
+    }
+  }
+
+  std::vector<std::string> files_;
+  size_t next_file_ = 0;
+  std::unique_ptr<FileReader> reader_;
+  absl::Status error_;
+};
+
+class TFRecordDataset : public Dataset {
+ public:
+  explicit TFRecordDataset(std::vector<std::string> files) : files_(std::move(files)) {}
+
+  int32_t num_components() const override { return 1; }
+
+  absl::StatusOr<std::unique_ptr<DatasetIterator>> MakeIterator(uint64_t) const override {
+    return std::unique_ptr<DatasetIterator>(new TFRecordIterator(files_));
+  }
+
+  std::vector<std::string> SourceFiles() const override { return files_; }
+  absl::StatusOr<DatasetPtr> WithSourceFiles(std::vector<std::string> files) const override {
+    return TFRecords(std::move(files));
+  }
+
+ private:
+  std::vector<std::string> files_;
+};
+
+}  // namespace
+
+absl::StatusOr<DatasetPtr> TFRecords(std::vector<std::string> files) {
+  return DatasetPtr(std::make_shared<TFRecordDataset>(std::move(files)));
+}
+
+absl::Status WriteTFRecordFile(const std::string& path, const std::vector<std::string>& records) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) {
+    return absl::UnknownError(
+        absl::StrCat("cannot create file '", path, "': ", std::strerror(errno)));
+  }
+  bool ok = true;
+  for (const std::string& record : records) {
+    unsigned char header[kHeaderBytes];
+    StoreLe64(record.size(), header);
+    StoreLe32(MaskCrc32c(Crc32c(header, 8)), header + 8);
+    unsigned char footer[kFooterBytes];
+    StoreLe32(MaskCrc32c(Crc32c(record.data(), record.size())), footer);
+    ok = ok && std::fwrite(header, 1, kHeaderBytes, file) == kHeaderBytes &&
+         std::fwrite(record.data(), 1, record.size(), file) == record.size() &&
+         std::fwrite(footer, 1, kFooterBytes, file) == kFooterBytes;
+    if (!ok) break;
+  }
+  const int err = errno;
+  if (std::fclose(file) != 0) ok = false;
+  if (!ok) {
+    return absl::UnknownError(
+        absl::StrCat("cannot write file '", path, "': ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace distribute

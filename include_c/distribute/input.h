@@ -1,0 +1,107 @@
+/* distribute — distributing datasets over a strategy's replicas.
+ *
+ * See dataset.h for datasets and iterators. Thread-safety: options and input contexts are
+ * used by one thread at a time; the distribute calls are safe. */
+#ifndef DISTRIBUTE_INPUT_H_
+#define DISTRIBUTE_INPUT_H_
+
+#include <stdint.h>
+
+#include "distribute/dataset.h"
+#include "distribute/export.h"
+#include "distribute/status.h"
+#include "distribute/types.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* tf.data.experimental.AutoShardPolicy. Values are the DIST_AUTO_SHARD_* constants. */
+typedef int32_t dist_auto_shard_policy_t;
+
+#define DIST_AUTO_SHARD_OFF 0
+#define DIST_AUTO_SHARD_AUTO 1  /* FILE when the source reads files, else DATA */
+#define DIST_AUTO_SHARD_FILE 2  /* each input pipeline reads its share of the files */
+#define DIST_AUTO_SHARD_DATA 3  /* each input pipeline keeps its share of the elements */
+
+/* tf.distribute.InputReplicationMode. Values are the DIST_INPUT_* constants. */
+typedef int32_t dist_input_replication_mode_t;
+
+#define DIST_INPUT_PER_WORKER 1
+#define DIST_INPUT_PER_REPLICA 2
+
+/* Builds the dataset for one input pipeline (dist_strategy_distribute_datasets_from_function):
+ * stores a new dataset, batched by the per-replica batch size, in *out. The context is
+ * borrowed for the call. */
+typedef dist_status_t (*dist_dataset_fn)(const dist_input_context_t* context, dist_dataset_t** out,
+                                         void* user_data);
+
+/* ---- Input options (tf.distribute.InputOptions) ---- */
+
+/* New options: prefetch depth 1 per replica, PER_WORKER, AUTO sharding, global batches,
+ * no fetch to device. */
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_create(dist_options_t** out);
+DIST_API void dist_input_options_destroy(dist_options_t* options);
+
+/* Batches each replica's iterator prepares ahead (>= 0; 0 disables prefetching). */
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_prefetch_depth(dist_options_t* options,
+                                                                           int64_t depth);
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_replication_mode(
+    dist_options_t* options, dist_input_replication_mode_t mode);
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_auto_shard_policy(
+    dist_options_t* options, dist_auto_shard_policy_t policy);
+/* Copy each replica's batch to its device (meaningful for GPU replicas; with CPU replicas
+ * the batches are already in place). */
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_fetch_to_device(dist_options_t* options,
+                                                                            int32_t enable);
+/* The contrib MirroredStrategy semantics: each incoming batch is already one replica's
+ * batch; replicas take consecutive batches instead of splitting one. */
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches(
+    dist_options_t* options, int32_t enable);
+
+/* ---- Distribution ---- */
+
+/* Strategy.experimental_distribute_dataset: `dataset` must be batched by the global batch
+ * size; each batch is split along its first axis across the replicas. `options` may be
+ * NULL (defaults). The result is a distributed dataset for dist_dataset_make_iterator.
+ * Errors: a dataset whose elements are not batches (a rank-0 component) fails at the
+ * first get_next; FILE sharding with fewer files than input pipelines fails here. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
+                                                                       const dist_dataset_t* dataset,
+                                                                       const dist_options_t* options,
+                                                                       dist_dataset_t** out);
+
+/* Strategy.experimental_distribute_datasets_from_function: `fn` is called (on this thread,
+ * during this call) once per worker (PER_WORKER: its dataset yields per-replica batches,
+ * and the worker's replicas take consecutive batches, one each per step) or once per
+ * replica (PER_REPLICA: replica i iterates its own dataset). A replica whose dataset ends
+ * first gets empty batches until every replica's has ended. `free_fn` (may be NULL) releases user_data once fn is no longer needed (before
+ * this call returns). */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_datasets_from_function(
+    dist_strategy_t* strategy, dist_dataset_fn fn, void* user_data, dist_free_fn free_fn,
+    const dist_options_t* options, dist_dataset_t** out);
+
+/* The contrib entry points of the reference pages: make_dataset_iterator is
+ * distribute_dataset then make_iterator; make_input_fn_iterator is
+ * distribute_datasets_from_function (PER_WORKER) then make_iterator. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_make_dataset_iterator(dist_strategy_t* strategy,
+                                                                          const dist_dataset_t* dataset,
+                                                                          dist_iterator_t** out);
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_make_input_fn_iterator(dist_strategy_t* strategy,
+                                                                           dist_dataset_fn fn,
+                                                                           void* user_data,
+                                                                           dist_iterator_t** out);
+
+/* ---- Input context (tf.distribute.InputContext) ---- */
+
+DIST_API DIST_NODISCARD dist_status_t dist_input_context_num_input_pipelines(
+    const dist_input_context_t* context, int32_t* out_count);
+DIST_API DIST_NODISCARD dist_status_t dist_input_context_input_pipeline_id(
+    const dist_input_context_t* context, int32_t* out_id);
+DIST_API DIST_NODISCARD dist_status_t dist_input_context_num_replicas_in_sync(
+    const dist_input_context_t* context, int32_t* out_count);
+/* global_batch_size / num_replicas_in_sync; DIST_INVALID_ARGUMENT when it does not divide. */
+DIST_API DIST_NODISCARD dist_status_t dist_input_context_per_replica_batch_size(
+    const dist_input_context_t* context, int64_t global_batch_size, int64_t* out_size);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_INPUT_H_ */
