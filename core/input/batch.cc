@@ -23,6 +23,16 @@ class BatchIterator : public DatasetIterator {
 
   absl::StatusOr<bool> GetNext(Element* out) override {
     if (done_) return false;
+    // Rows of one source tensor come stacked already, as a view: no per-element copy.
+    ASSIGN_OR_RETURN(const int64_t rows, input_->GetNextRows(batch_size_, out));
+    if (rows >= 0) {
+      if (rows == 0 || (drop_remainder_ && rows < batch_size_)) {
+        done_ = true;
+        input_.reset();
+        return false;
+      }
+      return true;
+    }
     std::vector<Element> elements;
     while (static_cast<int64_t>(elements.size()) < batch_size_) {
       Element element;

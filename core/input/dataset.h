@@ -23,6 +23,16 @@ class DatasetIterator {
   // The next element in *out (replacing its contents): true, or false at the end (and at
   // every later call). An error leaves the iterator destroyable.
   virtual absl::StatusOr<bool> GetNext(Element* out) = 0;
+
+  // Sources that hold their elements as rows of larger tensors hand out up to `max_rows`
+  // next elements already stacked into one batch (views of the rows, no copy): the number
+  // of rows given (0 at the end). -1 when this iterator cannot; Batch then stacks element
+  // by element.
+  virtual absl::StatusOr<int64_t> GetNextRows(int64_t max_rows, Element* out) {
+    (void)max_rows;
+    (void)out;
+    return -1;
+  }
 };
 
 class Dataset {

@@ -189,6 +189,11 @@ class MapDataset : public Dataset {
     return Map(std::move(input), fn_, num_outputs_, num_parallel_calls_);
   }
 
+
+  // Element-wise transformations keep batches whole: distribution still knows the global
+  // batch size when a map, shuffle, take... follows the batch.
+  int64_t batch_size() const override { return input_->batch_size(); }
+
  private:
   DatasetPtr input_;
   std::shared_ptr<const MapFn> fn_;

@@ -81,6 +81,11 @@ class RepeatDataset : public Dataset {
     return Repeat(std::move(input), count_);
   }
 
+
+  // Element-wise transformations keep batches whole: distribution still knows the global
+  // batch size when a map, shuffle, take... follows the batch.
+  int64_t batch_size() const override { return input_->batch_size(); }
+
  private:
   DatasetPtr input_;
   int64_t count_;

@@ -57,6 +57,11 @@ class ShardDataset : public Dataset {
     return Shard(std::move(input), num_shards_, index_);
   }
 
+
+  // Element-wise transformations keep batches whole: distribution still knows the global
+  // batch size when a map, shuffle, take... follows the batch.
+  int64_t batch_size() const override { return input_->batch_size(); }
+
  private:
   DatasetPtr input_;
   int64_t num_shards_, index_;

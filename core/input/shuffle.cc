@@ -76,6 +76,11 @@ class ShuffleDataset : public Dataset {
     return Shuffle(std::move(input), buffer_size_, seed_);
   }
 
+
+  // Element-wise transformations keep batches whole: distribution still knows the global
+  // batch size when a map, shuffle, take... follows the batch.
+  int64_t batch_size() const override { return input_->batch_size(); }
+
  private:
   DatasetPtr input_;
   int64_t buffer_size_;

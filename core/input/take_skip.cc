@@ -89,6 +89,11 @@ class TakeSkipDataset : public Dataset {
     return DatasetPtr(std::make_shared<TakeSkipDataset>(kind_, std::move(input), count_));
   }
 
+
+  // Element-wise transformations keep batches whole: distribution still knows the global
+  // batch size when a map, shuffle, take... follows the batch.
+  int64_t batch_size() const override { return input_->batch_size(); }
+
  private:
   Kind kind_;
   DatasetPtr input_;

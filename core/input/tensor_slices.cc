@@ -1,4 +1,5 @@
 // FromTensorSlices: element i views row i of every component.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -64,6 +65,28 @@ class TensorSlicesIterator : public DatasetIterator {
     }
     *out = std::move(element);
     return true;
+  }
+
+  absl::StatusOr<int64_t> GetNextRows(int64_t max_rows, Element* out) override {
+    const int64_t rows = std::min(max_rows, dataset_.rows() - next_);
+    if (rows <= 0) return 0;
+    Element batch;
+    batch.reserve(dataset_.components().size());
+    for (const Component& c : dataset_.components()) {
+      const std::shared_ptr<Buffer>& parent = c.tensor.buffer();
+      char* base = static_cast<char*>(parent->data());
+      const size_t bytes = static_cast<size_t>(rows) * c.row_bytes;
+      void* first = base == nullptr ? nullptr : base + static_cast<size_t>(next_) * c.row_bytes;
+      std::vector<int64_t> dims{rows};
+      dims.insert(dims.end(), c.row_shape.dims().begin(), c.row_shape.dims().end());
+      ASSIGN_OR_RETURN(Shape shape, Shape::Make(dims));
+      auto view = Buffer::Borrow(parent->device(), first, bytes, [parent] {});
+      ASSIGN_OR_RETURN(Tensor t, Tensor::FromBuffer(c.tensor.dtype(), std::move(shape), std::move(view)));
+      batch.push_back(std::move(t));
+    }
+    next_ += rows;
+    *out = std::move(batch);
+    return rows;
   }
 
  private:
