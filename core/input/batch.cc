@@ -24,12 +24,26 @@ class BatchIterator : public DatasetIterator {
   absl::StatusOr<bool> GetNext(Element* out) override {
     if (done_) return false;
     // Rows of one source tensor come stacked already, as a view: no per-element copy.
-    ASSIGN_OR_RETURN(const int64_t rows, input_->GetNextRows(batch_size_, out));
+    Element chunk;
+    ASSIGN_OR_RETURN(int64_t rows, input_->GetNextRows(batch_size_, &chunk));
     if (rows >= 0) {
-      if (rows == 0 || (drop_remainder_ && rows < batch_size_)) {
+      std::vector<Element> chunks;
+      int64_t total = 0;
+      while (rows > 0) {
+        chunks.push_back(std::move(chunk));
+        total += rows;
+        if (total == batch_size_) break;
+        ASSIGN_OR_RETURN(rows, input_->GetNextRows(batch_size_ - total, &chunk));
+      }
+      if (total < batch_size_) {
         done_ = true;
         input_.reset();
-        return false;
+        if (total == 0 || drop_remainder_) return false;
+      }
+      if (chunks.size() == 1) {
+        *out = std::move(chunks.front());
+      } else {
+        ASSIGN_OR_RETURN(*out, Concatenate(chunks));  // a batch across an epoch boundary
       }
       return true;
     }
@@ -51,6 +65,26 @@ class BatchIterator : public DatasetIterator {
   }
 
  private:
+  // Joins row chunks (each [rows, ...], same row shape) along their first axis.
+  static absl::StatusOr<Element> Concatenate(const std::vector<Element>& chunks) {
+    Element batch;
+    for (size_t c = 0; c < chunks[0].size(); ++c) {
+      const Tensor& first = chunks[0][c];
+      std::vector<int64_t> dims = first.shape().dims();
+      dims[0] = 0;
+      for (const Element& chunk : chunks) dims[0] += chunk[c].shape().dim(0);
+      ASSIGN_OR_RETURN(Tensor joined, NewHostTensor(first.dtype(), dims));
+      char* dst = static_cast<char*>(joined.data());
+      for (const Element& chunk : chunks) {
+        const size_t bytes = chunk[c].byte_size();
+        if (bytes > 0) std::memcpy(dst, chunk[c].data(), bytes);
+        dst += bytes;
+      }
+      batch.push_back(std::move(joined));
+    }
+    return batch;
+  }
+
   static absl::StatusOr<Element> Stack(const std::vector<Element>& elements) {
     const size_t components = elements[0].size();
     Element batch;

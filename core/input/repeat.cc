@@ -27,16 +27,34 @@ class RepeatIterator : public DatasetIterator {
       : input_(std::move(input)), count_(count), outer_pass_(outer_pass) {}
 
   absl::StatusOr<bool> GetNext(Element* out) override {
+    ASSIGN_OR_RETURN(const int64_t got, Next([&](DatasetIterator& input) -> absl::StatusOr<int64_t> {
+      ASSIGN_OR_RETURN(const bool has_value, input.GetNext(out));
+      return has_value ? 1 : 0;
+    }));
+    return got > 0;
+  }
+
+  // Rows pass through from a row source; a batch spanning two epochs is assembled by the
+  // batch from two calls.
+  absl::StatusOr<int64_t> GetNextRows(int64_t max_rows, Element* out) override {
+    return Next([&](DatasetIterator& input) { return input.GetNextRows(max_rows, out); });
+  }
+
+ private:
+  // Runs `take` on the current epoch's iterator, moving to the next epoch when it gives 0;
+  // passes on -1 (rows not supported) and errors.
+  template <typename Take>
+  absl::StatusOr<int64_t> Next(Take take) {
     while (!done_) {
       if (current_ == nullptr) {
         if (count_ >= 0 && epoch_ >= static_cast<uint64_t>(count_)) break;
         ASSIGN_OR_RETURN(current_, input_->MakeIterator(InnerPass()));
         epoch_had_elements_ = false;
       }
-      ASSIGN_OR_RETURN(const bool got, current_->GetNext(out));
-      if (got) {
-        epoch_had_elements_ = true;
-        return true;
+      ASSIGN_OR_RETURN(const int64_t got, take(*current_));
+      if (got != 0) {
+        if (got > 0) epoch_had_elements_ = true;
+        return got;
       }
       current_.reset();
       ++epoch_;
@@ -45,8 +63,10 @@ class RepeatIterator : public DatasetIterator {
     }
     done_ = true;
     current_.reset();
-    return false;
+    return 0;
   }
+
+ public:
 
  private:
   // Unique per (outer pass, epoch), and just the epoch under an outer pass 0.
