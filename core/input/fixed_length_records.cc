@@ -37,9 +37,13 @@ class FixedLengthRecordsIterator : public DatasetIterator {
     ASSIGN_OR_RETURN(reader_, FileReader::Open(path));
     const uint64_t size = reader_->size();
     const uint64_t frame = static_cast<uint64_t>(layout_.header_bytes + layout_.footer_bytes);
-    if (size < frame ||
-        (size - frame) % static_cast<uint64_t>(layout_.record_bytes) != 0) {
-      const uint64_t body = size < frame ? 0 : size - frame;
+    if (size < frame) {
+      return absl::DataLossError(absl::StrCat(
+          "file '", path, "' has ", size, " bytes: too short for its header of ",
+          layout_.header_bytes, " and footer of ", layout_.footer_bytes, " bytes"));
+    }
+    if ((size - frame) % static_cast<uint64_t>(layout_.record_bytes) != 0) {
+      const uint64_t body = size - frame;
       return absl::DataLossError(absl::StrCat(
           "file '", path, "' has ", size, " bytes: after a header of ", layout_.header_bytes,
           " and a footer of ", layout_.footer_bytes, " bytes, its body of ", body,

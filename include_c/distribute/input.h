@@ -63,7 +63,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches
  * size; each batch is split along its first axis across the replicas. `options` may be
  * NULL (defaults). The result is a distributed dataset for dist_dataset_make_iterator.
  * Errors: a dataset whose elements are not batches (a rank-0 component) fails at the
- * first get_next; FILE sharding with fewer files than input pipelines fails here. */
+ * first get_next; FILE sharding with fewer files than input pipelines fails here (with
+ * one input pipeline, as on a single worker, no policy shards anything). */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                                        const dist_dataset_t* dataset,
                                                                        const dist_options_t* options,
