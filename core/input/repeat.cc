@@ -9,17 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/input/input_check.h"
 #include "core/input/transformations.h"
+#include "core/util/mix.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 class RepeatIterator : public DatasetIterator {
  public:
