@@ -103,6 +103,13 @@ dist_status_t dist_context_device(const dist_context_t* context, const char** ou
   });
 }
 
+dist_status_t dist_context_set_timeout(dist_context_t* context, int64_t timeout_ms) {
+  return Guard(__func__, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
+    return replica->SetTimeoutMs(timeout_ms);
+  });
+}
+
 dist_status_t dist_context_all_reduce(dist_context_t* context, dist_reduce_op_t op,
                                       const dist_value_t* value, dist_value_t** out) {
   return Collective(__func__, context, value, out,

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "core/cluster/cluster_spec.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/device/device_spec.h"
 #include "core/input/dataset.h"
@@ -56,6 +57,10 @@ struct dist_iterator {
   std::unique_ptr<distribute::DatasetIterator> plain;
   std::unique_ptr<distribute::DistributedIterator> distributed;
   int32_t num_components = 0;
+};
+
+struct dist_cluster {
+  distribute::ClusterSpec spec;
 };
 
 struct dist_options {

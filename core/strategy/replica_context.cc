@@ -44,7 +44,24 @@ const std::string& ReplicaContext::device_name() const {
   return strategy_.worker_names()[static_cast<size_t>(replica_id_)];
 }
 
-Deadline ReplicaContext::NewDeadline() const { return strategy_.NewDeadline(); }
+Deadline ReplicaContext::NewDeadline() const {
+  return timeout_ms_ > 0 ? Deadline::AfterMs(timeout_ms_) : strategy_.NewDeadline();
+}
+
+absl::Status ReplicaContext::SetTimeoutMs(int64_t timeout_ms) {
+  if (timeout_ms < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "timeout_ms is ", timeout_ms, ": expected a positive number of milliseconds, or 0 for "
+                                      "the strategy's timeout"));
+  }
+  if (this == &DefaultContext()) {
+    return absl::FailedPreconditionError(
+        "the default replica context is shared by every thread and never waits: its timeout "
+        "cannot be set");
+  }
+  timeout_ms_ = timeout_ms;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Tensor> ReplicaContext::AllReduce(ReduceOp op, const Tensor& value) {
   ASSIGN_OR_RETURN(std::vector<Tensor> out, BatchAllReduce(op, std::span<const Tensor>(&value, 1)));

@@ -41,8 +41,11 @@ class ReplicaContext {
   const std::string& device_name() const;
   bool joined() const { return joined_; }
 
-  // Every replica's deadline for its next wait (the strategy's timeout from now).
+  // This replica's deadline for its next wait: its own timeout if set, else the
+  // strategy's, from now.
   Deadline NewDeadline() const;
+  // A per-replica override of the strategy's timeout (0 restores the strategy's).
+  absl::Status SetTimeoutMs(int64_t timeout_ms);
 
   absl::StatusOr<Tensor> AllReduce(ReduceOp op, const Tensor& value);
   absl::StatusOr<std::vector<Tensor>> BatchAllReduce(ReduceOp op, std::span<const Tensor> values);
@@ -58,6 +61,7 @@ class ReplicaContext {
   Strategy& strategy_;
   const int32_t replica_id_;
   const bool joined_;
+  int64_t timeout_ms_ = 0;  // 0: the strategy's
 };
 
 // Argument i of every replica, regrouped as merge_call and run present it: the same

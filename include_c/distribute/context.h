@@ -51,6 +51,15 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_strategy(const dist_context_t
 DIST_API DIST_NODISCARD dist_status_t dist_context_device(const dist_context_t* context,
                                                           const char** out_device);
 
+/* Overrides, for this replica's collectives from now until its replica function returns
+ * (or it leaves, for a joined replica), the strategy's timeout: timeout_ms > 0 bounds each
+ * later wait of this replica; 0 restores the strategy's. Replicas may set different
+ * bounds; the first to expire fails the collective for all (DIST_DEADLINE_EXCEEDED on that
+ * replica, DIST_ABORTED on the others).
+ * Thread-safety: owner thread only. */
+DIST_API DIST_NODISCARD dist_status_t dist_context_set_timeout(dist_context_t* context,
+                                                               int64_t timeout_ms);
+
 /* All-reduces a tensor (or this replica's variable value) across replicas; *out is a new
  * tensor on this replica's device, bit-identical on every replica. Collective. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_all_reduce(dist_context_t* context,

@@ -23,5 +23,6 @@
 #include "distribute/variable.h"
 #include "distribute/dataset.h"
 #include "distribute/input.h"
+#include "distribute/cluster.h"
 
 #endif /* DISTRIBUTE_DISTRIBUTE_H_ */

@@ -1,0 +1,123 @@
+// C entry points for cluster specs (TF_CONFIG and explicit ones).
+#include <string>
+
+#include "core/c_api/api_guard.h"
+#include "core/c_api/handles.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/cluster/tf_config.h"
+#include "core/util/status_macros.h"
+#include "distribute/cluster.h"
+
+using distribute::ClusterSpec;
+using distribute::c_api::Accessor;
+using distribute::c_api::ClearOut;
+using distribute::c_api::Guard;
+using distribute::c_api::NullArgument;
+
+extern "C" {
+
+dist_status_t dist_cluster_from_tf_config(const char* json, dist_cluster_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(ClusterSpec spec, json == nullptr ? distribute::ClusterSpecFromEnvironment()
+                                                       : distribute::ParseTfConfig(json));
+    *out = new dist_cluster{std::move(spec)};
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_cluster_create(dist_cluster_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    *out = new dist_cluster{};
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_cluster_add_task(dist_cluster_t* cluster, const char* job, int32_t index,
+                                    const char* address) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (cluster == nullptr) return NullArgument("cluster");
+    if (job == nullptr) return NullArgument("job");
+    if (address == nullptr) return NullArgument("address");
+    return cluster->spec.AddTask(job, index, address);
+  });
+}
+
+dist_status_t dist_cluster_set_task(dist_cluster_t* cluster, const char* job, int32_t index) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (cluster == nullptr) return NullArgument("cluster");
+    if (job == nullptr) return NullArgument("job");
+    return cluster->spec.SetTask(job, index);
+  });
+}
+
+dist_status_t dist_cluster_task_type(const dist_cluster_t* cluster, const char** out_type) {
+  return Accessor(__func__, cluster, "cluster", out_type, "out_type",
+                  [](const dist_cluster& c, const char*& type) -> absl::Status {
+                    ASSIGN_OR_RETURN(distribute::Job job, c.spec.task_type());
+                    type = distribute::JobName(job);
+                    return absl::OkStatus();
+                  });
+}
+
+dist_status_t dist_cluster_task_index(const dist_cluster_t* cluster, int32_t* out_index) {
+  return Accessor(__func__, cluster, "cluster", out_index, "out_index",
+                  [](const dist_cluster& c, int32_t& index) -> absl::Status {
+                    ASSIGN_OR_RETURN(index, c.spec.task_index());
+                    return absl::OkStatus();
+                  });
+}
+
+dist_status_t dist_cluster_is_chief(const dist_cluster_t* cluster, int32_t* out_is_chief) {
+  return Accessor(__func__, cluster, "cluster", out_is_chief, "out_is_chief",
+                  [](const dist_cluster& c, int32_t& is_chief) -> absl::Status {
+                    ASSIGN_OR_RETURN(const bool chief, c.spec.is_chief());
+                    is_chief = chief ? 1 : 0;
+                    return absl::OkStatus();
+                  });
+}
+
+dist_status_t dist_cluster_num_workers(const dist_cluster_t* cluster, int32_t* out_count) {
+  return Accessor(__func__, cluster, "cluster", out_count, "out_count",
+                  [](const dist_cluster& c, int32_t& count) {
+                    count = c.spec.num_workers();
+                    return absl::OkStatus();
+                  });
+}
+
+dist_status_t dist_cluster_num_tasks(const dist_cluster_t* cluster, const char* job, int32_t* out_count) {
+  return Accessor(__func__, cluster, "cluster", out_count, "out_count",
+                  [&](const dist_cluster& c, int32_t& count) -> absl::Status {
+                    if (job == nullptr) return NullArgument("job");
+                    ASSIGN_OR_RETURN(count, c.spec.num_tasks(absl::string_view(job)));
+                    return absl::OkStatus();
+                  });
+}
+
+dist_status_t dist_cluster_task_index_at(const dist_cluster_t* cluster, const char* job, int32_t position,
+                                         int32_t* out_index) {
+  return Accessor(__func__, cluster, "cluster", out_index, "out_index",
+                  [&](const dist_cluster& c, int32_t& index) -> absl::Status {
+                    if (job == nullptr) return NullArgument("job");
+                    ASSIGN_OR_RETURN(index, c.spec.task_index_at(job, position));
+                    return absl::OkStatus();
+                  });
+}
+
+dist_status_t dist_cluster_task_address(const dist_cluster_t* cluster, const char* job, int32_t index,
+                                        const char** out_address) {
+  return Accessor(__func__, cluster, "cluster", out_address, "out_address",
+                  [&](const dist_cluster& c, const char*& address) -> absl::Status {
+                    if (job == nullptr) return NullArgument("job");
+                    ASSIGN_OR_RETURN(const std::string* found, c.spec.task_address(job, index));
+                    address = found->c_str();
+                    return absl::OkStatus();
+                  });
+}
+
+void dist_cluster_destroy(dist_cluster_t* cluster) { delete cluster; }
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+/* distribute — the cluster of a multi-worker job: TF_CONFIG or an explicit cluster spec.
+ *
+ * A cluster has up to four jobs, "chief", "worker", "ps" and "evaluator"; each job maps
+ * task indices (>= 0) to addresses "host:port" (port 1 ... 65535; host a hostname, a
+ * dotted IPv4 address, or an IPv6 address in brackets: "[::1]:2222"). No two tasks share
+ * an address, and a cluster has at most one chief, task 0. The current task is the task
+ * this process runs.
+ *
+ * As in TensorFlow's MultiWorkerMirroredStrategy, the workers are the chief and the worker
+ * tasks (never ps or evaluator tasks), and the chief is the "chief" task, or worker 0 when
+ * the cluster has no chief.
+ *
+ * TF_CONFIG is TensorFlow's JSON:
+ *   {"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"]},
+ *    "task": {"type": "worker", "index": 1}}
+ * A job is a list (task i at position i) or an object from task index to address, whose
+ * indices need not be contiguous: {"worker": {"1": "host1:2222", "3": "host3:2222"}}.
+ * The keys "environment" and "rpc_layer" (strings) are accepted and ignored; any other
+ * key is an error.
+ *
+ * Errors: DIST_INVALID_ARGUMENT for a NULL argument and for everything invalid, with a
+ * message naming the entry at fault ("task index 2 is out of range: cluster has 2
+ * workers", "cluster has two chiefs: ...", "worker[1] address 'h' is malformed: ...").
+ *
+ * Thread-safety of a cluster: the accessors may run concurrently on one cluster, but
+ * dist_cluster_add_task and dist_cluster_set_task need the cluster to themselves (one
+ * thread at a time, no concurrent accessor). */
+#ifndef DISTRIBUTE_CLUSTER_H_
+#define DISTRIBUTE_CLUSTER_H_
+
+#include <stdint.h>
+
+#include "distribute/export.h"
+#include "distribute/status.h"
+#include "distribute/types.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* Parses TF_CONFIG: the string `json`, or, when `json` is NULL, the TF_CONFIG environment
+ * variable. The cluster must have at least one task and "task" must name one of them. On
+ * success *out is a new cluster owned by the caller, with its current task set.
+ * Errors: DIST_INVALID_ARGUMENT for a NULL `out`, input that is not JSON (the message
+ * gives the byte), JSON of the wrong shape or types, and any invalid entry (named);
+ * DIST_NOT_FOUND when `json` is NULL and TF_CONFIG is unset or empty.
+ * Thread-safety: safe, as long as no thread changes the environment during the call. */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_tf_config(const char* json,
+                                                                  dist_cluster_t** out);
+
+/* Creates an empty cluster without a current task, to fill with dist_cluster_add_task and
+ * dist_cluster_set_task. On success *out is owned by the caller.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_create(dist_cluster_t** out);
+
+/* Adds task `index` of `job` at `address` (copied). Fails, changing nothing, on an unknown
+ * job, a negative index, a malformed address, a task or an address already in the
+ * cluster, and a second chief or a chief other than task 0.
+ * Thread-safety: one thread at a time, with no concurrent accessor on this cluster. */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_add_task(dist_cluster_t* cluster, const char* job,
+                                                            int32_t index, const char* address);
+
+/* Makes task `index` of `job` the current task. Fails, changing nothing, when that task
+ * is not in the cluster.
+ * Thread-safety: one thread at a time, with no concurrent accessor on this cluster. */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_set_task(dist_cluster_t* cluster, const char* job,
+                                                            int32_t index);
+
+/* The job of the current task ("chief", "worker", "ps" or "evaluator"). The string is
+ * static: valid until the process ends, never to be freed.
+ * Errors: DIST_FAILED_PRECONDITION before a current task is set.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_type(const dist_cluster_t* cluster,
+                                                             const char** out_type);
+
+/* The index of the current task.
+ * Errors: DIST_FAILED_PRECONDITION before a current task is set.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_index(const dist_cluster_t* cluster,
+                                                              int32_t* out_index);
+
+/* 1 when the current task is the chief (the "chief" task, or worker 0 when the cluster has
+ * no chief), else 0.
+ * Errors: DIST_FAILED_PRECONDITION before a current task is set.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_is_chief(const dist_cluster_t* cluster,
+                                                            int32_t* out_is_chief);
+
+/* The number of workers: the chief plus the worker tasks.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_num_workers(const dist_cluster_t* cluster,
+                                                               int32_t* out_count);
+
+/* The number of tasks of `job` (0 for a known job without tasks).
+ * Errors: DIST_INVALID_ARGUMENT for an unknown job.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_num_tasks(const dist_cluster_t* cluster,
+                                                             const char* job, int32_t* out_count);
+
+/* The index of the `position`-th task of `job` (0 <= position < dist_cluster_num_tasks),
+ * in ascending order of index: how to list a job whose indices are not contiguous.
+ * Errors: DIST_INVALID_ARGUMENT for an unknown job or a position out of range.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_index_at(const dist_cluster_t* cluster,
+                                                                 const char* job, int32_t position,
+                                                                 int32_t* out_index);
+
+/* The address of task `index` of `job`. The string is owned by the cluster and valid while
+ * it lives (adding tasks does not move it).
+ * Errors: DIST_INVALID_ARGUMENT for an unknown job or a task not in the cluster.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_address(const dist_cluster_t* cluster,
+                                                                const char* job, int32_t index,
+                                                                const char** out_address);
+
+/* Releases a cluster; borrowed addresses become invalid. Accepts NULL.
+ * Thread-safety: owner thread only, with no other call on this cluster in flight. */
+DIST_API void dist_cluster_destroy(dist_cluster_t* cluster);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_CLUSTER_H_ */
