@@ -12,6 +12,7 @@ namespace distribute {
 Barrier::Barrier(int32_t participants)
     : n_(participants),
       spin_budget_ns_(SpinBudgetNs(participants)),
+      yield_(Oversubscribed(participants)),
       arrived_at_(new std::atomic<uint64_t>[static_cast<size_t>(participants)]) {
   for (int32_t i = 0; i < n_; ++i) arrived_at_[i].store(0, std::memory_order_relaxed);
 }
@@ -47,7 +48,7 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   auto released = [&] {
     return generation_.load(std::memory_order_acquire) != generation || aborted();
   };
-  if (!SpinUntil(spin_budget_ns_, released)) {
+  if (!SpinUntil(spin_budget_ns_, released, yield_)) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     MutexLock lock(&mu_);
     while (!released()) {

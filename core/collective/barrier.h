@@ -40,6 +40,7 @@ class Barrier {
 
   const int32_t n_;
   const int64_t spin_budget_ns_;
+  const bool yield_;  // more participants than cores: yield instead of spinning
   std::atomic<int32_t> arrived_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> aborted_{false};

@@ -21,7 +21,7 @@ void BlockSigpipe() {
 
 }  // namespace
 
-ReplicaPool::ReplicaPool(int32_t replicas) : n_(replicas), spin_budget_ns_(SpinBudgetNs(replicas)) {
+ReplicaPool::ReplicaPool(int32_t replicas) : n_(replicas), spin_budget_ns_(SpinBudgetNs(replicas)), yield_(Oversubscribed(replicas)) {
   threads_.reserve(static_cast<size_t>(n_ > 0 ? n_ - 1 : 0));
   for (int32_t r = 1; r < n_; ++r) threads_.emplace_back([this, r] { WorkerLoop(r); });
 }
@@ -55,7 +55,7 @@ void ReplicaPool::Run(absl::FunctionRef<void(int32_t)> task) {
   task(0);
   if (n_ <= 1) return;
   auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
-  if (!SpinUntil(spin_budget_ns_, done)) {
+  if (!SpinUntil(spin_budget_ns_, done, yield_)) {
     caller_parked_.store(true, std::memory_order_seq_cst);
     MutexLock lock(&mu_);
     done_cv_.wait(lock.native(), done);
@@ -70,7 +70,7 @@ void ReplicaPool::WorkerLoop(int32_t replica) {
   uint64_t seen = 0;
   while (true) {
     auto published = [&] { return epoch_.load(std::memory_order_acquire) != seen; };
-    if (!SpinUntil(spin_budget_ns_, published)) {
+    if (!SpinUntil(spin_budget_ns_, published, yield_)) {
       parked_workers_.fetch_add(1, std::memory_order_seq_cst);
       MutexLock lock(&mu_);
       work_cv_.wait(lock.native(), published);

@@ -37,6 +37,7 @@ class ReplicaPool {
 
   const int32_t n_;
   const int64_t spin_budget_ns_;
+  const bool yield_;  // more replicas than cores: yield instead of spinning
   std::vector<std::thread> threads_;
   // Written by Run before the epoch is published (release) and read by workers after they
   // observe it (acquire).

@@ -19,17 +19,25 @@ int32_t UsableCores() {
   return hw == 0 ? 1 : static_cast<int32_t>(hw);
 }
 
+int32_t Cores() {
+  static const int32_t cores = UsableCores();
+  return cores;
+}
+
 }  // namespace
 
+bool Oversubscribed(int32_t threads) { return threads > Cores(); }
+
 int64_t SpinBudgetNs(int32_t threads) {
-  static const int32_t cores = UsableCores();
+  const int32_t cores = Cores();
   // About 20 us: longer than the skew between replicas that reach a collective together,
   // shorter than the tail of a futex wake-up (40-60 us), and short enough that a waiter
   // sharing its core with the thread it waits for gives the core back quickly.
   if (threads <= cores) return 20'000;
-  // More threads than cores: a spinning waiter steals the core from the thread it waits
-  // for, so only poll a few times.
-  return 500;
+  // More threads than cores: a spinning waiter would steal the core from the thread it
+  // waits for, so waiters yield instead (SpinUntil's `yield`): the scheduler runs the
+  // others at once, which is far cheaper than a futex sleep and wake-up per rendezvous.
+  return 200'000;
 }
 
 }  // namespace distribute

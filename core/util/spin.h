@@ -6,6 +6,8 @@
 #ifndef DISTRIBUTE_CORE_UTIL_SPIN_H_
 #define DISTRIBUTE_CORE_UTIL_SPIN_H_
 
+#include <sched.h>
+
 #include <chrono>
 #include <cstdint>
 
@@ -22,15 +24,24 @@ inline void CpuRelax() {
 // How long (ns) a waiter among `threads` busy threads of this process should spin.
 int64_t SpinBudgetNs(int32_t threads);
 
-// Polls `done` for about `budget_ns`; true when it became true.
+// Whether `threads` busy threads are more than this process's usable cores: waiters then
+// yield their core (to the very thread they wait for, often) instead of spinning on it.
+bool Oversubscribed(int32_t threads);
+
+// Polls `done` for about `budget_ns`, pausing (or yielding the core, when `yield`) between
+// polls; true when it became true.
 template <typename Done>
-bool SpinUntil(int64_t budget_ns, Done&& done) {
+bool SpinUntil(int64_t budget_ns, Done&& done, bool yield = false) {
   if (done()) return true;
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     for (int i = 0; i < 32; ++i) {
       if (done()) return true;
-      CpuRelax();
+      if (yield) {
+        sched_yield();
+      } else {
+        CpuRelax();
+      }
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
     if (std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count() >= budget_ns) {
