@@ -1,0 +1,33 @@
+// The environment that tells each worker where it sits in the job: TF_CONFIG on
+// loopback ports plus DIST_RANK, DIST_WORLD_SIZE and DIST_REPLICAS_PER_WORKER.
+#ifndef DISTRIBUTE_TOOLS_DISTRUN_CLUSTER_ENV_H_
+#define DISTRIBUTE_TOOLS_DISTRUN_CLUSTER_ENV_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace distrun {
+
+// Finds `count` distinct free TCP ports on 127.0.0.1 by binding port 0. All sockets
+// stay open until every port is chosen (so the kernel cannot hand out one twice) and
+// are closed before returning.
+//
+// Race: between this close and the worker's own bind, another process on the machine
+// may take a port; the worker then fails to listen and the job fails with its status.
+// The window is the time to fork/exec the workers, so this is rare; rerunning helps.
+//
+// Returns false and sets *error on failure.
+bool FindFreeLoopbackPorts(int count, std::vector<uint16_t>* ports, std::string* error);
+
+// {"cluster": {"worker": ["127.0.0.1:P0", ...]}, "task": {"type": "worker", "index": rank}}
+std::string TfConfigJson(const std::vector<uint16_t>& ports, int rank);
+
+// `base` (NULL-terminated, like environ) without any TF_CONFIG, DIST_RANK,
+// DIST_WORLD_SIZE or DIST_REPLICAS_PER_WORKER, plus those four set for `rank`.
+std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<uint16_t>& ports,
+                                           int rank, int replicas_per_worker);
+
+}  // namespace distrun
+
+#endif  // DISTRIBUTE_TOOLS_DISTRUN_CLUSTER_ENV_H_
