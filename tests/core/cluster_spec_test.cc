@@ -1,0 +1,260 @@
+// Cluster specs and TF_CONFIG: both job forms, the derived facts against TensorFlow's rules
+// written out here (the chief is "chief", else worker 0; workers are chief + worker), and
+// every validation error with its message.
+#include "core/cluster/cluster_spec.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/cluster/tf_config.h"
+#include "gtest/gtest.h"
+#include "tests/core/status_test_util.h"
+
+namespace distribute {
+namespace {
+
+using ::distribute::testing::HasError;
+using ::distribute::testing::IsOk;
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+
+TEST(TfConfigTest, ListFormWithChief) {
+  absl::StatusOr<ClusterSpec> spec = ParseTfConfig(R"({
+      "cluster": {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],
+                  "ps": ["ps0:2222"], "evaluator": ["eval0:2222"]},
+      "task": {"type": "worker", "index": 1},
+      "environment": "cloud", "rpc_layer": "grpc"})");
+  ASSERT_TRUE(IsOk(spec));
+  EXPECT_EQ(*spec->task_type(), Job::kWorker);
+  EXPECT_EQ(*spec->task_index(), 1);
+  EXPECT_FALSE(*spec->is_chief());
+  EXPECT_EQ(spec->num_workers(), 3);  // chief + 2 workers; ps and evaluator are not workers
+  EXPECT_EQ(*spec->num_tasks("ps"), 1);
+  EXPECT_EQ(*spec->num_tasks("evaluator"), 1);
+  EXPECT_EQ(**spec->task_address("worker", 1), "host2:2222");
+  EXPECT_EQ(**spec->task_address("chief", 0), "host0:2222");
+  const std::vector<ClusterTask> tasks = spec->tasks();
+  ASSERT_EQ(tasks.size(), 5u);
+  EXPECT_EQ(tasks[0].job, Job::kChief);
+  EXPECT_EQ(tasks[1].address, "host1:2222");
+  EXPECT_EQ(tasks[2].address, "host2:2222");
+  EXPECT_EQ(tasks[3].job, Job::kPs);
+  EXPECT_EQ(tasks[4].job, Job::kEvaluator);
+}
+
+TEST(TfConfigTest, ChiefIsChiefTaskOrWorkerZero) {
+  auto with_chief = ParseTfConfig(
+      R"({"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "chief", "index": 0}})");
+  ASSERT_TRUE(IsOk(with_chief));
+  EXPECT_TRUE(*with_chief->is_chief());
+  auto worker0_with_chief = ParseTfConfig(
+      R"({"cluster": {"chief": ["a:1"], "worker": ["b:1"]}, "task": {"type": "worker", "index": 0}})");
+  ASSERT_TRUE(IsOk(worker0_with_chief));
+  EXPECT_FALSE(*worker0_with_chief->is_chief());
+  auto worker0 = ParseTfConfig(R"({"cluster": {"worker": ["b:1", "c:1"]}, "task": {"type": "worker", "index": 0}})");
+  ASSERT_TRUE(IsOk(worker0));
+  EXPECT_TRUE(*worker0->is_chief());
+  EXPECT_EQ(worker0->num_workers(), 2);
+  auto worker1 = ParseTfConfig(R"({"cluster": {"worker": ["b:1", "c:1"]}, "task": {"type": "worker", "index": 1}})");
+  ASSERT_TRUE(IsOk(worker1));
+  EXPECT_FALSE(*worker1->is_chief());
+  auto evaluator = ParseTfConfig(
+      R"({"cluster": {"worker": ["b:1"], "evaluator": ["e:1"]}, "task": {"type": "evaluator", "index": 0}})");
+  ASSERT_TRUE(IsOk(evaluator));
+  EXPECT_FALSE(*evaluator->is_chief());
+  EXPECT_EQ(evaluator->num_workers(), 1);
+}
+
+TEST(TfConfigTest, SparseDictForm) {
+  auto spec = ParseTfConfig(R"({"cluster": {"worker": {"1": "h1:2222", "3": "[::1]:2222"},
+                                             "ps": {"0": "10.0.0.1:1"}},
+                                "task": {"type": "worker", "index": 3}})");
+  ASSERT_TRUE(IsOk(spec));
+  EXPECT_EQ(*spec->num_tasks("worker"), 2);
+  EXPECT_EQ(spec->num_workers(), 2);
+  EXPECT_EQ(**spec->task_address("worker", 3), "[::1]:2222");
+  EXPECT_EQ(*spec->task_index_at("worker", 0), 1);
+  EXPECT_EQ(*spec->task_index_at("worker", 1), 3);
+  EXPECT_FALSE(*spec->is_chief());  // no chief and no worker 0: nobody here is task 0
+  EXPECT_TRUE(HasError(spec->task_address("worker", 2), kInvalid,
+                       {"task index 2 is not in the cluster: the worker task indices are 1, 3"}));
+  EXPECT_TRUE(HasError(spec->task_index_at("worker", 2), kInvalid, {"position 2 is out of range"}));
+  EXPECT_TRUE(HasError(ParseTfConfig(R"({"cluster": {"worker": {"0": "a:1", "2": "b:1"}},
+                                         "task": {"type": "worker", "index": 1}})"),
+                       kInvalid, {"TF_CONFIG: task index 1 is not in the cluster"}));
+}
+
+struct BadConfig {
+  const char* json;
+  const char* message;
+};
+
+TEST(TfConfigTest, ValidationErrors) {
+  const BadConfig cases[] = {
+      {R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 2}})",
+       "TF_CONFIG: task index 2 is out of range: cluster has 2 workers"},
+      {R"({"cluster": {"chief": ["a:1", "b:1"]}, "task": {"type": "chief", "index": 0}})",
+       "TF_CONFIG: cluster has two chiefs: chief[1] 'b:1'"},
+      {R"({"cluster": {"chief": {"1": "a:1"}}, "task": {"type": "chief", "index": 1}})",
+       "TF_CONFIG: chief[1]: the chief must be task 0"},
+      {R"({"cluster": {"worker": ["a:1", "nohost"]}, "task": {"type": "worker", "index": 0}})",
+       "TF_CONFIG: worker[1] address 'nohost' is malformed: there is no ':port'"},
+      {R"({"cluster": {"worker": ["a:0"]}, "task": {"type": "worker", "index": 0}})",
+       "worker[0] address 'a:0' is malformed: the port '0' is not a number from 1 to 65535"},
+      {R"({"cluster": {"worker": ["a:65536"]}, "task": {"type": "worker", "index": 0}})",
+       "the port '65536' is not a number from 1 to 65535"},
+      {R"({"cluster": {"worker": ["a:"]}, "task": {"type": "worker", "index": 0}})",
+       "the port '' is not a number"},
+      {R"({"cluster": {"worker": [":80"]}, "task": {"type": "worker", "index": 0}})",
+       "worker[0] address ':80' is malformed: the host is empty"},
+      {R"({"cluster": {"worker": ["a b:80"]}, "task": {"type": "worker", "index": 0}})",
+       "the host contains ' '"},
+      {R"({"cluster": {"worker": ["-a:80"]}, "task": {"type": "worker", "index": 0}})",
+       "starts or ends with '-'"},
+      {R"({"cluster": {"worker": ["a..b:80"]}, "task": {"type": "worker", "index": 0}})",
+       "empty label"},
+      {R"({"cluster": {"worker": ["256.1.1.1:80"]}, "task": {"type": "worker", "index": 0}})",
+       "the IPv4 part '256' is not a number from 0 to 255"},
+      {R"({"cluster": {"worker": ["1.2.3:80"]}, "task": {"type": "worker", "index": 0}})",
+       "does not have 4 parts"},
+      {R"({"cluster": {"worker": ["::1:80"]}, "task": {"type": "worker", "index": 0}})",
+       "more than one ':'"},
+      {R"({"cluster": {"worker": ["[::g]:80"]}, "task": {"type": "worker", "index": 0}})",
+       "'::g' is not an IPv6 address"},
+      {R"({"cluster": {"worker": ["[::1]"]}, "task": {"type": "worker", "index": 0}})",
+       "no ':port' after the IPv6 address"},
+      {R"({"cluster": {"worker": ["[::1:80"]}, "task": {"type": "worker", "index": 0}})",
+       "no closing ']'"},
+      {R"({"cluster": {"master": ["a:1"]}, "task": {"type": "master", "index": 0}})",
+       "TF_CONFIG: unknown job 'master' in cluster: expected chief, worker, ps or evaluator"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "ps", "index": 0}})",
+       "TF_CONFIG: task type 'ps' is not in the cluster"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "boss", "index": 0}})",
+       "TF_CONFIG: unknown job 'boss'"},
+      {R"({"cluster": {"worker": ["a:1", "A:1"]}, "task": {"type": "worker", "index": 0}})",
+       "TF_CONFIG: worker[1] address 'A:1' is already used by worker[0]"},
+      {R"({"cluster": {"chief": ["a:1"], "worker": ["a:1"]}, "task": {"type": "worker", "index": 0}})",
+       "worker[0] address 'a:1' is already used by chief[0]"},
+      {R"({"cluster": {}, "task": {"type": "worker", "index": 0}})", "TF_CONFIG: the cluster is empty"},
+      {R"({"cluster": {"worker": []}, "task": {"type": "worker", "index": 0}})", "the cluster is empty"},
+      {R"({"cluster": {"evaluator": ["e:1"]}, "task": {"type": "worker", "index": 0}})",
+       "task type 'worker' is not in the cluster"},
+      {"", "TF_CONFIG: the input is empty"},
+      {"not json", "TF_CONFIG: not valid JSON: error at byte"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "wor)", "TF_CONFIG: not valid JSON: error at byte"},
+      {"[1, 2]", "TF_CONFIG: expected a JSON object, not an array"},
+      {R"({"cluster": ["a:1"], "task": {"type": "worker", "index": 0}})", "\"cluster\" must be an object"},
+      {R"({"cluster": {"worker": "a:1"}, "task": {"type": "worker", "index": 0}})",
+       "cluster.worker must be a list of addresses or an object from task index to address, not a string"},
+      {R"({"cluster": {"worker": [7]}, "task": {"type": "worker", "index": 0}})",
+       "cluster.worker[0] must be a \"host:port\" string, not a number"},
+      {R"({"cluster": {"worker": {"x": "a:1"}}, "task": {"type": "worker", "index": 0}})",
+       "cluster.worker key 'x' is not a task index"},
+      {R"({"cluster": {"worker": {"01": "a:1"}}, "task": {"type": "worker", "index": 1}})",
+       "cluster.worker key '01' is not a task index"},
+      {R"({"cluster": {"worker": {"-1": "a:1"}}, "task": {"type": "worker", "index": 0}})",
+       "cluster.worker key '-1' is not a task index"},
+      {R"({"cluster": {"worker": {"2147483648": "a:1"}}, "task": {"type": "worker", "index": 0}})",
+       "key '2147483648' is not a task index"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "0"}})",
+       "task.index must be a non-negative integer, not a string"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0.5}})",
+       "task.index must be a non-negative integer, not a number"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": -1}})",
+       "task.index is -1: a task index must be >= 0"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 4294967296}})",
+       "task.index is 4294967296: a task index must be from 0 to 2147483647"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": 1, "index": 0}})", "task.type must be a string"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"index": 0}})", "task has no \"type\""},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker"}})", "task has no \"index\""},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0, "trial": 1}})",
+       "unknown key 'trial' in task"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": []})", "\"task\" must be an object"},
+      {R"({"cluster": {"worker": ["a:1"]}})", "TF_CONFIG: no \"task\""},
+      {R"({"task": {"type": "worker", "index": 0}})", "TF_CONFIG: no \"cluster\""},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}, "clutser": {}})",
+       "unknown key 'clutser': expected cluster, task, environment or rpc_layer"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}, "rpc_layer": 3})",
+       "\"rpc_layer\" must be a string, not a number"},
+  };
+  for (const BadConfig& c : cases) {
+    SCOPED_TRACE(c.json);
+    EXPECT_TRUE(HasError(ParseTfConfig(c.json), kInvalid, {c.message}));
+  }
+}
+
+TEST(TfConfigTest, Environment) {
+  const char* kConfig = R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}})";
+  ASSERT_EQ(setenv("TF_CONFIG", kConfig, 1), 0);
+  absl::StatusOr<ClusterSpec> spec = ClusterSpecFromEnvironment();
+  ASSERT_TRUE(IsOk(spec));
+  EXPECT_EQ(*spec->task_index(), 1);
+  ASSERT_EQ(setenv("TF_CONFIG", "{", 1), 0);
+  EXPECT_TRUE(HasError(ClusterSpecFromEnvironment(), kInvalid, {"not valid JSON"}));
+  ASSERT_EQ(setenv("TF_CONFIG", "", 1), 0);
+  EXPECT_TRUE(HasError(ClusterSpecFromEnvironment(), absl::StatusCode::kNotFound, {"TF_CONFIG"}));
+  ASSERT_EQ(unsetenv("TF_CONFIG"), 0);
+  EXPECT_TRUE(HasError(ClusterSpecFromEnvironment(), absl::StatusCode::kNotFound, {"not set"}));
+}
+
+TEST(ClusterSpecTest, ExplicitBuild) {
+  ClusterSpec spec;
+  EXPECT_TRUE(spec.empty());
+  EXPECT_TRUE(HasError(spec.task_type(), absl::StatusCode::kFailedPrecondition, {"no current task"}));
+  EXPECT_TRUE(HasError(spec.is_chief(), absl::StatusCode::kFailedPrecondition));
+  EXPECT_EQ(spec.num_workers(), 0);
+  ASSERT_TRUE(IsOk(spec.AddTask("worker", 0, "localhost:2222")));
+  ASSERT_TRUE(IsOk(spec.AddTask("worker", 1, "127.0.0.1:2223")));
+  ASSERT_TRUE(IsOk(spec.AddTask("chief", 0, "[fe80::1]:65535")));
+  ASSERT_TRUE(IsOk(spec.AddTask("ps", 7, "ps-7.example.com:1")));
+  ASSERT_TRUE(IsOk(spec.SetTask("worker", 0)));
+  EXPECT_FALSE(*spec.is_chief());  // there is a chief
+  EXPECT_EQ(spec.num_workers(), 3);
+  EXPECT_EQ(*spec.num_tasks("ps"), 1);
+  EXPECT_EQ(*spec.num_tasks("evaluator"), 0);
+  ASSERT_TRUE(IsOk(spec.SetTask("chief", 0)));
+  EXPECT_TRUE(*spec.is_chief());
+}
+
+TEST(ClusterSpecTest, FailedCallsChangeNothing) {
+  ClusterSpec spec;
+  ASSERT_TRUE(IsOk(spec.AddTask("worker", 0, "a:1")));
+  ASSERT_TRUE(IsOk(spec.AddTask("chief", 0, "c:1")));
+  ASSERT_TRUE(IsOk(spec.SetTask("worker", 0)));
+  EXPECT_TRUE(HasError(spec.AddTask("worker", 0, "b:1"), kInvalid, {"worker[0] is already in the cluster"}));
+  EXPECT_TRUE(HasError(spec.AddTask("worker", 1, "a:1"), kInvalid, {"worker[1] address 'a:1' is already used by worker[0]"}));
+  EXPECT_TRUE(HasError(spec.AddTask("worker", -1, "b:1"), kInvalid, {"worker[-1]: a task index must be from 0"}));
+  EXPECT_TRUE(HasError(spec.AddTask("worker", int64_t{1} << 31, "b:1"), kInvalid, {"a task index must be from 0"}));
+  EXPECT_TRUE(HasError(spec.AddTask("chief", 1, "d:1"), kInvalid, {"cluster has two chiefs: chief[1] 'd:1'"}));
+  EXPECT_TRUE(HasError(spec.AddTask("master", 0, "d:1"), kInvalid, {"unknown job 'master'"}));
+  EXPECT_TRUE(HasError(spec.AddTask("worker", 1, "d"), kInvalid, {"worker[1] address 'd' is malformed"}));
+  EXPECT_TRUE(HasError(spec.SetTask("worker", 1), kInvalid, {"task index 1 is out of range: cluster has 1 worker"}));
+  EXPECT_TRUE(HasError(spec.SetTask("worker", -1), kInvalid, {"task index -1 is out of range"}));
+  EXPECT_TRUE(HasError(spec.SetTask("ps", 0), kInvalid, {"task type 'ps' is not in the cluster"}));
+  EXPECT_TRUE(HasError(spec.SetTask("", 0), kInvalid, {"unknown job ''"}));
+  EXPECT_EQ(spec.tasks().size(), 2u);
+  EXPECT_EQ(*spec.task_type(), Job::kWorker);
+  EXPECT_EQ(*spec.task_index(), 0);
+  EXPECT_TRUE(HasError(spec.task_address("chief", 1), kInvalid, {"task index 1 is out of range: cluster has 1 chief"}));
+  EXPECT_TRUE(HasError(spec.num_tasks("master"), kInvalid, {"unknown job 'master'"}));
+}
+
+TEST(ClusterSpecTest, AddressForms) {
+  for (const char* good : {"a:1", "localhost:65535", "my-host.example.com:2222", "10.0.0.255:80",
+                           "0.0.0.0:1", "[::1]:1", "[2001:db8::8a2e:370:7334]:443", "x1:8"}) {
+    EXPECT_TRUE(IsOk(ValidateTaskAddress("worker[0]", good))) << good;
+  }
+  for (const char* bad : {"a", "a:01", "a:+1", "a:1x", "a:99999999999", "host_x:1", "a.:1", "1.2.3.04:1",
+                          "[]:1", "[::1]x:1", "a:1:2"}) {
+    EXPECT_TRUE(HasError(ValidateTaskAddress("worker[3]", bad), kInvalid, {"worker[3] address", "is malformed"}))
+        << bad;
+  }
+  EXPECT_TRUE(HasError(ValidateTaskAddress("ps[0]", std::string(254, 'a') + ":1"), kInvalid,
+                       {"the host has 254 characters: at most 253"}));
+  EXPECT_TRUE(HasError(ValidateTaskAddress("ps[0]", std::string(64, 'a') + ".b:1"), kInvalid,
+                       {"longer than 63 characters"}));
+  EXPECT_TRUE(HasError(ValidateTaskAddress("ps[0]", std::string("a\n:1")), kInvalid, {"'a\\n:1'"}));
+}
+
+}  // namespace
+}  // namespace distribute
