@@ -6,6 +6,7 @@
 
 #include "core/input/file_reader.h"
 #include "core/input/host_tensor.h"
+#include "core/input/file_source.h"
 #include "core/input/sources.h"
 #include "core/util/status_macros.h"
 
@@ -49,29 +50,10 @@ class TextLinesIterator : public DatasetIterator {
   absl::Status error_;
 };
 
-class TextLinesDataset : public Dataset {
- public:
-  explicit TextLinesDataset(std::vector<std::string> files) : files_(std::move(files)) {}
-
-  int32_t num_components() const override { return 1; }
-
-  absl::StatusOr<std::unique_ptr<DatasetIterator>> MakeIterator(uint64_t) const override {
-    return std::unique_ptr<DatasetIterator>(new TextLinesIterator(files_));
-  }
-
-  std::vector<std::string> SourceFiles() const override { return files_; }
-  absl::StatusOr<DatasetPtr> WithSourceFiles(std::vector<std::string> files) const override {
-    return TextLines(std::move(files));
-  }
-
- private:
-  std::vector<std::string> files_;
-};
-
 }  // namespace
 
 absl::StatusOr<DatasetPtr> TextLines(std::vector<std::string> files) {
-  return DatasetPtr(std::make_shared<TextLinesDataset>(std::move(files)));
+  return DatasetPtr(std::make_shared<FileSourceDataset<TextLinesIterator>>(std::move(files), &TextLines));
 }
 
 }  // namespace distribute

@@ -14,6 +14,7 @@
 #include "core/input/crc32c.h"
 #include "core/input/file_reader.h"
 #include "core/input/host_tensor.h"
+#include "core/input/file_source.h"
 #include "core/input/sources.h"
 #include "core/util/status_macros.h"
 
@@ -111,29 +112,10 @@ class TFRecordIterator : public DatasetIterator {
   absl::Status error_;
 };
 
-class TFRecordDataset : public Dataset {
- public:
-  explicit TFRecordDataset(std::vector<std::string> files) : files_(std::move(files)) {}
-
-  int32_t num_components() const override { return 1; }
-
-  absl::StatusOr<std::unique_ptr<DatasetIterator>> MakeIterator(uint64_t) const override {
-    return std::unique_ptr<DatasetIterator>(new TFRecordIterator(files_));
-  }
-
-  std::vector<std::string> SourceFiles() const override { return files_; }
-  absl::StatusOr<DatasetPtr> WithSourceFiles(std::vector<std::string> files) const override {
-    return TFRecords(std::move(files));
-  }
-
- private:
-  std::vector<std::string> files_;
-};
-
 }  // namespace
 
 absl::StatusOr<DatasetPtr> TFRecords(std::vector<std::string> files) {
-  return DatasetPtr(std::make_shared<TFRecordDataset>(std::move(files)));
+  return DatasetPtr(std::make_shared<FileSourceDataset<TFRecordIterator>>(std::move(files), &TFRecords));
 }
 
 absl::Status WriteTFRecordFile(const std::string& path, const std::vector<std::string>& records) {
