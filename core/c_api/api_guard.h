@@ -18,6 +18,10 @@ const char* LastErrorMessage();
 // Records `status` as this thread's last error (cleared when OK) and returns its code.
 dist_status_t Record(absl::string_view function, const absl::Status& status);
 
+// Clears this thread's last error before a C callback runs, so that CallbackStatus reports
+// the callback's own message and never a stale one.
+inline void ClearLastError() { Record("", absl::OkStatus()); }
+
 // InvalidArgument "<argument> is NULL" for a required pointer.
 absl::Status NullArgument(absl::string_view argument);
 

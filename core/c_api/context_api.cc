@@ -174,6 +174,7 @@ dist_status_t dist_context_merge_call(dist_context_t* context, dist_merge_fn fn,
           dist_strategy strategy(replica->strategy_ref());
           distribute::c_api::HandleArray handles(gathered);
           dist_value_t* produced = nullptr;
+          distribute::c_api::ClearLastError();
           const dist_status_t code = fn(&strategy, handles.data(), handles.size(), &produced, user_data);
           std::optional<Value> taken = distribute::c_api::TakeValue(produced);
           if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, "merge_call's fn");

@@ -278,6 +278,7 @@ dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn,
         static_cast<size_t>(n), std::vector<dist_value_t*>(static_cast<size_t>(num_results), nullptr));
     absl::Status status = core.Run([&](distribute::ReplicaContext& context) -> absl::Status {
       const auto r = static_cast<size_t>(context.replica_id());
+      distribute::c_api::ClearLastError();
       const dist_status_t code = fn(distribute::c_api::Wrap(&context), handles[r].data(), num_args,
                                     outs[r].data(), num_results, user_data);
       if (code == DIST_OK) return absl::OkStatus();
@@ -316,6 +317,7 @@ dist_status_t dist_strategy_distribute_values_from_function(dist_strategy_t* str
     ASSIGN_OR_RETURN(Value value, distribute::DistributeValuesFromFunction(
                                       core, [&](int32_t r) -> absl::StatusOr<distribute::Tensor> {
                                         dist_value_t* component = nullptr;
+                                        distribute::c_api::ClearLastError();
                                         const dist_status_t code =
                                             fn(r, core.num_replicas(), &component, user_data);
                                         std::optional<Value> taken =
@@ -455,6 +457,7 @@ dist_status_t dist_strategy_update(dist_strategy_t* strategy, dist_value_t* vari
               dist_value target_handle(target);
               HandleArray arg_handles(unwrapped);
               dist_value_t* produced = nullptr;
+              distribute::c_api::ClearLastError();
               const dist_status_t code = fn(&target_handle, arg_handles.data(), arg_handles.size(),
                                             &produced, user_data);
               std::optional<Value> taken = distribute::c_api::TakeValue(produced);

@@ -29,10 +29,6 @@ class UserData {
   dist_free_fn free_fn_;
 };
 
-// Clears this thread's last error before a callback runs, so that CallbackStatus reports
-// the callback's own message and never a stale one.
-inline void ClearLastError() { Record("", absl::OkStatus()); }
-
 }  // namespace distribute::c_api
 
 #endif  // DISTRIBUTE_CORE_C_API_USER_DATA_H_
