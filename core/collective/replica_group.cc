@@ -116,7 +116,18 @@ ReplicaGroup::ReplicaGroup(int32_t replicas, CrossDeviceOps ops, int32_t reduce_
       packs_(static_cast<size_t>(replicas)) {}
 
 absl::Status ReplicaGroup::Publish(int32_t replica, const Slot& slot, const Deadline& deadline) {
-  slots_[replica] = &slot;
+  // What only this replica can check, it checks on its own inputs (once, not once per
+  // replica); a failure is published in place of the call, so every replica reports it.
+  absl::Status host_only;
+  for (const Tensor& t : slot.inputs) {
+    if (t.device().type != DeviceType::kCpu) {
+      host_only = absl::InvalidArgumentError(absl::StrCat(
+          "a tensor on ", t.device_name(), ": in-process collectives operate on host (CPU) tensors"));
+      break;
+    }
+  }
+  const Slot error_slot{CallKind::kError, ReduceOp::kSum, 0, {}, {}, nullptr, &host_only};
+  slots_[replica] = host_only.ok() ? &slot : &error_slot;
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   absl::Status agreement = CheckAgreement();
   if (!agreement.ok()) {
@@ -139,18 +150,7 @@ absl::Status ReplicaGroup::CheckAgreement() const {
   if (!failures.empty()) return absl::Status(code, absl::StrJoin(failures, "; "));
   bool same = true;
   for (int32_t q = 1; q < n_ && same; ++q) same = slots_[q]->SameCallAs(*slots_[0]);
-  if (same) {
-    for (int32_t q = 0; q < n_; ++q) {
-      for (const Tensor& t : slots_[q]->inputs) {
-        if (t.device().type != DeviceType::kCpu) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "replica ", q, " passed a tensor on ", t.device_name(),
-              ": in-process collectives operate on host (CPU) tensors"));
-        }
-      }
-    }
-    return absl::OkStatus();
-  }
+  if (same) return absl::OkStatus();
   // Group replicas by what they called, in order of first appearance.
   std::vector<std::pair<std::string, std::vector<int32_t>>> groups;
   for (int32_t q = 0; q < n_; ++q) {

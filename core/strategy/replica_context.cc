@@ -12,10 +12,6 @@
 namespace distribute {
 namespace {
 
-absl::Status CheckReduceInput(ReduceOp op, const Tensor& value) {
-  return CheckReducible(value.dtype(), op);
-}
-
 // A new tensor on `device` with `like`'s dtype and shape, contents undefined.
 absl::StatusOr<Tensor> AllocateLike(const Tensor& like, const DeviceSpec& device) {
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Allocate(device, like.byte_size(), false));
@@ -74,7 +70,7 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
   outputs.reserve(values.size());
   absl::Status local;
   for (size_t i = 0; i < values.size() && local.ok(); ++i) {
-    local = CheckReduceInput(op, values[i]);
+    local = CheckReducible(values[i].dtype(), op);
     if (local.ok()) {
       absl::StatusOr<Tensor> out = AllocateLike(values[i], device());
       if (out.ok()) {
