@@ -12,12 +12,10 @@ build: deps
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default
 
+# The training demo (examples/c/train_mlp): one MLP trained with OneDevice, Mirrored (4
+# replicas) and MultiWorkerMirrored (2 processes x 2 replicas through distrun).
 demo: build
-	@./build/bin/tensors_demo
-	@echo
-	@./build/bin/mirrored_step
-	@echo
-	@./build/bin/distributed_input
+	@./build/bin/train_mlp --all
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).

@@ -8,6 +8,9 @@ packages=(
   g++ cmake make pkg-config
   # the core
   libabsl-dev libdlpack-dev nlohmann-json3-dev libgloo-dev
+  # the server and coordination service (protobuf-compiler-grpc is needed even to link:
+  # gRPC's CMake config checks that its plugins exist)
+  libgrpc++-dev libgrpc-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)

@@ -68,7 +68,7 @@ dist_status_t dist_context_replica_id(const dist_context_t* context, int32_t* ou
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return NullArgument("context");
     if (out_replica_id == nullptr) return NullArgument("out_replica_id");
-    *out_replica_id = Unwrap(context)->replica_id();
+    *out_replica_id = Unwrap(context)->replica_id_in_sync_group();
     return absl::OkStatus();
   });
 }
@@ -78,7 +78,7 @@ dist_status_t dist_context_num_replicas_in_sync(const dist_context_t* context, i
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return NullArgument("context");
     if (out_count == nullptr) return NullArgument("out_count");
-    *out_count = Unwrap(context)->num_replicas();
+    *out_count = Unwrap(context)->num_replicas_in_sync();
     return absl::OkStatus();
   });
 }

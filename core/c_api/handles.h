@@ -14,6 +14,7 @@
 #include "core/input/distributed_dataset.h"
 #include "core/input/input_context.h"
 #include "core/input/input_options.h"
+#include "core/server/server.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
 #include "core/values/value.h"
@@ -40,6 +41,10 @@ struct dist_cross_device_ops {
   distribute::CrossDeviceOps ops;
 };
 
+struct dist_communication_options {
+  distribute::CommunicationOptions options;
+};
+
 // A plain dataset, or a distributed one (from dist_strategy_distribute_dataset*): exactly
 // one of the two is set.
 struct dist_dataset {
@@ -61,6 +66,14 @@ struct dist_iterator {
 
 struct dist_cluster {
   distribute::ClusterSpec spec;
+};
+
+struct dist_server {
+  std::unique_ptr<distribute::Server> server;
+};
+
+struct dist_server_options {
+  distribute::Server::Options options;
 };
 
 struct dist_options {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
+#include "core/cluster/tf_config.h"
 #include "core/c_api/value_args.h"
 #include "core/strategy/checkpoint.h"
 #include "core/strategy/cross_replica.h"
@@ -134,6 +135,18 @@ dist_status_t dist_strategy_create_central_storage(const char* const* compute_de
   });
 }
 
+dist_status_t dist_strategy_create_multi_worker_mirrored(const dist_cluster_t* cluster,
+                                                        const dist_communication_options_t* options,
+                                                        dist_strategy_t** out) {
+  return NewStrategy(__func__, out, [&]() -> absl::StatusOr<std::shared_ptr<Strategy>> {
+    const distribute::CommunicationOptions defaults;
+    const distribute::CommunicationOptions& chosen = options != nullptr ? options->options : defaults;
+    if (cluster != nullptr) return Strategy::CreateMultiWorkerMirrored(cluster->spec, chosen);
+    ASSIGN_OR_RETURN(distribute::ClusterSpec from_environment, distribute::ClusterSpecFromEnvironment());
+    return Strategy::CreateMultiWorkerMirrored(from_environment, chosen);
+  });
+}
+
 dist_status_t dist_strategy_get_default(dist_strategy_t** out) {
   return NewStrategy(__func__, out, [] { return absl::StatusOr<std::shared_ptr<Strategy>>(Strategy::Default()); });
 }
@@ -151,7 +164,7 @@ dist_status_t dist_strategy_kind(const dist_strategy_t* strategy, dist_strategy_
 dist_status_t dist_strategy_num_replicas_in_sync(const dist_strategy_t* strategy, int32_t* out_count) {
   return Accessor(__func__, strategy, "strategy", out_count, "out_count",
                   [](const dist_strategy& s, int32_t& count) {
-                    count = s.strategy->num_replicas();
+                    count = s.strategy->num_replicas_in_sync();
                     return absl::OkStatus();
                   });
 }
@@ -295,7 +308,7 @@ dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn,
     RETURN_IF_ERROR(status);
     std::vector<std::optional<Value>> merged;
     for (int32_t s = 0; s < num_results; ++s) {
-      ASSIGN_OR_RETURN(std::optional<Value> value, distribute::MergeResults(slots[s], s));
+      ASSIGN_OR_RETURN(std::optional<Value> value, distribute::MergeResults(slots[s], s, core.num_workers() > 1));
       merged.push_back(std::move(value));
     }
     for (int32_t s = 0; s < num_results; ++s) {
@@ -319,7 +332,8 @@ dist_status_t dist_strategy_distribute_values_from_function(dist_strategy_t* str
                                         dist_value_t* component = nullptr;
                                         distribute::c_api::ClearLastError();
                                         const dist_status_t code =
-                                            fn(r, core.num_replicas(), &component, user_data);
+                                            fn(core.first_replica_in_sync() + r,
+                                               core.num_replicas_in_sync(), &component, user_data);
                                         std::optional<Value> taken =
                                             distribute::c_api::TakeValue(component);
                                         if (code != DIST_OK) {

@@ -124,21 +124,57 @@ void StreamFence() {
 #endif
 }
 
-template <typename Tr, typename Op>
-void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* outputs,
-                 int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
-  using T = typename Tr::Storage;
+// Combines inputs [lo, hi) of one chunk into `acc` in the canonical order: a binary tree
+// that splits a range after its first ceil(n/2) inputs, so (a+b)+c for three and
+// (a+b)+(c+d) for four. Every algorithm and backend combines replicas in this one order:
+// a multi-worker all-reduce that reduces each worker's replicas first and then the
+// workers' partial results gives the same bits as one process with all the replicas
+// whenever the worker count is a power of two. `load(q, i)` reads input q's element i as
+// an accumulator.
+template <typename Acc, typename Op, typename Load>
+void TreeReduce(Acc* acc, int32_t lo, int32_t hi, size_t len, const Load& load) {
+  if (hi - lo == 1) {
+    for (size_t i = 0; i < len; ++i) acc[i] = load(lo, i);
+    return;
+  }
+  const int32_t mid = lo + (hi - lo + 1) / 2;
+  TreeReduce<Acc, Op>(acc, lo, mid, len, load);
+  if (hi - mid == 1) {
+    for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(acc[i], load(mid, i));
+    return;
+  }
+  Acc right[kChunk];  // one per tree level: log2(replicas) deep
+  TreeReduce<Acc, Op>(right, mid, hi, len, load);
+  for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(acc[i], right[i]);
+}
+
+// Reduces elements [begin, end) of `num_inputs` arrays of `In` (read as accumulators by
+// `to_acc`) and hands each chunk of accumulators to `emit(base, acc, len)`.
+template <typename Tr, typename Op, typename In, typename ToAcc, typename Emit>
+void ReduceChunks(const void* const* inputs, int32_t num_inputs, size_t begin, size_t end,
+                  const ToAcc& to_acc, const Emit& emit) {
   using Acc = typename Tr::Acc;
-  const bool stream = (end - begin) * sizeof(T) * static_cast<size_t>(num_outputs) >= StreamingMinBytes();
   Acc acc[kChunk];
   for (size_t base = begin; base < end; base += kChunk) {
     const size_t len = std::min(kChunk, end - base);
-    const T* first = static_cast<const T*>(inputs[0]) + base;
-    for (size_t i = 0; i < len; ++i) acc[i] = Tr::Load(first[i]);
-    for (int32_t q = 1; q < num_inputs; ++q) {
-      const T* in = static_cast<const T*>(inputs[q]) + base;
-      for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(acc[i], Tr::Load(in[i]));
-    }
+    TreeReduce<Acc, Op>(acc, 0, num_inputs, len, [&](int32_t q, size_t i) {
+      return to_acc(static_cast<const In*>(inputs[q])[base + i]);
+    });
+    emit(base, acc, len);
+  }
+}
+
+// Divides by the MEAN divisor, converts to the stored type and writes every output.
+template <typename Tr>
+struct StoreOutputs {
+  using T = typename Tr::Storage;
+  using Acc = typename Tr::Acc;
+  void* const* outputs;
+  int32_t num_outputs;
+  int64_t mean_divisor;
+  bool stream;
+
+  void operator()(size_t base, Acc* acc, size_t len) const {
     if (mean_divisor > 1) {
       const Acc divisor = static_cast<Acc>(mean_divisor);
       for (size_t i = 0; i < len; ++i) acc[i] = acc[i] / divisor;
@@ -156,24 +192,52 @@ void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* out
       }
     }
   }
+};
+
+template <typename Tr, typename Op>
+void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* outputs,
+                 int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
+  using T = typename Tr::Storage;
+  const bool stream = (end - begin) * sizeof(T) * static_cast<size_t>(num_outputs) >= StreamingMinBytes();
+  ReduceChunks<Tr, Op, T>(inputs, num_inputs, begin, end, [](T v) { return Tr::Load(v); },
+                          StoreOutputs<Tr>{outputs, num_outputs, mean_divisor, stream});
   if (stream) StreamFence();
 }
 
-template <typename Tr>
-void ReduceWithOp(ReduceOp op, const void* const* inputs, int32_t num_inputs, void* const* outputs,
-                  int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
+// Accumulator inputs (partial results of other stages) to stored outputs.
+template <typename Tr, typename Op>
+void ReduceAccumulatorsTyped(const void* const* inputs, int32_t num_inputs, void* const* outputs,
+                             int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
+  using Acc = typename Tr::Acc;
+  ReduceChunks<Tr, Op, Acc>(inputs, num_inputs, begin, end, [](Acc v) { return v; },
+                            StoreOutputs<Tr>{outputs, num_outputs, mean_divisor, false});
+}
+
+// Stored inputs to one accumulator output (a partial result for a later stage).
+template <typename Tr, typename Op>
+void ReduceToAccumulatorsTyped(const void* const* inputs, int32_t num_inputs, void* output,
+                               size_t begin, size_t end) {
+  using T = typename Tr::Storage;
+  using Acc = typename Tr::Acc;
+  ReduceChunks<Tr, Op, T>(inputs, num_inputs, begin, end, [](T v) { return Tr::Load(v); },
+                          [&](size_t base, Acc* acc, size_t len) {
+                            std::memcpy(static_cast<Acc*>(output) + base, acc, len * sizeof(Acc));
+                          });
+}
+
+// Calls fn.template operator()<Op>() for `op` (MEAN sums; the divisor is applied later).
+template <typename Fn>
+void DispatchOp(ReduceOp op, Fn&& fn) {
   switch (op) {
     case ReduceOp::kSum:
-      return ReduceTyped<Tr, SumOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
     case ReduceOp::kMean:
-      return ReduceTyped<Tr, SumOp>(inputs, num_inputs, outputs, num_outputs, begin, end,
-                                    mean_divisor);
+      return fn.template operator()<SumOp>();
     case ReduceOp::kMin:
-      return ReduceTyped<Tr, MinOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+      return fn.template operator()<MinOp>();
     case ReduceOp::kMax:
-      return ReduceTyped<Tr, MaxOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+      return fn.template operator()<MaxOp>();
     case ReduceOp::kProduct:
-      return ReduceTyped<Tr, ProductOp>(inputs, num_inputs, outputs, num_outputs, begin, end, 1);
+      return fn.template operator()<ProductOp>();
   }
 }
 
@@ -219,8 +283,33 @@ void ReduceRange(DType dtype, ReduceOp op, const void* const* inputs, int32_t nu
                  void* const* outputs, int32_t num_outputs, size_t begin, size_t end,
                  int64_t mean_divisor) {
   if (begin >= end || num_inputs <= 0) return;
+  const int64_t divisor = op == ReduceOp::kMean ? mean_divisor : 1;
   DispatchDType(dtype, [&]<typename Tr>() {
-    ReduceWithOp<Tr>(op, inputs, num_inputs, outputs, num_outputs, begin, end, mean_divisor);
+    DispatchOp(op, [&]<typename Op>() {
+      ReduceTyped<Tr, Op>(inputs, num_inputs, outputs, num_outputs, begin, end, divisor);
+    });
+  });
+}
+
+void ReduceRangeToAccumulator(DType dtype, ReduceOp op, const void* const* inputs,
+                              int32_t num_inputs, void* output, size_t begin, size_t end) {
+  if (begin >= end || num_inputs <= 0) return;
+  DispatchDType(dtype, [&]<typename Tr>() {
+    DispatchOp(op, [&]<typename Op>() {
+      ReduceToAccumulatorsTyped<Tr, Op>(inputs, num_inputs, output, begin, end);
+    });
+  });
+}
+
+void ReduceAccumulatorRange(DType dtype, ReduceOp op, const void* const* inputs,
+                            int32_t num_inputs, void* const* outputs, int32_t num_outputs,
+                            size_t begin, size_t end, int64_t mean_divisor) {
+  if (begin >= end || num_inputs <= 0) return;
+  const int64_t divisor = op == ReduceOp::kMean ? mean_divisor : 1;
+  DispatchDType(dtype, [&]<typename Tr>() {
+    DispatchOp(op, [&]<typename Op>() {
+      ReduceAccumulatorsTyped<Tr, Op>(inputs, num_inputs, outputs, num_outputs, begin, end, divisor);
+    });
   });
 }
 

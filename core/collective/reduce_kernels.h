@@ -1,6 +1,8 @@
 // Element-wise reduction of several equally shaped arrays, the arithmetic under every
-// collective. Inputs are combined in index order (0, 1, ..., n-1) whatever thread runs the
-// kernel, so results are deterministic. float16/bfloat16 accumulate in float32, integer
+// collective. Inputs are combined in one fixed order whatever thread or process runs the
+// kernel: a binary tree splitting after the first ceil(n/2) inputs ((a+b)+c, (a+b)+(c+d)),
+// so results are deterministic, and a reduction of partial results (each worker's
+// replicas, then the workers) matches the flat one when the worker count is a power of 2. float16/bfloat16 accumulate in float32, integer
 // sums and products wrap (two's complement), integer MEAN truncates toward zero.
 #ifndef DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
 #define DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
@@ -18,6 +20,15 @@ namespace distribute {
 void ReduceRange(DType dtype, ReduceOp op, const void* const* inputs, int32_t num_inputs,
                  void* const* outputs, int32_t num_outputs, size_t begin, size_t end,
                  int64_t mean_divisor);
+
+// The two halves of ReduceRange for a reduction in stages. The first reduces stored
+// inputs into accumulators (AccumulatorDType elements; MEAN sums); the second reduces
+// accumulators (in the same tree order), divides a MEAN by `mean_divisor` and stores.
+void ReduceRangeToAccumulator(DType dtype, ReduceOp op, const void* const* inputs,
+                              int32_t num_inputs, void* output, size_t begin, size_t end);
+void ReduceAccumulatorRange(DType dtype, ReduceOp op, const void* const* inputs,
+                            int32_t num_inputs, void* const* outputs, int32_t num_outputs,
+                            size_t begin, size_t end, int64_t mean_divisor);
 
 // Divides `count` elements of `data` in place by `divisor` (MEAN's last step when the
 // sum was computed elsewhere).

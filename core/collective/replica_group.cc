@@ -8,17 +8,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/collective/replica_group_slot.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
 namespace {
 
-enum class CallKind { kAllReduce, kAllGather, kBroadcast, kMerge, kError };
-
-constexpr size_t kAlign = 64;
-constexpr int32_t kMaxReplicas = 1024;
-
-size_t RoundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
+using replica_group_internal::kAlign;
+using replica_group_internal::kMaxReplicas;
+using replica_group_internal::RoundUp;
 
 // Tensors [first, last) split into consecutive packs of at most `bytes` each (a tensor
 // larger than that is a pack of its own).
@@ -49,63 +47,6 @@ std::vector<std::pair<size_t, size_t>> SplitEvenly(std::span<const Tensor> tenso
 }
 
 }  // namespace
-
-struct ReplicaGroup::Slot {
-  CallKind kind;
-  ReduceOp op = ReduceOp::kSum;
-  int32_t parameter = 0;  // axis for all-gather, root for broadcast, arg count for merge
-  std::span<const Tensor> inputs;
-  std::span<const Tensor> outputs;
-  const void* payload = nullptr;
-  const absl::Status* error = nullptr;  // kError: why this replica cannot take part
-
-  // Whether `other` is the same call (cheap: no strings; the axis of an all-gather may
-  // differ in length).
-  bool SameCallAs(const Slot& other) const {
-    if (kind != other.kind || op != other.op || parameter != other.parameter ||
-        inputs.size() != other.inputs.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Tensor& a = inputs[i];
-      const Tensor& b = other.inputs[i];
-      if (a.dtype() != b.dtype() || a.shape().rank() != b.shape().rank()) return false;
-      for (int32_t d = 0; d < a.shape().rank(); ++d) {
-        if ((kind != CallKind::kAllGather || d != parameter) && a.shape().dim(d) != b.shape().dim(d)) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
-
-  // What the call looks like, for the error that names the replicas when they disagree.
-  std::string Describe() const {
-    auto shapes = [&](bool skip_axis) {
-      return absl::StrJoin(inputs, ", ", [&](std::string* out, const Tensor& t) {
-        std::vector<std::string> dims;
-        for (int32_t d = 0; d < t.shape().rank(); ++d) {
-          dims.push_back(skip_axis && d == parameter ? "*" : absl::StrCat(t.shape().dim(d)));
-        }
-        absl::StrAppend(out, DTypeName(t.dtype()), "[", absl::StrJoin(dims, ", "), "]");
-      });
-    };
-    switch (kind) {
-      case CallKind::kAllReduce:
-        return absl::StrCat("all_reduce(", ReduceOpName(op), ") of ", inputs.size(), " tensor(s) ",
-                            shapes(false));
-      case CallKind::kAllGather:
-        return absl::StrCat("all_gather(axis ", parameter, ") of ", shapes(true));
-      case CallKind::kBroadcast:
-        return absl::StrCat("broadcast(from replica ", parameter, ") of ", shapes(false));
-      case CallKind::kMerge:
-        return absl::StrCat("merge_call with ", parameter, " argument(s)");
-      case CallKind::kError:
-        return absl::StrCat("a collective it could not take part in (", error->message(), ")");
-    }
-    return "unknown call";
-  }
-};
 
 ReplicaGroup::ReplicaGroup(int32_t replicas, CrossDeviceOps ops, int32_t reduce_replica)
     : n_(replicas),
@@ -277,6 +218,10 @@ absl::Status ReplicaGroup::HierarchicalReduce(int32_t replica, ReduceOp op, size
 absl::Status ReplicaGroup::AllReduce(int32_t replica, ReduceOp op, std::span<const Tensor> inputs,
                                      std::span<const Tensor> outputs, const Deadline& deadline) {
   Slot slot{CallKind::kAllReduce, op, 0, inputs, outputs, nullptr};
+  if (cross_worker_ != nullptr) {
+    RETURN_IF_ERROR(PublishEverywhere(replica, slot, deadline));
+    return MultiWorkerAllReduce(replica, op, inputs, deadline);
+  }
   RETURN_IF_ERROR(Publish(replica, slot, deadline));
   switch (ops_.algorithm) {
     case AllReduceAlgorithm::kSharedMemory:
@@ -304,6 +249,10 @@ absl::StatusOr<Tensor> ReplicaGroup::AllGather(int32_t replica, const Tensor& in
                                                const DeviceSpec& device, const Deadline& deadline) {
   Slot slot{CallKind::kAllGather, ReduceOp::kSum, axis, std::span<const Tensor>(&input, 1), {},
             nullptr};
+  if (cross_worker_ != nullptr) {
+    RETURN_IF_ERROR(PublishEverywhere(replica, slot, deadline));
+    return MultiWorkerAllGather(replica, input, axis, device, deadline);
+  }
   RETURN_IF_ERROR(Publish(replica, slot, deadline));
   const Shape& shape = input.shape();
   std::vector<int64_t> dims = shape.dims();
@@ -341,6 +290,10 @@ absl::StatusOr<Tensor> ReplicaGroup::Broadcast(int32_t replica, const Tensor& in
                                                const DeviceSpec& device, const Deadline& deadline) {
   Slot slot{CallKind::kBroadcast, ReduceOp::kSum, root, std::span<const Tensor>(&input, 1), {},
             nullptr};
+  if (cross_worker_ != nullptr) {
+    RETURN_IF_ERROR(PublishEverywhere(replica, slot, deadline));
+    return MultiWorkerBroadcast(replica, input, root, device, deadline);
+  }
   RETURN_IF_ERROR(Publish(replica, slot, deadline));
   const Tensor& source = slots_[root]->inputs[0];
   absl::StatusOr<Tensor> result = [&]() -> absl::StatusOr<Tensor> {
@@ -356,7 +309,8 @@ absl::StatusOr<Tensor> ReplicaGroup::Broadcast(int32_t replica, const Tensor& in
 absl::Status ReplicaGroup::FailTogether(int32_t replica, const absl::Status& error,
                                         const Deadline& deadline) {
   Slot slot{CallKind::kError, ReduceOp::kSum, 0, {}, {}, nullptr, &error};
-  const absl::Status status = Publish(replica, slot, deadline);
+  const absl::Status status = cross_worker_ != nullptr ? PublishEverywhere(replica, slot, deadline)
+                                                       : Publish(replica, slot, deadline);
   // Publish always fails here (CheckAgreement sees the error slot), unless the barrier did.
   return status.ok() ? error : status;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "core/collective/barrier.h"
 #include "core/collective/cross_device_ops.h"
+#include "core/collective/cross_worker.h"
 #include "core/collective/reduce_op.h"
 #include "core/tensor/tensor.h"
 #include "core/util/deadline.h"
@@ -67,6 +69,14 @@ class ReplicaGroup {
     return barrier_.Arrive(replica, deadline);
   }
 
+  // Multi-worker (MultiWorkerMirroredStrategy): every collective spans all workers'
+  // replicas. The replicas of this process combine their values, replica 0 makes the
+  // cross-worker step, and every replica gets the result. Set before the first collective.
+  void SetCrossWorker(std::shared_ptr<CrossWorker> cross_worker) {
+    cross_worker_ = std::move(cross_worker);
+  }
+  CrossWorker* cross_worker() const { return cross_worker_.get(); }
+
   void Abort(const absl::Status& cause) { barrier_.Abort(cause); }
   void Reset() { barrier_.Reset(); }
 
@@ -75,12 +85,26 @@ class ReplicaGroup {
 
   // Publishes `slot`, meets the others, and checks that every replica made the same call.
   absl::Status Publish(int32_t replica, const Slot& slot, const Deadline& deadline);
+  // Publish, and in a multi-worker group, a failure here tells the other workers too (so
+  // they fail the call at once instead of waiting for this one).
+  absl::Status PublishEverywhere(int32_t replica, const Slot& slot, const Deadline& deadline);
   absl::Status CheckAgreement() const;
   void SharedMemoryReduce(int32_t replica, ReduceOp op, size_t first, size_t last) const;
   absl::Status ReduceToOne(int32_t replica, ReduceOp op, size_t first, size_t last,
                            const Deadline& deadline);
   absl::Status HierarchicalReduce(int32_t replica, ReduceOp op, size_t first, size_t last,
                                   const Deadline& deadline);
+
+  // The multi-worker forms of the collectives (replica_group_multi_worker.cc).
+  absl::Status MultiWorkerAllReduce(int32_t replica, ReduceOp op, std::span<const Tensor> inputs,
+                                    const Deadline& deadline);
+  absl::StatusOr<Tensor> MultiWorkerAllGather(int32_t replica, const Tensor& input, int32_t axis,
+                                              const DeviceSpec& device, const Deadline& deadline);
+  absl::StatusOr<Tensor> MultiWorkerBroadcast(int32_t replica, const Tensor& input, int32_t root,
+                                              const DeviceSpec& device, const Deadline& deadline);
+  // Every replica's copy of the tensor replica 0 left in cross_result_ (or its error).
+  absl::StatusOr<Tensor> TakeCrossResult(int32_t replica, const DeviceSpec& device,
+                                         const Deadline& deadline);
 
   const int32_t n_;
   const CrossDeviceOps ops_;
@@ -91,6 +115,11 @@ class ReplicaGroup {
   std::vector<std::vector<std::shared_ptr<Buffer>>> packs_;
   std::shared_ptr<void> merge_result_;
   absl::Status merge_status_;
+  // Multi-worker state: written by replica 0 between two barriers, read by all after.
+  std::shared_ptr<CrossWorker> cross_worker_;
+  std::shared_ptr<Buffer> pack_;
+  absl::Status cross_status_;
+  std::optional<Tensor> cross_result_;
 };
 
 }  // namespace distribute

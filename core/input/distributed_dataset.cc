@@ -18,6 +18,14 @@ absl::StatusOr<DatasetPtr> WithPrefetch(DatasetPtr dataset, int64_t depth,
   return Prefetch(std::move(dataset), depth * elements_per_step);
 }
 
+// Whether `policy` shards this dataset by data between `pipelines` input pipelines: DATA,
+// or AUTO when the dataset reads fewer files than there are pipelines.
+bool ShardsByData(const Dataset& dataset, AutoShardPolicy policy, int32_t pipelines) {
+  if (policy == AutoShardPolicy::kData) return true;
+  return policy == AutoShardPolicy::kAuto &&
+         dataset.SourceFiles().size() < static_cast<size_t>(pipelines);
+}
+
 absl::Status CheckStrategy(const Strategy& strategy) {
   if (strategy.num_replicas() < 1) {
     return absl::FailedPreconditionError("the strategy has no replicas");
@@ -33,6 +41,22 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
   if (dataset == nullptr) return absl::InvalidArgumentError("dataset is null");
   RETURN_IF_ERROR(ValidateInputOptions(options));
   RETURN_IF_ERROR(CheckStrategy(strategy));
+  if (strategy.num_workers() > 1) {
+    num_input_pipelines = strategy.num_workers();
+    input_pipeline_id = strategy.worker_index();
+  }
+  if (num_input_pipelines > 1 && !options.per_replica_batches &&
+      ShardsByData(*dataset, options.auto_shard_policy, num_input_pipelines)) {
+    // Every worker reads every global batch and keeps its replicas' rows of it.
+    const int32_t in_sync = strategy.num_replicas() * num_input_pipelines;
+    const int64_t per_replica = SplitBatchSize(dataset->batch_size(), in_sync);
+    const int32_t num_components = dataset->num_components();
+    ASSIGN_OR_RETURN(DatasetPtr source, WithPrefetch(std::move(dataset), options.prefetch_depth, 1));
+    return std::shared_ptr<const DistributedDataset>(new DistributedDataset(
+        DistributedIterator::Mode::kSplit, {std::move(source)}, strategy.worker_devices(),
+        num_components, per_replica, options.fetch_to_device,
+        strategy.num_replicas() * input_pipeline_id, in_sync));
+  }
   ASSIGN_OR_RETURN(DatasetPtr sharded, AutoShard(std::move(dataset), options.auto_shard_policy,
                                                  num_input_pipelines, input_pipeline_id));
   const int32_t replicas = strategy.num_replicas();
@@ -56,6 +80,10 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
     int32_t worker_id) {
   RETURN_IF_ERROR(ValidateInputOptions(options));
   RETURN_IF_ERROR(CheckStrategy(strategy));
+  if (strategy.num_workers() > 1) {
+    num_workers = strategy.num_workers();
+    worker_id = strategy.worker_index();
+  }
   if (num_workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("num_workers is ", num_workers, ": expected >= 1"));
   }
@@ -110,7 +138,7 @@ absl::StatusOr<std::unique_ptr<DistributedIterator>> DistributedDataset::MakeIte
   }
   return std::make_unique<DistributedIterator>(mode_, sources_, std::move(iterators), workers_,
                                                num_components_, per_replica_batch_size_,
-                                               fetch_to_device_);
+                                               fetch_to_device_, first_replica_, replicas_in_sync_);
 }
 
 }  // namespace distribute

@@ -36,7 +36,8 @@ class DistributedIterator {
   DistributedIterator(Mode mode, std::vector<DatasetPtr> datasets,
                       std::vector<std::unique_ptr<DatasetIterator>> sources,
                       std::vector<DeviceSpec> workers, int32_t num_components,
-                      int64_t per_replica_batch_size, bool fetch_to_device);
+                      int64_t per_replica_batch_size, bool fetch_to_device,
+                      int32_t first_replica = 0, int32_t replicas_in_sync = 0);
 
   // The next step in *out (one value per component): true, or false at the end and at
   // every later call. Errors from the sources come back unchanged.
@@ -58,6 +59,9 @@ class DistributedIterator {
   const int32_t num_components_;
   int64_t per_replica_batch_size_;  // kSplit; 0 until the first element tells it
   const bool fetch_to_device_;
+  // kSplit across workers: these replicas are [first, first + size) of replicas_in_sync_.
+  const int32_t first_replica_;
+  const int32_t replicas_in_sync_;
   bool done_ = false;
 };
 
@@ -68,7 +72,11 @@ class DistributedDataset {
   // experimental_distribute_dataset: `dataset` yields global batches. Auto-shards it for
   // input pipeline `input_pipeline_id` of `num_input_pipelines` (a no-op for one), then
   // splits every batch across the strategy's replicas, or with
-  // options.per_replica_batches hands consecutive batches to the replicas.
+  // options.per_replica_batches hands consecutive batches to the replicas. A multi-worker
+  // strategy supplies the pipelines itself (one per worker); there, DATA sharding (and
+  // AUTO without a file per worker) reads every global batch on every worker and gives
+  // this worker's replicas their rows of it, exactly the rows they would get in one
+  // process with all the replicas.
   static absl::StatusOr<std::shared_ptr<const DistributedDataset>> FromDataset(
       const Strategy& strategy, DatasetPtr dataset, const InputOptions& options,
       int32_t num_input_pipelines = 1, int32_t input_pipeline_id = 0);
@@ -96,13 +104,16 @@ class DistributedDataset {
  private:
   DistributedDataset(DistributedIterator::Mode mode, std::vector<DatasetPtr> sources,
                      std::vector<DeviceSpec> workers, int32_t num_components,
-                     int64_t per_replica_batch_size, bool fetch_to_device)
+                     int64_t per_replica_batch_size, bool fetch_to_device,
+                     int32_t first_replica = 0, int32_t replicas_in_sync = 0)
       : mode_(mode),
         sources_(std::move(sources)),
         workers_(std::move(workers)),
         num_components_(num_components),
         per_replica_batch_size_(per_replica_batch_size),
-        fetch_to_device_(fetch_to_device) {}
+        fetch_to_device_(fetch_to_device),
+        first_replica_(first_replica),
+        replicas_in_sync_(replicas_in_sync) {}
 
   const DistributedIterator::Mode mode_;
   const std::vector<DatasetPtr> sources_;
@@ -110,6 +121,8 @@ class DistributedDataset {
   const int32_t num_components_;
   const int64_t per_replica_batch_size_;
   const bool fetch_to_device_;
+  const int32_t first_replica_;
+  const int32_t replicas_in_sync_;
 };
 
 }  // namespace distribute

@@ -13,7 +13,8 @@ namespace distribute {
 DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> datasets,
                                          std::vector<std::unique_ptr<DatasetIterator>> sources,
                                          std::vector<DeviceSpec> workers, int32_t num_components,
-                                         int64_t per_replica_batch_size, bool fetch_to_device)
+                                         int64_t per_replica_batch_size, bool fetch_to_device,
+                                         int32_t first_replica, int32_t replicas_in_sync)
     : mode_(mode),
       datasets_(std::move(datasets)),
       sources_(std::move(sources)),
@@ -21,7 +22,9 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
       workers_(std::move(workers)),
       num_components_(num_components),
       per_replica_batch_size_(per_replica_batch_size),
-      fetch_to_device_(fetch_to_device) {}
+      fetch_to_device_(fetch_to_device),
+      first_replica_(first_replica),
+      replicas_in_sync_(replicas_in_sync > 0 ? replicas_in_sync : static_cast<int32_t>(workers_.size())) {}
 
 absl::StatusOr<bool> DistributedIterator::Pull(size_t source, Element* out) {
   if (exhausted_[source]) return false;
@@ -44,10 +47,11 @@ absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextSpl
   if (per_replica_batch_size_ == 0) {
     // The dataset did not say its batch size: the first batch is a full one.
     ASSIGN_OR_RETURN(const int64_t rows, BatchDimension(batch));
-    per_replica_batch_size_ = SplitBatchSize(rows, num_replicas());
+    per_replica_batch_size_ = SplitBatchSize(rows, replicas_in_sync_);
   }
   ASSIGN_OR_RETURN(std::vector<Element> by_replica,
-                   SplitBatch(batch, per_replica_batch_size_, workers_, fetch_to_device_));
+                   SplitBatch(batch, per_replica_batch_size_, workers_, fetch_to_device_,
+                              first_replica_, replicas_in_sync_));
   return std::optional<std::vector<Element>>(std::move(by_replica));
 }
 
@@ -88,7 +92,9 @@ absl::StatusOr<bool> DistributedIterator::GetNext(std::vector<Value>* out) {
     done_ = true;
     return false;
   }
-  ASSIGN_OR_RETURN(*out, PerReplicaValues(std::move(*by_replica), num_components_));
+  // Across workers a batch is always per replica, even with one replica here.
+  ASSIGN_OR_RETURN(*out, PerReplicaValues(std::move(*by_replica), num_components_,
+                                          replicas_in_sync_ > num_replicas()));
   return true;
 }
 

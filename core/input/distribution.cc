@@ -154,15 +154,17 @@ absl::StatusOr<Tensor> EmptyBatchLike(const Tensor& like, const DeviceSpec& plac
 
 absl::StatusOr<std::vector<Element>> SplitBatch(const Element& batch, int64_t per_replica,
                                                 std::span<const DeviceSpec> workers,
-                                                bool fetch_to_device) {
+                                                bool fetch_to_device, int32_t first_replica,
+                                                int32_t replicas_in_sync) {
   if (workers.empty()) return absl::InvalidArgumentError("no replicas to split a batch across");
   ASSIGN_OR_RETURN(const int64_t rows, BatchDimension(batch));
   const auto replicas = static_cast<int32_t>(workers.size());
+  const int32_t in_sync = replicas_in_sync > 0 ? replicas_in_sync : replicas;
   int64_t step = per_replica;
-  if (step < 1 || rows > step * replicas) step = SplitBatchSize(rows, replicas);
+  if (step < 1 || rows > step * in_sync) step = SplitBatchSize(rows, in_sync);
   std::vector<Element> by_replica(workers.size());
   for (int32_t r = 0; r < replicas; ++r) {
-    const int64_t begin = std::min(rows, r * step);
+    const int64_t begin = std::min(rows, (first_replica + r) * step);
     const int64_t end = std::min(rows, begin + step);
     Element& mine = by_replica[static_cast<size_t>(r)];
     mine.reserve(batch.size());
@@ -215,7 +217,7 @@ absl::StatusOr<std::vector<Element>> PadMissingReplicas(
 }
 
 absl::StatusOr<std::vector<Value>> PerReplicaValues(std::vector<Element> by_replica,
-                                                    int32_t num_components) {
+                                                    int32_t num_components, bool always_wrap) {
   for (size_t r = 0; r < by_replica.size(); ++r) {
     if (by_replica[r].size() != static_cast<size_t>(num_components)) {
       return absl::InvalidArgumentError(absl::StrCat("replica ", r, "'s element has ",
@@ -226,7 +228,7 @@ absl::StatusOr<std::vector<Value>> PerReplicaValues(std::vector<Element> by_repl
   std::vector<Value> values;
   values.reserve(static_cast<size_t>(num_components));
   for (size_t c = 0; c < static_cast<size_t>(num_components); ++c) {
-    if (by_replica.size() == 1) {
+    if (by_replica.size() == 1 && !always_wrap) {
       values.emplace_back(std::move(by_replica.front()[c]));
       continue;
     }

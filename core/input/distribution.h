@@ -56,9 +56,12 @@ absl::StatusOr<Tensor> EmptyBatchLike(const Tensor& like, const DeviceSpec& plac
 // and those left without rows get empty batches. When the batch has more rows than
 // per_replica * replicas, the rows are split with ceil(rows / replicas) instead, so that
 // none is lost. Result: [replica][component].
+// Multi-worker: the batch is split across `replicas_in_sync` replicas of which `workers`
+// are those from `first_replica` on (0: workers.size() replicas, from 0).
 absl::StatusOr<std::vector<Element>> SplitBatch(const Element& batch, int64_t per_replica,
                                                 std::span<const DeviceSpec> workers,
-                                                bool fetch_to_device);
+                                                bool fetch_to_device, int32_t first_replica = 0,
+                                                int32_t replicas_in_sync = 0);
 
 // Fills the replicas without an element (nullopt entries of `by_replica`) with empty
 // batches shaped like the first replica that has one. FailedPrecondition when none has
@@ -70,7 +73,7 @@ absl::StatusOr<std::vector<Element>> PadMissingReplicas(
 // One value per component: a PerReplica value over the replicas' tensors, or the tensor
 // itself for a single replica. `by_replica` is [replica][component].
 absl::StatusOr<std::vector<Value>> PerReplicaValues(std::vector<Element> by_replica,
-                                                    int32_t num_components);
+                                                    int32_t num_components, bool always_wrap = false);
 
 }  // namespace distribute
 

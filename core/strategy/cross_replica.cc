@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/collective/reduce_kernels.h"
 #include "core/device/local_devices.h"
 #include "core/strategy/thread_context.h"
@@ -84,11 +85,35 @@ absl::StatusOr<Tensor> ReduceNonDistributed(const Strategy& strategy, ReduceOp o
                                             const Value& value, const Tensor& first,
                                             const DeviceSpec& device) {
   RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
-  if (IsIdempotent(op) || strategy.num_replicas() == 1) return PlaceOn(first, device);
+  if (IsIdempotent(op) || strategy.num_replicas_in_sync() == 1) return PlaceOn(first, device);
   return absl::InvalidArgumentError(absl::StrCat(
       "a ", ValueKindName(value.kind()), " is the same on every replica, so reducing it with ",
-      ReduceOpName(op), " across ", strategy.num_replicas(),
+      ReduceOpName(op), " across ", strategy.num_replicas_in_sync(),
       " replicas is not defined (TF allows MEAN for it); pass a PerReplica value"));
+}
+
+// Multi-worker: this worker's components combined in accumulator precision, then
+// combined with the other workers' (in the same order as one process would).
+absl::StatusOr<Tensor> ReduceAcrossWorkers(const Strategy& strategy, ReduceOp op,
+                                           const std::vector<Tensor>& components,
+                                           const DeviceSpec& device) {
+  RETURN_IF_ERROR(CheckSameSignature(components));
+  const Tensor& first = components.front();
+  RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
+  const size_t count = static_cast<size_t>(first.shape().num_elements());
+  std::vector<char> pack(count * DTypeSize(AccumulatorDType(first.dtype())));
+  std::vector<const void*> inputs;
+  for (const Tensor& t : components) inputs.push_back(t.data());
+  ReduceRangeToAccumulator(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()),
+                           pack.data(), 0, count);
+  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), device));
+  void* output = out.data();
+  const CrossWorker::Segment segment{first.dtype(), count, 0, std::span<void* const>(&output, 1)};
+  RETURN_IF_ERROR(strategy.cross_worker()->AllReduce(
+      op, pack.data(), pack.size(), std::span<const CrossWorker::Segment>(&segment, 1),
+      strategy.num_replicas_in_sync(), absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)),
+      strategy.NewDeadline()));
+  return out;
 }
 
 absl::StatusOr<Tensor> ReduceAcross(const Strategy& strategy, ReduceOp op, const Value& value,
@@ -98,6 +123,9 @@ absl::StatusOr<Tensor> ReduceAcross(const Strategy& strategy, ReduceOp op, const
     return ReduceNonDistributed(strategy, op, value, components.front(), device);
   }
   RETURN_IF_ERROR(CheckComponentCount(strategy, components));
+  if (strategy.cross_worker() != nullptr) {
+    return ReduceAcrossWorkers(strategy, op, components, device);
+  }
   if (components.size() == 1) {
     RETURN_IF_ERROR(CheckReducible(components.front().dtype(), op));
     return PlaceOn(components.front(), device);
@@ -179,6 +207,22 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
   const size_t count = static_cast<size_t>(out_shape.num_elements());
   ReduceRange(acc, partial_op, inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
               count, 1);
+  if (CrossWorker* workers = strategy.cross_worker()) {
+    // The workers' partial results and row counts, combined in worker order.
+    const Deadline deadline = strategy.NewDeadline();
+    const std::string what = absl::StrCat("reduce(", ReduceOpName(op), ", axis ", normalized,
+                                          ") of ", DTypeName(dtype));
+    void* total_out = &total;
+    const int64_t local_total = total;
+    const CrossWorker::Segment rows{DType::kInt64, 1, 0, std::span<void* const>(&total_out, 1)};
+    RETURN_IF_ERROR(workers->AllReduce(ReduceOp::kSum, &local_total, sizeof(local_total),
+                                       std::span<const CrossWorker::Segment>(&rows, 1), 1,
+                                       absl::StrCat(what, " row count"), deadline));
+    const CrossWorker::Segment partial{acc, count, 0, std::span<void* const>(&output, 1)};
+    RETURN_IF_ERROR(workers->AllReduce(partial_op, sum.data(), sum.byte_size(),
+                                       std::span<const CrossWorker::Segment>(&partial, 1), 1, what,
+                                       deadline));
+  }
   if (op == ReduceOp::kMean) {
     if (total == 0) {
       if (acc != DType::kFloat32 && acc != DType::kFloat64) {
@@ -248,6 +292,17 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
       std::memcpy(dst, static_cast<const char*>(t.data()) + static_cast<size_t>(o) * block, block);
       dst += block;
     }
+  }
+  if (CrossWorker* workers = strategy.cross_worker()) {
+    std::vector<int64_t> dims_but_axis = first.shape().dims();
+    dims_but_axis[static_cast<size_t>(normalized)] = -1;
+    ASSIGN_OR_RETURN(Tensor all, workers->AllGatherAlongAxis(
+                                     out, normalized,
+                                     absl::StrCat("gather(axis ", normalized, ") of ", DTypeName(first.dtype()),
+                                                  "[", absl::StrJoin(dims_but_axis, ", "), "]"),
+                                     strategy.NewDeadline()));
+    ASSIGN_OR_RETURN(Tensor placed, PlaceOn(all, strategy.worker_devices().front()));
+    return Value(std::move(placed));
   }
   return Value(std::move(out));
 }
@@ -361,7 +416,7 @@ absl::StatusOr<Value> DistributeValuesFromFunction(
   RETURN_IF_ERROR(RequireCrossReplica(strategy, "distribute_values_from_function"));
   std::vector<Tensor> components;
   for (int32_t r = 0; r < strategy.num_replicas(); ++r) {
-    ASSIGN_OR_RETURN(Tensor t, fn(r));
+    ASSIGN_OR_RETURN(Tensor t, fn(r));  // the caller maps r to its id in the sync group
     components.push_back(std::move(t));
   }
   if (components.size() == 1) return Value(components.front());

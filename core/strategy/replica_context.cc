@@ -32,6 +32,12 @@ std::shared_ptr<Strategy> ReplicaContext::strategy_ref() const { return strategy
 
 int32_t ReplicaContext::num_replicas() const { return strategy_.num_replicas(); }
 
+int32_t ReplicaContext::replica_id_in_sync_group() const {
+  return strategy_.first_replica_in_sync() + replica_id_;
+}
+
+int32_t ReplicaContext::num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
+
 const DeviceSpec& ReplicaContext::device() const {
   return strategy_.worker_devices()[static_cast<size_t>(replica_id_)];
 }
@@ -80,7 +86,7 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
       }
     }
   }
-  if (num_replicas() == 1) {
+  if (num_replicas_in_sync() == 1) {
     // One replica: every op of one value is that value; no rendezvous (the default
     // context may be shared by several threads).
     RETURN_IF_ERROR(local);
@@ -101,22 +107,22 @@ absl::StatusOr<Tensor> ReplicaContext::AllGather(const Tensor& value, int32_t ax
     const absl::Status bad = absl::InvalidArgumentError(absl::StrCat(
         "axis ", axis, " is out of range for a tensor of rank ", rank,
         rank == 0 ? ": scalars cannot be gathered along an axis" : ""));
-    if (num_replicas() == 1) return bad;
+    if (num_replicas_in_sync() == 1) return bad;
     return strategy_.group().FailTogether(replica_id_, bad, NewDeadline());
   }
-  if (num_replicas() == 1) return value.CopyTo(device_name());
+  if (num_replicas_in_sync() == 1) return value.CopyTo(device_name());
   return strategy_.group().AllGather(replica_id_, value, normalized, device(), NewDeadline());
 }
 
 absl::StatusOr<Tensor> ReplicaContext::Broadcast(const Tensor& value, int32_t source_replica) {
-  if (source_replica < 0 || source_replica >= num_replicas()) {
+  if (source_replica < 0 || source_replica >= num_replicas_in_sync()) {
     const absl::Status bad = absl::InvalidArgumentError(
         absl::StrCat("source_replica ", source_replica, " is out of range: there are ",
-                     num_replicas(), " replicas"));
-    if (num_replicas() == 1) return bad;
+                     num_replicas_in_sync(), " replicas"));
+    if (num_replicas_in_sync() == 1) return bad;
     return strategy_.group().FailTogether(replica_id_, bad, NewDeadline());
   }
-  if (num_replicas() == 1) return value.CopyTo(device_name());
+  if (num_replicas_in_sync() == 1) return value.CopyTo(device_name());
   return strategy_.group().Broadcast(replica_id_, value, source_replica, device(), NewDeadline());
 }
 
@@ -157,9 +163,10 @@ absl::StatusOr<std::optional<Value>> ReplicaContext::MergeCall(std::span<const V
   return std::optional<Value>(std::move(part));
 }
 
-absl::StatusOr<Value> Regroup(std::span<const Value> per_replica, absl::string_view what) {
+absl::StatusOr<Value> Regroup(std::span<const Value> per_replica, absl::string_view what,
+                              bool always_wrap) {
   const Value& first = per_replica.front();
-  if (per_replica.size() == 1) return first;
+  if (per_replica.size() == 1 && !(always_wrap && first.kind() == ValueKind::kTensor)) return first;
   if (first.is_variable()) {
     for (size_t q = 1; q < per_replica.size(); ++q) {
       if (per_replica[q].variable() != first.variable() ||
@@ -217,7 +224,7 @@ absl::StatusOr<std::vector<std::vector<Value>>> UnwrapForReplicas(std::span<cons
 }
 
 absl::StatusOr<std::optional<Value>> MergeResults(std::span<std::optional<Value>> per_replica,
-                                                  int32_t slot) {
+                                                  int32_t slot, bool always_wrap) {
   std::vector<Value> values;
   int32_t missing = -1;
   int32_t present = -1;
@@ -235,7 +242,7 @@ absl::StatusOr<std::optional<Value>> MergeResults(std::span<std::optional<Value>
                                                    " returned a value but replica ", missing,
                                                    " did not"));
   }
-  ASSIGN_OR_RETURN(Value merged, Regroup(values, absl::StrCat("result ", slot)));
+  ASSIGN_OR_RETURN(Value merged, Regroup(values, absl::StrCat("result ", slot), always_wrap));
   return std::optional<Value>(std::move(merged));
 }
 

@@ -35,8 +35,13 @@ class ReplicaContext {
 
   Strategy& strategy() const { return strategy_; }
   std::shared_ptr<Strategy> strategy_ref() const;
+  // This replica among the process's replicas (its thread, device and slot).
   int32_t replica_id() const { return replica_id_; }
   int32_t num_replicas() const;
+  // This replica among all the job's replicas (tf's replica_id_in_sync_group and
+  // num_replicas_in_sync): the same as the above in a single process.
+  int32_t replica_id_in_sync_group() const;
+  int32_t num_replicas_in_sync() const;
   const DeviceSpec& device() const;
   const std::string& device_name() const;
   bool joined() const { return joined_; }
@@ -67,7 +72,10 @@ class ReplicaContext {
 // Argument i of every replica, regrouped as merge_call and run present it: the same
 // variable from all replicas is that variable; tensors become a PerReplica value (the
 // tensor itself for one replica).
-absl::StatusOr<Value> Regroup(std::span<const Value> per_replica, absl::string_view what);
+// `always_wrap`: a lone tensor becomes a PerReplica value of one component too (a
+// multi-worker strategy's replica has peers on other workers).
+absl::StatusOr<Value> Regroup(std::span<const Value> per_replica, absl::string_view what,
+                              bool always_wrap = false);
 
 // A replica's part of a value produced in cross-replica context: its component of a
 // PerReplica or Mirrored value, otherwise the value itself.
@@ -81,7 +89,7 @@ absl::StatusOr<std::vector<std::vector<Value>>> UnwrapForReplicas(std::span<cons
 // Result slot `slot` of every replica merged: nothing when no replica filled it, else
 // Regroup of the replicas' values (every replica must have filled it).
 absl::StatusOr<std::optional<Value>> MergeResults(std::span<std::optional<Value>> per_replica,
-                                                  int32_t slot);
+                                                  int32_t slot, bool always_wrap = false);
 
 }  // namespace distribute
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/device/local_devices.h"
+#include "core/strategy/multi_worker.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
@@ -93,6 +94,8 @@ absl::string_view StrategyKindName(StrategyKind kind) {
       return "Mirrored";
     case StrategyKind::kCentralStorage:
       return "CentralStorage";
+    case StrategyKind::kMultiWorkerMirrored:
+      return "MultiWorkerMirrored";
   }
   return "unknown";
 }
@@ -127,6 +130,28 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
   std::vector<DeviceSpec> parameters = workers;
   return std::shared_ptr<Strategy>(new Strategy(StrategyKind::kMirrored, std::move(workers),
                                                 std::move(parameters), std::move(chosen)));
+}
+
+absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
+    const ClusterSpec& cluster, const CommunicationOptions& options) {
+  RETURN_IF_ERROR(options.Validate());
+  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList({}));
+  CrossDeviceOps ops;
+  if (options.bytes_per_pack > 0) ops.bytes_per_pack = options.bytes_per_pack;
+  const int64_t timeout_ms = options.timeout_seconds > 0
+                                 ? std::max<int64_t>(1, static_cast<int64_t>(options.timeout_seconds * 1000))
+                                 : kDefaultTimeoutMs;
+  ASSIGN_OR_RETURN(std::shared_ptr<MultiWorkerRuntime> runtime,
+                   ConnectWorkers(cluster, options, static_cast<int32_t>(workers.size()), timeout_ms));
+  std::vector<DeviceSpec> parameters = workers;
+  std::shared_ptr<Strategy> strategy(new Strategy(StrategyKind::kMultiWorkerMirrored,
+                                                  std::move(workers), std::move(parameters), ops));
+  strategy->timeout_ms_.store(timeout_ms);
+  strategy->num_workers_ = runtime->cross_worker->num_workers();
+  strategy->worker_index_ = runtime->cross_worker->worker();
+  strategy->group_->SetCrossWorker(runtime->cross_worker);
+  strategy->multi_worker_ = std::move(runtime);
+  return strategy;
 }
 
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateCentralStorage(

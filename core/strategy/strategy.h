@@ -14,6 +14,8 @@
 #include "absl/status/statusor.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/collective/replica_group.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/strategy/communication_options.h"
 #include "core/device/device_spec.h"
 #include "core/strategy/replica_pool.h"
 #include "core/util/deadline.h"
@@ -24,12 +26,14 @@ namespace distribute {
 
 class ReplicaContext;
 class Variable;
+struct MultiWorkerRuntime;
 
 enum class StrategyKind : int32_t {
   kDefault = 1,
   kOneDevice = 2,
   kMirrored = 3,
   kCentralStorage = 4,
+  kMultiWorkerMirrored = 5,
 };
 
 absl::string_view StrategyKindName(StrategyKind kind);
@@ -44,6 +48,10 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
       const std::vector<std::string>& devices, std::optional<CrossDeviceOps> ops);
   static absl::StatusOr<std::shared_ptr<Strategy>> CreateCentralStorage(
       const std::vector<std::string>& compute_devices, absl::string_view parameter_device);
+  // One replica per logical CPU device of this process, synchronised with the same
+  // strategy on every other worker of `cluster` (whose current task is this process).
+  static absl::StatusOr<std::shared_ptr<Strategy>> CreateMultiWorkerMirrored(
+      const ClusterSpec& cluster, const CommunicationOptions& options);
   // The process-wide default strategy (one replica on CPU:0).
   static const std::shared_ptr<Strategy>& Default();
 
@@ -51,13 +59,24 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
 
   StrategyKind kind() const { return kind_; }
   uint64_t id() const { return id_; }
+  // The replicas of this process (each has a thread and a device here).
   int32_t num_replicas() const { return static_cast<int32_t>(worker_devices_.size()); }
+  // The replicas of the whole job (all workers'), and the id in that group of this
+  // process's first replica: replica r here is replica first_replica_in_sync() + r.
+  int32_t num_replicas_in_sync() const { return num_replicas() * num_workers_; }
+  int32_t first_replica_in_sync() const { return num_replicas() * worker_index_; }
+  int32_t num_workers() const { return num_workers_; }
+  int32_t worker_index() const { return worker_index_; }
+  // Multi-worker: the cross-worker step of collectives; null in a single process.
+  CrossWorker* cross_worker() const { return group_->cross_worker(); }
   const std::vector<DeviceSpec>& worker_devices() const { return worker_devices_; }
   const std::vector<std::string>& worker_names() const { return worker_names_; }
   const std::vector<DeviceSpec>& parameter_devices() const { return parameter_devices_; }
   const std::vector<std::string>& parameter_names() const { return parameter_names_; }
   // Whether variables get one copy per replica (Mirrored) or one on the parameter device.
-  bool mirrors_variables() const { return kind_ == StrategyKind::kMirrored; }
+  bool mirrors_variables() const {
+    return kind_ == StrategyKind::kMirrored || kind_ == StrategyKind::kMultiWorkerMirrored;
+  }
 
   int64_t timeout_ms() const { return timeout_ms_.load(std::memory_order_relaxed); }
   absl::Status SetTimeoutMs(int64_t timeout_ms);
@@ -91,6 +110,10 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   const std::vector<DeviceSpec> parameter_devices_;
   const std::vector<std::string> parameter_names_;
   std::atomic<int64_t> timeout_ms_{kDefaultTimeoutMs};
+  int32_t num_workers_ = 1;
+  int32_t worker_index_ = 0;
+  // Before group_, which shares its cross-worker communicator: destroyed after it.
+  std::shared_ptr<MultiWorkerRuntime> multi_worker_;
   std::unique_ptr<ReplicaGroup> group_;
   std::unique_ptr<ReplicaPool> pool_;
   // One run (or set of joined replicas) at a time.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/collective/reduce_kernels.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
@@ -176,12 +177,23 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
     devices = std::move(colocated);
     if (devices.size() == 1) kind = ValueKind::kVariable;
   }
+  const std::string unique_name = strategy->UniqueVariableName(name);
+  Tensor initial = initial_value;
+  if (CrossWorker* workers = strategy->cross_worker()) {
+    // Every worker starts from the chief's value, as TF's MultiWorkerMirroredStrategy does.
+    ASSIGN_OR_RETURN(initial, initial_value.CopyTo("CPU:0"));
+    RETURN_IF_ERROR(workers->Broadcast(
+        initial.byte_size() > 0 ? initial.data() : nullptr, initial.byte_size(), 0,
+        absl::StrCat("initial value of variable '", unique_name, "' ", DTypeName(initial.dtype()),
+                     "[", absl::StrJoin(initial.shape().dims(), ", "), "]"),
+        strategy->NewDeadline()));
+  }
   std::vector<Tensor> copies;
   for (const DeviceSpec& device : devices) {
-    ASSIGN_OR_RETURN(Tensor copy, initial_value.CopyTo(device.ToString()));
+    ASSIGN_OR_RETURN(Tensor copy, initial.CopyTo(device.ToString()));
     copies.push_back(std::move(copy));
   }
-  auto variable = std::make_shared<Variable>(strategy->UniqueVariableName(name), kind, sync,
+  auto variable = std::make_shared<Variable>(unique_name, kind, sync,
                                              aggregation, std::move(copies), strategy->id());
   strategy->RegisterVariable(variable);
   return Value::OfVariable(std::move(variable));

@@ -24,5 +24,6 @@
 #include "distribute/dataset.h"
 #include "distribute/input.h"
 #include "distribute/cluster.h"
+#include "distribute/server.h"
 
 #endif /* DISTRIBUTE_DISTRIBUTE_H_ */

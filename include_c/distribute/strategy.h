@@ -90,6 +90,71 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_central_storage(
     const char* const* compute_devices, int32_t num_devices, const char* parameter_device,
     dist_strategy_t** out);
 
+/* ---- Multi-worker ---- */
+
+/* How a MultiWorkerMirroredStrategy's collectives run between workers. Values are the
+ * DIST_COMMUNICATION_* constants. */
+typedef int32_t dist_communication_implementation_t;
+
+/* Chosen by the library: Gloo over TCP for CPU replicas. */
+#define DIST_COMMUNICATION_AUTO 0
+/* Gloo's TCP transport (TF's RING). */
+#define DIST_COMMUNICATION_RING 1
+/* NCCL: GPU replicas only (not available yet: creation fails with DIST_FAILED_PRECONDITION). */
+#define DIST_COMMUNICATION_NCCL 2
+
+/* New communication options with the defaults: AUTO, the default pack size, and the
+ * strategy's default timeout (60 s). Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_create(
+    dist_communication_options_t** out);
+/* Accepts NULL. */
+DIST_API void dist_communication_options_destroy(dist_communication_options_t* options);
+
+/* DIST_INVALID_ARGUMENT for a value that is not a DIST_COMMUNICATION_* constant. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_implementation(
+    dist_communication_options_t* options, dist_communication_implementation_t implementation);
+/* The largest pack small tensors are fused into (bytes, >= 0; 0: the default). */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_bytes_per_pack(
+    dist_communication_options_t* options, int64_t bytes_per_pack);
+/* The deadline of start-up (every worker must arrive within it) and of every collective
+ * between workers, in seconds (finite, 0 < s <= 604800; 0: the default, 60 s). A worker
+ * that stops responding makes the collectives of the others fail with
+ * DIST_DEADLINE_EXCEEDED when it passes; a worker that dies makes them fail with
+ * DIST_UNAVAILABLE naming it, at once. Either failure is final for the strategy: every
+ * later collective fails at once with the same cause. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_seconds(
+    dist_communication_options_t* options, double timeout_seconds);
+
+/* A MultiWorkerMirroredStrategy: synchronous training on every worker task (the chief and
+ * the worker tasks) of `cluster`, whose current task is this process; NULL `cluster`
+ * reads TF_CONFIG from the environment. Every worker runs the same program and creates
+ * its strategies in the same order. This process's replicas are its logical CPU devices
+ * (dist_set_logical_cpu_device_count; the same count on every worker);
+ * num_replicas_in_sync counts the replicas of all workers, and replica ids run over
+ * them, worker by worker in rank order (the chief first).
+ *
+ * Creation starts this task's server (dist_server_t; on the chief it hosts the
+ * coordination service) at the task's address, waits for every worker at a start-up
+ * barrier, and connects the workers' Gloo transport. `options` may be NULL (defaults).
+ *
+ * Collectives (all_reduce, all_gather, broadcast, and reduce, gather, reduce_to and
+ * batch_reduce_to in cross-replica context) span all workers: local reduce, cross-worker
+ * exchange, local broadcast. Results are identical on every worker, and equal bit for bit
+ * to those of a single-process MirroredStrategy with as many replicas when the number of
+ * workers is a power of two. Variables start on every worker from the chief's initial
+ * value. distribute_dataset gives this worker's replicas their rows of each global batch
+ * (DATA, or AUTO without enough files to shard) or shards the files (FILE).
+ *
+ * Errors: DIST_INVALID_ARGUMENT for bad options or a current task that is not a worker;
+ * DIST_NOT_FOUND when `cluster` is NULL and TF_CONFIG is unset; DIST_DEADLINE_EXCEEDED
+ * naming the tasks that did not arrive within the timeout; DIST_UNAVAILABLE when the
+ * chief's coordination service cannot be reached (named) or the task's port is taken;
+ * DIST_FAILED_PRECONDITION for NCCL. Blocks up to the options' timeout.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_multi_worker_mirrored(
+    const dist_cluster_t* cluster, const dist_communication_options_t* options,
+    dist_strategy_t** out);
+
 /* A new reference to the process's default strategy. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_get_default(dist_strategy_t** out);
 

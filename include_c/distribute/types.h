@@ -37,10 +37,17 @@ typedef struct dist_options dist_options_t;
 /* A cluster description: TF_CONFIG or an explicit cluster spec. */
 typedef struct dist_cluster dist_cluster_t;
 
-/* An in-process server for one task of a cluster. */
+/* An in-process server for one task of a cluster (see server.h). */
 typedef struct dist_server dist_server_t;
+
+/* Configuration of a server: timeouts of startup and heartbeats (see server.h). */
+typedef struct dist_server_options dist_server_options_t;
 
 /* Cross-device reduction and broadcast algorithms (tf.distribute.CrossDeviceOps). */
 typedef struct dist_cross_device_ops dist_cross_device_ops_t;
+
+/* How MultiWorkerMirroredStrategy communicates between workers
+ * (tf.distribute.experimental.CommunicationOptions; see strategy.h). */
+typedef struct dist_communication_options dist_communication_options_t;
 
 #endif /* DISTRIBUTE_TYPES_H_ */

@@ -554,12 +554,16 @@ TEST_F(InputDistributionTest, FromDatasetAppliesThePipelineShare) {
   EXPECT_TRUE(HasError(DistributedDataset::FromDataset(*strategy, files, options, 2, 0),
                        absl::StatusCode::kInvalidArgument, {"FILE auto-sharding"}));
   options.auto_shard_policy = AutoShardPolicy::kData;
+  // DATA between 2 pipelines of 2 replicas: pipeline 1 reads every global batch of 4 rows
+  // and its replicas (2 and 3 of 4) take rows 2 and 3 of each, as in one process.
   auto distributed = DistributedDataset::FromDataset(*strategy, files, options, 2, 1);
   ASSERT_TRUE(IsOk(distributed));
   const Pass pass = Iterate(**distributed);
-  ASSERT_EQ(pass.sizes.size(), 1u);
-  EXPECT_EQ(pass.contents[0][0][0], Iota(4, 2));
-  EXPECT_EQ(pass.contents[0][0][1], Iota(6, 2));
+  ASSERT_EQ(pass.sizes.size(), 2u);
+  EXPECT_EQ(pass.contents[0][0][0], Iota(2, 1));
+  EXPECT_EQ(pass.contents[0][0][1], Iota(3, 1));
+  EXPECT_EQ(pass.contents[1][0][0], Iota(6, 1));
+  EXPECT_EQ(pass.contents[1][0][1], Iota(7, 1));
 }
 
 TEST_F(InputDistributionTest, OptionsAreValidated) {

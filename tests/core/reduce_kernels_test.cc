@@ -388,9 +388,22 @@ TEST(ReduceRangeTest, SixteenBitFloatsAccumulateInFloat32) {
   EXPECT_EQ(out.F(0), 1.0 + std::ldexp(1.0, -10));
 }
 
-TEST(ReduceRangeTest, DeterministicInIndexOrder) {
-  // Arbitrary floats, where the order of additions changes the result: the kernel must
-  // add input 0, 1, ..., n-1 in that order for every element, whichever range it runs on.
+// The canonical combination order, written independently of the kernel: a range of n
+// inputs splits after its first ceil(n/2), each half is combined, then the two halves.
+float TreeCombine(const std::vector<std::vector<float>>& inputs, size_t i, int32_t lo, int32_t hi,
+                  bool product) {
+  if (hi - lo == 1) return inputs[lo][i];
+  const int32_t mid = lo + (hi - lo + 1) / 2;
+  volatile float left = TreeCombine(inputs, i, lo, mid, product);
+  volatile float right = TreeCombine(inputs, i, mid, hi, product);
+  volatile float combined = product ? left * right : left + right;
+  return combined;
+}
+
+TEST(ReduceRangeTest, DeterministicInTreeOrder) {
+  // Arbitrary floats, where the order of operations changes the result: the kernel must
+  // combine the inputs in the canonical tree for every element, whichever range it runs
+  // on (so that a reduction in stages, worker by worker, gives the same bits).
   std::mt19937 rng(31337);
   std::uniform_real_distribution<float> dist(-1000.0f, 1000.0f);
   constexpr size_t kCount = 5000;
@@ -405,10 +418,7 @@ TEST(ReduceRangeTest, DeterministicInIndexOrder) {
     SCOPED_TRACE(OpName(op));
     std::vector<float> expected(kCount);
     for (size_t i = 0; i < kCount; ++i) {
-      volatile float acc = inputs[0][i];
-      for (int32_t q = 1; q < kInputs; ++q) {
-        acc = op == ReduceOp::kProduct ? acc * inputs[q][i] : acc + inputs[q][i];
-      }
+      volatile float acc = TreeCombine(inputs, i, 0, kInputs, op == ReduceOp::kProduct);
       if (op == ReduceOp::kMean) acc = acc / static_cast<float>(kInputs);
       expected[i] = acc;
     }

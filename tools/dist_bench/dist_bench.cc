@@ -30,6 +30,7 @@
 
 #include "distribute/distribute.h"
 #include "input_bench.h"
+#include "multi_worker_bench.h"
 
 namespace {
 
@@ -65,11 +66,14 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
   std::fprintf(problem != nullptr ? stderr : stdout,
-               "usage: %s [--quick] [--input] [--max-bytes N] [--algo shared|one|hier]\n"
+               "usage: %s [--quick] [--input] [--multi-worker] [--max-bytes N] [--algo shared|one|hier]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
                "                 sections use batches up to 1 MiB and a 16 MiB TFRecord file\n"
                "  --input        only the input-pipeline sections (iterator throughput,\n"
                "                 TFRecord read throughput)\n"
+               "  --multi-worker under distrun (distrun -n 2 dist-bench --multi-worker): the\n"
+               "                 MultiWorkerMirroredStrategy all-reduce table next to raw\n"
+               "                 Gloo's ring all-reduce (default max 16 MiB)\n"
                "  --max-bytes N  largest all-reduce and copy-baseline size in bytes\n"
                "                 (>= 8; default 256 MiB; suffixes K, M, G allowed)\n"
                "  --algo A       cross-device ops: shared (shared-memory all-reduce, the\n"
@@ -82,6 +86,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 struct Options {
   bool quick = false;
   bool input_only = false;
+  bool multi_worker = false;
+  bool max_bytes_given = false;
   int64_t max_bytes = kDefaultMaxBytes;
   std::string algo = "shared";
 };
@@ -136,8 +142,11 @@ Options ParseArgs(int argc, char** argv) {
       options.quick = true;
     } else if (arg == "--input") {
       options.input_only = true;
+    } else if (arg == "--multi-worker") {
+      options.multi_worker = true;
     } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
       const char* text = value("--max-bytes");
+      options.max_bytes_given = true;
       if (!ParseBytes(text, &options.max_bytes) || options.max_bytes < 8) {
         Usage(argv[0], (std::string("bad --max-bytes value '") + text + "'").c_str());
       }
@@ -468,6 +477,12 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
 int main(int argc, char** argv) {
   const Options options = ParseArgs(argc, argv);
+  if (options.multi_worker) {
+    const int64_t max_bytes = options.max_bytes_given ? options.max_bytes
+                              : options.quick        ? kMiB
+                                                     : 16 * kMiB;
+    return dist_bench::RunMultiWorkerBench(max_bytes, options.quick);
+  }
 
   CHECK_DIST(dist_set_logical_cpu_device_count(4));
 

@@ -1,0 +1,59 @@
+// C entry points for MultiWorkerMirroredStrategy's communication options.
+#include "core/c_api/api_guard.h"
+#include "core/c_api/handles.h"
+#include "core/util/status_macros.h"
+#include "distribute/strategy.h"
+
+using distribute::CommunicationOptions;
+using distribute::c_api::ClearOut;
+using distribute::c_api::Guard;
+using distribute::c_api::NullArgument;
+
+namespace {
+
+// Checks a changed copy and stores it only when valid, so a rejected value changes nothing.
+dist_status_t Change(const char* function, dist_communication_options_t* options,
+                     absl::FunctionRef<void(CommunicationOptions&)> change) {
+  return Guard(function, [&]() -> absl::Status {
+    if (options == nullptr) return NullArgument("options");
+    CommunicationOptions changed = options->options;
+    change(changed);
+    RETURN_IF_ERROR(changed.Validate());
+    options->options = changed;
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+dist_status_t dist_communication_options_create(dist_communication_options_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    *out = new dist_communication_options{};
+    return absl::OkStatus();
+  });
+}
+
+void dist_communication_options_destroy(dist_communication_options_t* options) { delete options; }
+
+dist_status_t dist_communication_options_set_implementation(
+    dist_communication_options_t* options, dist_communication_implementation_t implementation) {
+  return Change(__func__, options, [&](CommunicationOptions& o) {
+    o.implementation = static_cast<distribute::CommunicationImplementation>(implementation);
+  });
+}
+
+dist_status_t dist_communication_options_set_bytes_per_pack(dist_communication_options_t* options,
+                                                            int64_t bytes_per_pack) {
+  return Change(__func__, options, [&](CommunicationOptions& o) { o.bytes_per_pack = bytes_per_pack; });
+}
+
+dist_status_t dist_communication_options_set_timeout_seconds(dist_communication_options_t* options,
+                                                             double timeout_seconds) {
+  return Change(__func__, options, [&](CommunicationOptions& o) { o.timeout_seconds = timeout_seconds; });
+}
+
+}  // extern "C"

@@ -1,0 +1,103 @@
+// The cross-worker step of MultiWorkerMirroredStrategy's collectives: what each worker's
+// leader thread does after its replicas have combined their values locally (DESIGN.md,
+// "Collectives": local reduce, cross-worker all-reduce, local broadcast).
+//
+// Every call first exchanges a fixed-size header (an all-gather of 256 bytes per worker)
+// that says which collective each worker is making, on what dtypes and shapes, and in
+// which position of its sequence of calls. Workers that disagree all fail the call with a
+// message naming the tasks and what each of them asked for, before any data moves, so a
+// mismatch can never produce wrong data or leave a worker waiting. Payloads up to 128
+// bytes travel inside the header, so a small all-reduce is one exchange.
+//
+// Reductions are deterministic: partial results are combined in worker order with the
+// reduce kernels' tree (reduce_kernels.h), in accumulator precision, and every worker
+// computes the same bits.
+//
+// Thread-safety: one thread at a time (each worker's replica 0, or the cross-replica
+// caller).
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_CROSS_WORKER_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_CROSS_WORKER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/collective/reduce_op.h"
+#include "core/collective/worker_collectives.h"
+#include "core/tensor/dtype.h"
+#include "core/tensor/tensor.h"
+#include "core/util/deadline.h"
+
+namespace distribute {
+
+class CrossWorker {
+ public:
+  CrossWorker(std::unique_ptr<WorkerCollectives> transport, int32_t replicas_per_worker);
+
+  int32_t num_workers() const { return transport_->size(); }
+  int32_t worker() const { return transport_->rank(); }
+  int32_t replicas_per_worker() const { return replicas_per_worker_; }
+  const std::string& task_name(int32_t worker) const { return transport_->task_name(worker); }
+  absl::Status health() const { return transport_->health(); }
+
+  // One tensor of an all-reduce: `count` accumulator elements (AccumulatorDType(dtype))
+  // at `offset` bytes into the pack, whose result (stored as `dtype`) goes to every
+  // pointer in `outputs`.
+  struct Segment {
+    DType dtype;
+    size_t count;
+    size_t offset;
+    std::span<void* const> outputs;
+  };
+  // Reduces this worker's `pack` of partial results with every other worker's. MEAN
+  // divides by `mean_divisor` (the replica count of the whole job). `signature` describes
+  // the call for the agreement check ("all_reduce SUM float32[4]").
+  absl::Status AllReduce(ReduceOp op, const void* pack, size_t pack_bytes,
+                         std::span<const Segment> segments, int64_t mean_divisor,
+                         const std::string& signature, const Deadline& deadline);
+
+  // Every worker's bytes, in worker order: blocks[w] points into `storage`.
+  struct Gathered {
+    std::vector<char> storage;
+    std::vector<std::span<const char>> blocks;
+  };
+  // `signature` must be equal on every worker (leave the gathered axis out of it).
+  absl::StatusOr<Gathered> AllGather(const void* data, size_t bytes, const std::string& signature,
+                                     const Deadline& deadline);
+
+  // Every worker's `local` (a host tensor, rank >= 1) concatenated along `axis` in worker
+  // order, as a new host tensor. Dimensions other than `axis` must agree.
+  absl::StatusOr<Tensor> AllGatherAlongAxis(const Tensor& local, int32_t axis,
+                                            const std::string& signature, const Deadline& deadline);
+
+  // `data` takes worker `root`'s bytes; `bytes` and `signature` must agree everywhere.
+  absl::Status Broadcast(void* data, size_t bytes, int32_t root, const std::string& signature,
+                         const Deadline& deadline);
+
+  // Returns when every worker has called Barrier with the same `name`.
+  absl::Status Barrier(const std::string& name, const Deadline& deadline);
+
+ private:
+  enum class Kind : uint32_t;
+  struct Header;
+
+  // Exchanges headers (with an inline payload when `inline_bytes` > 0) and checks that
+  // every worker made the same call; afterwards headers_ holds every worker's block.
+  absl::Status ExchangeHeaders(Kind kind, const std::string& signature, const void* payload,
+                               size_t payload_bytes, bool inline_payload, const Deadline& deadline);
+  const char* BlockOf(int32_t worker) const;
+
+  std::unique_ptr<WorkerCollectives> transport_;
+  const int32_t replicas_per_worker_;
+  uint64_t sequence_ = 0;
+  std::vector<char> headers_;   // num_workers blocks of kBlockBytes
+  std::vector<char> gathered_;  // num_workers packs (all-reduce)
+};
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_CROSS_WORKER_H_

@@ -1,0 +1,191 @@
+// The replica group's collectives when it spans several workers: the replicas of this
+// process combine their values in shared memory, replica 0 makes the cross-worker step
+// (CrossWorker, over Gloo), and every replica then reads the result.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/collective/reduce_kernels.h"
+#include "core/collective/replica_group.h"
+#include "core/collective/replica_group_slot.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+using replica_group_internal::kAlign;
+using replica_group_internal::RoundUp;
+
+// Where each tensor's accumulators sit in the pack of partial results.
+struct PackLayout {
+  std::vector<size_t> offsets;
+  size_t bytes = 0;
+};
+
+PackLayout LayoutOf(std::span<const Tensor> tensors) {
+  PackLayout layout;
+  for (const Tensor& t : tensors) {
+    layout.bytes = RoundUp(layout.bytes, kAlign);
+    layout.offsets.push_back(layout.bytes);
+    layout.bytes += static_cast<size_t>(t.shape().num_elements()) * DTypeSize(AccumulatorDType(t.dtype()));
+  }
+  return layout;
+}
+
+bool IsBarrierFailure(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kDeadlineExceeded ||
+         status.code() == absl::StatusCode::kAborted || status.code() == absl::StatusCode::kCancelled;
+}
+
+}  // namespace
+
+absl::Status ReplicaGroup::PublishEverywhere(int32_t replica, const Slot& slot,
+                                             const Deadline& deadline) {
+  const absl::Status status = Publish(replica, slot, deadline);
+  if (!status.ok() && replica == 0 && !IsBarrierFailure(status)) {
+    // Tell the other workers, whose leaders are about to wait for this one.
+    const absl::Status told = cross_worker_->Barrier(
+        absl::StrCat("a call it could not make: ", status.message()), deadline);
+    (void)told;  // the other workers fail on the mismatch; this one reports its own error
+  }
+  return status;
+}
+
+absl::Status ReplicaGroup::MultiWorkerAllReduce(int32_t replica, ReduceOp op,
+                                                std::span<const Tensor> inputs,
+                                                const Deadline& deadline) {
+  const Slot& first = *slots_[0];
+  const PackLayout layout = LayoutOf(first.inputs);
+  if (replica == 0) {
+    cross_status_ = absl::OkStatus();
+    if (pack_ == nullptr || pack_->size() < layout.bytes) {
+      absl::StatusOr<std::shared_ptr<Buffer>> pack =
+          Buffer::Allocate(DeviceSpec{}.WithDefaults(), std::max<size_t>(layout.bytes, kAlign), false);
+      if (pack.ok()) {
+        pack_ = *std::move(pack);
+      } else {
+        cross_status_ = pack.status();
+      }
+    }
+  }
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  if (!cross_status_.ok()) return cross_status_;
+
+  // Each replica reduces one contiguous slice of the pack (tensor by tensor) from every
+  // local replica's input, in accumulator precision.
+  const size_t slice = RoundUp((layout.bytes + n_ - 1) / n_, kAlign);
+  const size_t lo = static_cast<size_t>(replica) * slice;
+  const size_t hi = std::min(layout.bytes, lo + slice);
+  std::vector<const void*> sources(static_cast<size_t>(n_));
+  char* pack = static_cast<char*>(pack_->data());
+  for (size_t t = 0; t < inputs.size() && lo < hi; ++t) {
+    const Tensor& mine = first.inputs[t];
+    const size_t acc_size = DTypeSize(AccumulatorDType(mine.dtype()));
+    const size_t begin_byte = layout.offsets[t];
+    const size_t end_byte = begin_byte + static_cast<size_t>(mine.shape().num_elements()) * acc_size;
+    const size_t begin = std::max(begin_byte, lo);
+    const size_t end = std::min(end_byte, hi);
+    if (begin >= end) continue;
+    for (int32_t q = 0; q < n_; ++q) sources[q] = slots_[q]->inputs[t].data();
+    ReduceRangeToAccumulator(mine.dtype(), op, sources.data(), n_, pack + begin_byte,
+                             (begin - begin_byte) / acc_size, (end - begin_byte) / acc_size);
+  }
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+
+  if (replica == 0) {
+    std::vector<std::vector<void*>> outputs(inputs.size());
+    std::vector<CrossWorker::Segment> segments;
+    for (size_t t = 0; t < inputs.size(); ++t) {
+      for (int32_t q = 0; q < n_; ++q) outputs[t].push_back(slots_[q]->outputs[t].data());
+      segments.push_back(CrossWorker::Segment{first.inputs[t].dtype(),
+                                              static_cast<size_t>(first.inputs[t].shape().num_elements()),
+                                              layout.offsets[t], outputs[t]});
+    }
+    const int64_t replicas_in_sync = int64_t{n_} * cross_worker_->num_workers();
+    cross_status_ = cross_worker_->AllReduce(op, pack, layout.bytes, segments, replicas_in_sync,
+                                             first.Describe(), deadline);
+  }
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  return cross_status_;
+}
+
+absl::StatusOr<Tensor> ReplicaGroup::TakeCrossResult(int32_t replica, const DeviceSpec& device,
+                                                     const Deadline& deadline) {
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  absl::StatusOr<Tensor> result = [&]() -> absl::StatusOr<Tensor> {
+    RETURN_IF_ERROR(cross_status_);
+    ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
+                     Buffer::Allocate(device, cross_result_->byte_size(), false));
+    if (cross_result_->byte_size() > 0) {
+      std::memcpy(buffer->data(), cross_result_->data(), cross_result_->byte_size());
+    }
+    return Tensor::FromBuffer(cross_result_->dtype(), cross_result_->shape(), std::move(buffer));
+  }();
+  // Nobody may leave before every replica has copied: replica 0 reuses cross_result_.
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  return result;
+}
+
+absl::StatusOr<Tensor> ReplicaGroup::MultiWorkerAllGather(int32_t replica, const Tensor& input,
+                                                          int32_t axis, const DeviceSpec& device,
+                                                          const Deadline& deadline) {
+  if (replica == 0) {
+    cross_status_ = [&]() -> absl::Status {
+      // This worker's replicas concatenated along the axis, then the workers' blocks.
+      const Shape& shape = input.shape();
+      const size_t element = DTypeSize(input.dtype());
+      int64_t outer = 1;
+      for (int32_t d = 0; d < axis; ++d) outer *= shape.dim(d);
+      int64_t inner = 1;
+      for (int32_t d = axis + 1; d < shape.rank(); ++d) inner *= shape.dim(d);
+      int64_t local_rows = 0;
+      for (int32_t q = 0; q < n_; ++q) local_rows += slots_[q]->inputs[0].shape().dim(axis);
+      const size_t local_bytes = static_cast<size_t>(outer * local_rows * inner) * element;
+      ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
+                       Buffer::Allocate(DeviceSpec{}.WithDefaults(), local_bytes, false));
+      char* out = static_cast<char*>(buffer->data());
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int32_t q = 0; q < n_; ++q) {
+          const Tensor& in = slots_[q]->inputs[0];
+          const size_t block = static_cast<size_t>(in.shape().dim(axis) * inner) * element;
+          if (block == 0) continue;
+          std::memcpy(out, static_cast<const char*>(in.data()) + static_cast<size_t>(o) * block, block);
+          out += block;
+        }
+      }
+      ASSIGN_OR_RETURN(Shape local_shape, Shape::Make([&] {
+        std::vector<int64_t> dims = shape.dims();
+        dims[static_cast<size_t>(axis)] = local_rows;
+        return dims;
+      }()));
+      ASSIGN_OR_RETURN(Tensor local_tensor,
+                       Tensor::FromBuffer(input.dtype(), std::move(local_shape), std::move(buffer)));
+      ASSIGN_OR_RETURN(cross_result_, cross_worker_->AllGatherAlongAxis(
+                                          local_tensor, axis, slots_[0]->Describe(), deadline));
+      return absl::OkStatus();
+    }();
+  }
+  return TakeCrossResult(replica, device, deadline);
+}
+
+absl::StatusOr<Tensor> ReplicaGroup::MultiWorkerBroadcast(int32_t replica, const Tensor& input,
+                                                          int32_t root, const DeviceSpec& device,
+                                                          const Deadline& deadline) {
+  if (replica == 0) {
+    cross_status_ = [&]() -> absl::Status {
+      const int32_t root_worker = root / n_;
+      const Tensor& local_root = slots_[root % n_]->inputs[0];
+      ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
+                       Buffer::Allocate(DeviceSpec{}.WithDefaults(), input.byte_size(), false));
+      if (cross_worker_->worker() == root_worker && input.byte_size() > 0) {
+        std::memcpy(buffer->data(), local_root.data(), input.byte_size());
+      }
+      RETURN_IF_ERROR(cross_worker_->Broadcast(buffer->data(), input.byte_size(), root_worker,
+                                               slots_[0]->Describe(), deadline));
+      ASSIGN_OR_RETURN(cross_result_, Tensor::FromBuffer(input.dtype(), input.shape(), std::move(buffer)));
+      return absl::OkStatus();
+    }();
+  }
+  return TakeCrossResult(replica, device, deadline);
+}
+
+}  // namespace distribute

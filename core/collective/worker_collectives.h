@@ -1,0 +1,49 @@
+// Byte-level collectives between the workers (processes) of a multi-worker job: the
+// transport under CrossWorker. One implementation speaks Gloo over TCP
+// (core/gloo/gloo_communicator.h); tests may supply others.
+//
+// Every worker must make the same calls in the same order with matching sizes; CrossWorker
+// guarantees that by exchanging a fixed-size header first. A call that fails (a peer lost,
+// a deadline passed) leaves the communicator failed: every later call fails at once with
+// the original cause (DESIGN.md, "Reliability contract").
+//
+// Thread-safety: one thread at a time.
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_WORKER_COLLECTIVES_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_WORKER_COLLECTIVES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/util/deadline.h"
+
+namespace distribute {
+
+class WorkerCollectives {
+ public:
+  virtual ~WorkerCollectives() = default;
+
+  virtual int32_t rank() const = 0;
+  virtual int32_t size() const = 0;
+  // The task at `rank`, as messages name it ("worker:1").
+  virtual const std::string& task_name(int32_t rank) const = 0;
+
+  // `bytes` from every worker into `out`, in rank order (this worker's block included).
+  virtual absl::Status AllGather(const void* in, size_t bytes, void* out,
+                                 const Deadline& deadline) = 0;
+  // Like AllGather with `bytes[r]` from rank r, packed one after another in `out`.
+  virtual absl::Status AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
+                                  const Deadline& deadline) = 0;
+  // `data` (`bytes` long on every worker) takes the value it has on `root`.
+  virtual absl::Status Broadcast(void* data, size_t bytes, int32_t root,
+                                 const Deadline& deadline) = 0;
+
+  // OK, or the failure that ended the communicator.
+  virtual absl::Status health() const = 0;
+};
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_WORKER_COLLECTIVES_H_

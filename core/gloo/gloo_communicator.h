@@ -1,0 +1,71 @@
+// WorkerCollectives over Gloo's TCP transport (Debian's libgloo), with the newer
+// options-based API only: mixing in the older buffer-based algorithm classes fixes a
+// pair's socket buffer to the first small message's size and slows large transfers
+// 100-1000 times (measured on Debian's Gloo).
+//
+// Failures become statuses: a peer that closed its connection gives kUnavailable naming
+// the lost task (asked of the coordination service, which learns it from the dead task's
+// closed connection), a peer that stopped answering gives kDeadlineExceeded at the call's
+// deadline. Either leaves the communicator failed for good (Gloo's context is unusable
+// after an error): later calls fail at once with the original cause.
+#ifndef DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
+#define DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/collective/worker_collectives.h"
+#include "core/server/coordination_client.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace distribute {
+
+class GlooCommunicator : public WorkerCollectives {
+ public:
+  // Connects `task_names.size()` workers: this one is `rank` and listens on `hostname`.
+  // Addresses are exchanged through `coordination` under `key_prefix` (the same on every
+  // worker, new for every communicator). Fails at `deadline` naming the ranks' tasks that
+  // did not connect.
+  static absl::StatusOr<std::unique_ptr<GlooCommunicator>> Connect(
+      CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
+      std::vector<std::string> task_names, const std::string& hostname, const Deadline& deadline);
+
+  ~GlooCommunicator() override;
+
+  int32_t rank() const override { return rank_; }
+  int32_t size() const override { return static_cast<int32_t>(task_names_.size()); }
+  const std::string& task_name(int32_t rank) const override { return task_names_[rank]; }
+
+  absl::Status AllGather(const void* in, size_t bytes, void* out, const Deadline& deadline) override;
+  absl::Status AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
+                          const Deadline& deadline) override;
+  absl::Status Broadcast(void* data, size_t bytes, int32_t root, const Deadline& deadline) override;
+  absl::Status health() const override { return failure_; }
+
+ private:
+  GlooCommunicator(CoordinationClient& coordination, int32_t rank,
+                   std::vector<std::string> task_names, std::shared_ptr<gloo::Context> context);
+
+  // Runs one Gloo operation with SIGPIPE blocked, turning its exceptions into the
+  // communicator's (sticky) failure.
+  template <typename Op>
+  absl::Status Call(const char* what, const Deadline& deadline, Op op);
+  absl::Status Fail(const char* what, const std::string& error, const Deadline& deadline);
+
+  CoordinationClient& coordination_;
+  const int32_t rank_;
+  const std::vector<std::string> task_names_;
+  std::shared_ptr<gloo::Context> context_;
+  uint32_t next_tag_ = 0;
+  absl::Status failure_;
+};
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_

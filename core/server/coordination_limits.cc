@@ -1,0 +1,36 @@
+#include "core/server/coordination_limits.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace distribute {
+
+std::string QuotedKey(absl::string_view text) {
+  constexpr size_t kShown = 64;
+  if (text.size() <= kShown) return absl::StrCat("'", absl::CHexEscape(text), "'");
+  return absl::StrCat("'", absl::CHexEscape(text.substr(0, kShown)), "...' (", text.size(), " bytes)");
+}
+
+absl::Status CheckCoordinationKey(absl::string_view what, absl::string_view key) {
+  if (key.empty()) return absl::InvalidArgumentError(absl::StrCat("the ", what, " is empty"));
+  if (key.size() > kMaxCoordinationKeyBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("the ", what, " ", QuotedKey(key), " is too long: at most ",
+                                                   kMaxCoordinationKeyBytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCoordinationValue(absl::string_view key, size_t size, size_t max_value_bytes) {
+  if (size <= max_value_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("the value for key ", QuotedKey(key), " has ", size,
+                                                 " bytes: at most ", max_value_bytes,
+                                                 " bytes fit the server's message size limit"));
+}
+
+absl::Status CheckWaitTimeoutMs(absl::string_view name, int64_t timeout_ms) {
+  if (timeout_ms >= 0 && timeout_ms <= kMaxCoordinationWaitMs) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(name, " is ", timeout_ms, " ms: expected 0 to ",
+                                                 kMaxCoordinationWaitMs, " ms (a day)"));
+}
+
+}  // namespace distribute

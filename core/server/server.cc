@@ -1,0 +1,257 @@
+#include "core/server/server.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <grpcpp/impl/service_type.h>
+
+#include "absl/strings/str_cat.h"
+#include "core/server/coordination_service.h"
+#include "core/server/grpc_services.h"
+#include "core/server/local_coordination_client.h"
+#include "core/server/remote_coordination_client.h"
+#include "core/util/mutex.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+// How long Stop lets calls still in flight finish before gRPC cancels them. Every handler
+// is released by then (the service shut down, or polls for cancellation), so this only
+// bounds a straggler.
+constexpr std::chrono::milliseconds kShutdownGrace{200};
+
+struct HostPort {
+  std::string host;  // without IPv6 brackets
+  std::string port;
+};
+
+// Splits a validated "host:port" / "[v6]:port" address.
+HostPort SplitAddress(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  absl::string_view host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return HostPort{std::string(host), std::string(address.substr(colon + 1))};
+}
+
+// The address to listen on or dial: "localhost" means the IPv4 loopback, so that a server
+// and its clients agree on one address whatever the resolver says localhost is.
+std::string LoopbackForLocalhost(const std::string& address) {
+  HostPort split = SplitAddress(address);
+  if (split.host == "localhost") return absl::StrCat("127.0.0.1:", split.port);
+  return address;
+}
+
+// Why listening on `address` fails (gRPC only says that it did), or "" when it now works.
+std::string ListenProblem(const std::string& address) {
+  const HostPort split = SplitAddress(address);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(split.host.c_str(), split.port.c_str(), &hints, &found); rc != 0) {
+    return absl::StrCat("cannot resolve '", split.host, "': ", gai_strerror(rc));
+  }
+  std::string problem;
+  for (addrinfo* candidate = found; candidate != nullptr && problem.empty(); candidate = candidate->ai_next) {
+    const int fd = socket(candidate->ai_family, candidate->ai_socktype | SOCK_CLOEXEC, candidate->ai_protocol);
+    if (fd < 0) {
+      problem = std::generic_category().message(errno);
+      continue;
+    }
+    const int one = 1;  // as gRPC does, so that a closed connection in TIME_WAIT is no obstacle
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, candidate->ai_addr, candidate->ai_addrlen) != 0 || listen(fd, 1) != 0) {
+      problem = std::generic_category().message(errno);
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return problem;
+}
+
+absl::StatusOr<ClusterTask> ChiefTask(const ClusterSpec& cluster) {
+  for (const ClusterTask& task : cluster.tasks()) {
+    if (task.job == Job::kChief || (task.job == Job::kWorker && task.index == 0)) return task;
+  }
+  return absl::InvalidArgumentError(
+      "the cluster has no chief: the coordination service runs on the \"chief\" task, or on worker 0 "
+      "when there is no chief task");
+}
+
+uint64_t NewIncarnation() {
+  std::random_device device;
+  const uint64_t value = (uint64_t{device()} << 32) ^ device();
+  return value == 0 ? 1 : value;
+}
+
+}  // namespace
+
+std::string CoordinationTaskName(Job job, int32_t index) { return absl::StrCat(JobName(job), ":", index); }
+
+absl::Status Server::Options::CheckTimeoutMs(absl::string_view name, int64_t value_ms) {
+  if (value_ms >= 1 && value_ms <= kMaxCoordinationWaitMs) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(name, " is ", value_ms, " ms: expected 1 to ",
+                                                 kMaxCoordinationWaitMs, " ms (a day)"));
+}
+
+absl::Status Server::Options::Validate() const {
+  RETURN_IF_ERROR(CheckTimeoutMs("startup_timeout_ms", startup_timeout_ms));
+  RETURN_IF_ERROR(CheckTimeoutMs("heartbeat_interval_ms", heartbeat_interval_ms));
+  RETURN_IF_ERROR(CheckTimeoutMs("heartbeat_timeout_ms", heartbeat_timeout_ms));
+  if (heartbeat_timeout_ms <= heartbeat_interval_ms) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "heartbeat_timeout_ms (", heartbeat_timeout_ms, ") must be longer than heartbeat_interval_ms (",
+        heartbeat_interval_ms, "), or live tasks would be declared lost"));
+  }
+  if (max_message_bytes < kMinMaxMessageBytes || max_message_bytes > size_t{INT_MAX}) {
+    return absl::InvalidArgumentError(absl::StrCat("max_message_bytes is ", max_message_bytes,
+                                                   ": expected ", kMinMaxMessageBytes, " to ", INT_MAX));
+  }
+  return absl::OkStatus();
+}
+
+struct Server::Impl {
+  std::string task;
+  bool chief = false;
+  int port = 0;
+  // Declared in the order they must be built; destroyed in reverse.
+  std::unique_ptr<CoordinationService> service;  // on the chief
+  std::unique_ptr<grpc::Service> coordination_grpc;
+  std::unique_ptr<grpc::Service> task_grpc;
+  std::unique_ptr<grpc::Server> grpc_server;
+  std::unique_ptr<CoordinationClient> client;
+  RemoteCoordinationClient* remote = nullptr;  // `client`, on every other task
+
+  std::once_flag stop_once;
+  Mutex mu;
+  std::condition_variable cv;
+  bool stopped ABSL_GUARDED_BY(mu) = false;
+};
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster, const Options& options) {
+  RETURN_IF_ERROR(options.Validate());
+  if (!cluster.has_task()) {
+    return absl::FailedPreconditionError(
+        "the cluster has no current task: a server runs one task of the cluster (set it with SetTask or "
+        "TF_CONFIG's \"task\")");
+  }
+  ASSIGN_OR_RETURN(const Job job, cluster.task_type());
+  ASSIGN_OR_RETURN(const int32_t index, cluster.task_index());
+  ASSIGN_OR_RETURN(const std::string* address, cluster.task_address(JobName(job), index));
+  ASSIGN_OR_RETURN(const ClusterTask chief, ChiefTask(cluster));
+
+  auto impl = std::make_unique<Impl>();
+  impl->task = CoordinationTaskName(job, index);
+  impl->chief = chief.job == job && chief.index == index;
+  const std::string chief_name = CoordinationTaskName(chief.job, chief.index);
+  const uint64_t incarnation = NewIncarnation();
+
+  if (impl->chief) {
+    CoordinationService::Options service_options;
+    for (const ClusterTask& task : cluster.tasks()) {
+      service_options.tasks.push_back(CoordinationTaskName(task.job, task.index));
+      if (task.job == Job::kChief || task.job == Job::kWorker) {
+        service_options.barrier_tasks.push_back(service_options.tasks.back());
+      }
+    }
+    service_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
+    service_options.max_value_bytes = MaxValueBytes(options.max_message_bytes);
+    impl->service = std::make_unique<CoordinationService>(std::move(service_options));
+    RETURN_IF_ERROR(impl->service->Register(impl->task, incarnation, /*expects_heartbeats=*/false));
+    impl->coordination_grpc = NewCoordinationGrpcService(impl->service.get());
+  }
+  impl->task_grpc = NewTaskGrpcService(impl->task, incarnation);
+
+  const std::string listen_address = LoopbackForLocalhost(*address);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &impl->port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  // gRPC sets SO_REUSEPORT on Linux by default: two servers could then share one port and
+  // a task would never learn that its address is taken.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(impl->task_grpc.get());
+  if (impl->coordination_grpc) builder.RegisterService(impl->coordination_grpc.get());
+  impl->grpc_server = builder.BuildAndStart();
+  if (impl->grpc_server == nullptr || impl->port == 0) {
+    std::string problem = ListenProblem(listen_address);
+    if (problem.empty()) problem = "gRPC could not listen there";
+    impl->grpc_server.reset();
+    return absl::UnavailableError(absl::StrCat("task ", impl->task, " cannot listen on ", listen_address,
+                                               " (its address in the cluster spec is ", *address,
+                                               "): ", problem));
+  }
+
+  if (impl->chief) {
+    impl->client = std::make_unique<LocalCoordinationClient>(impl->service.get(), impl->task);
+  } else {
+    RemoteCoordinationClient::Options client_options;
+    client_options.task = impl->task;
+    client_options.incarnation = incarnation;
+    client_options.chief_task = chief_name;
+    client_options.chief_address = LoopbackForLocalhost(chief.address);
+    client_options.startup_timeout_ms = options.startup_timeout_ms;
+    client_options.heartbeat_interval_ms = options.heartbeat_interval_ms;
+    client_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
+    client_options.max_message_bytes = options.max_message_bytes;
+    absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> client =
+        RemoteCoordinationClient::Connect(std::move(client_options));
+    if (!client.ok()) {
+      impl->grpc_server->Shutdown(std::chrono::system_clock::now());
+      impl->grpc_server->Wait();
+      return client.status();
+    }
+    impl->remote = client->get();
+    impl->client = std::move(*client);
+  }
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  Stop();
+  Join();
+}
+
+const std::string& Server::task_name() const { return impl_->task; }
+bool Server::is_chief() const { return impl_->chief; }
+int Server::port() const { return impl_->port; }
+CoordinationClient& Server::coordination() { return *impl_->client; }
+
+void Server::Stop() {
+  std::call_once(impl_->stop_once, [this] {
+    if (impl_->remote != nullptr) impl_->remote->Stop();
+    if (impl_->service != nullptr) impl_->service->Shutdown();
+    impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+    impl_->grpc_server->Wait();
+    {
+      MutexLock lock(&impl_->mu);
+      impl_->stopped = true;
+    }
+    impl_->cv.notify_all();
+  });
+}
+
+void Server::Join() {
+  MutexLock lock(&impl_->mu);
+  while (!impl_->stopped) impl_->cv.wait(lock.native());
+}
+
+}  // namespace distribute

@@ -1,0 +1,91 @@
+// The in-process server of one task of a cluster (tf.distribute.Server): a gRPC server on
+// the address the cluster spec gives the task, and the task's handle on the cluster's
+// coordination service. The chief's server hosts that service and talks to it in process;
+// every other task's server connects to the chief's, registers, watches for peer failures
+// and sends heartbeats (remote_coordination_client.h).
+//
+// How a lost task is noticed: a task whose process dies closes its Watch stream, and the
+// chief marks it lost within about 100 ms; a task that stops answering (SIGSTOP, a hung
+// host) is lost after heartbeat_timeout_ms. Either way every other task hears of it on its
+// own Watch stream. A chief that dies breaks every Watch stream: every task then reports
+// the chief as gone.
+//
+// Thread-safety: safe; Stop and Join may be called from any thread, any number of times.
+#ifndef DISTRIBUTE_CORE_SERVER_SERVER_H_
+#define DISTRIBUTE_CORE_SERVER_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/server/coordination_client.h"
+#include "core/server/coordination_limits.h"
+
+namespace distribute {
+
+class Server {
+ public:
+  struct Options {
+    // How long a task waits for the chief's coordination service at start.
+    int64_t startup_timeout_ms = 60000;
+    // How often a task tells the chief it is alive.
+    int64_t heartbeat_interval_ms = 500;
+    // A task (or chief) silent for this long is lost; longer than the interval.
+    int64_t heartbeat_timeout_ms = 10000;
+    // The largest gRPC message, either direction; bounds values in the key-value store.
+    size_t max_message_bytes = kDefaultMaxMessageBytes;
+
+    // InvalidArgument naming the first option out of range.
+    absl::Status Validate() const;
+    // InvalidArgument unless 1 <= value_ms <= kMaxCoordinationWaitMs; `name` names it.
+    static absl::Status CheckTimeoutMs(absl::string_view name, int64_t value_ms);
+  };
+
+  // Starts the server of the cluster's current task: binds the task's address (a host of
+  // "localhost" binds 127.0.0.1) and, on any task but the chief, connects to the chief's
+  // coordination service, waiting up to startup_timeout_ms for it.
+  // Errors: kFailedPrecondition without a current task; kInvalidArgument for bad options
+  // or a cluster without a chief; kUnavailable when the address cannot be bound (the
+  // message says why, e.g. "Address already in use") or the chief cannot be reached in
+  // time (naming the chief task and its address).
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const ClusterSpec& cluster, const Options& options);
+
+  ~Server();  // Stop() and Join()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // "worker:1": the task this server runs.
+  const std::string& task_name() const;
+  bool is_chief() const;
+  // The port the server listens on.
+  int port() const;
+
+  // This task's coordination client; it lives as long as the server. After Stop its calls
+  // fail with kUnavailable.
+  CoordinationClient& coordination();
+
+  // Disconnects from the coordination service cleanly (or, on the chief, shuts it down,
+  // releasing every waiter), then shuts the gRPC server down, cancelling calls still in
+  // flight after a short grace. Idempotent; a concurrent second call waits for the first.
+  void Stop();
+  // Blocks until Stop has been called (by any thread) and has completed.
+  void Join();
+
+  struct Impl;  // the gRPC side, defined in the .cc
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The name the coordination service knows a task by: "worker:1".
+std::string CoordinationTaskName(Job job, int32_t index);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_SERVER_SERVER_H_

@@ -1,0 +1,38 @@
+// What a MultiWorkerMirroredStrategy holds beyond a Mirrored one: this task's server
+// (which, on the chief, hosts the coordination service) and the cross-worker
+// communicator, connected at creation.
+#ifndef DISTRIBUTE_CORE_STRATEGY_MULTI_WORKER_H_
+#define DISTRIBUTE_CORE_STRATEGY_MULTI_WORKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/cluster/cluster_spec.h"
+#include "core/collective/cross_worker.h"
+#include "core/strategy/communication_options.h"
+
+namespace distribute {
+
+class Server;
+
+struct MultiWorkerRuntime {
+  ~MultiWorkerRuntime();
+
+  std::unique_ptr<Server> server;
+  std::shared_ptr<CrossWorker> cross_worker;  // released before the server it talks through
+  std::string task_name;
+};
+
+// Starts this task's server, waits (until `timeout_ms`) for every worker task at a
+// start-up barrier (naming the tasks that did not come), and connects the workers'
+// transport. Every worker must have `replicas_per_worker` replicas.
+absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
+    const ClusterSpec& cluster, const CommunicationOptions& options, int32_t replicas_per_worker,
+    int64_t timeout_ms);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_STRATEGY_MULTI_WORKER_H_

@@ -1,0 +1,138 @@
+/* distribute — the in-process server of one task of a cluster (tf.distribute.Server),
+ * and the cluster's coordination service.
+ *
+ * Every task of a multi-worker job runs one server, created from the cluster (see
+ * cluster.h) with the task's own entry as the current task. It listens on the address
+ * the cluster gives the task ("localhost" means 127.0.0.1) and accepts only typed requests
+ * of bounded size (values up to about 4 MiB).
+ *
+ * The chief's server (the "chief" task, or worker 0 when there is none) hosts the
+ * coordination service; every other server connects to it at creation, waiting up to the
+ * startup timeout for the chief to come up. Through any task's server a program can use
+ * the service:
+ * - a key-value store: set a value under a key; get it, waiting until some task sets it;
+ * - barriers: wait until every worker (the chief and the worker tasks) arrives at the
+ *   barrier of the same name; on timeout the message names the tasks that did not arrive;
+ * - peer health: whether every task is still alive. A task whose process dies is noticed
+ *   within a fraction of a second (its connection closes); a task that stops answering
+ *   (stopped, hung, its host gone) after the heartbeat timeout. A task that stops its
+ *   server cleanly is not a failure.
+ *
+ * Errors: DIST_INVALID_ARGUMENT for NULL arguments and values out of range, naming the
+ * function and argument; DIST_DEADLINE_EXCEEDED when a wait runs out;
+ * DIST_UNAVAILABLE when a peer or the coordination service is gone (the message names the
+ * task, as "worker:1"), and after the server was stopped.
+ *
+ * Thread-safety of a server: every function may be called concurrently on one server,
+ * except dist_server_destroy, which needs every other call on it to have returned. */
+#ifndef DISTRIBUTE_SERVER_H_
+#define DISTRIBUTE_SERVER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "distribute/export.h"
+#include "distribute/status.h"
+#include "distribute/types.h"
+
+DIST_EXTERN_C_BEGIN
+
+/* Creates server options with the defaults: startup timeout 60000 ms, heartbeat interval
+ * 500 ms, heartbeat timeout 10000 ms. On success *out is owned by the caller.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_create(dist_server_options_t** out);
+
+/* Releases options (servers created with them keep their own copy). Accepts NULL.
+ * Thread-safety: owner thread only. */
+DIST_API void dist_server_options_destroy(dist_server_options_t* options);
+
+/* How long a task's server waits for the chief's coordination service when it is
+ * created. Errors: DIST_INVALID_ARGUMENT unless 1 <= timeout_ms <= 86400000 (a day).
+ * Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_startup_timeout_ms(
+    dist_server_options_t* options, int64_t timeout_ms);
+
+/* How often a task tells the chief it is alive. Must stay below the heartbeat timeout
+ * (checked by dist_server_create). Errors: DIST_INVALID_ARGUMENT unless
+ * 1 <= interval_ms <= 86400000.
+ * Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_heartbeat_interval_ms(
+    dist_server_options_t* options, int64_t interval_ms);
+
+/* How long a task (or the chief) may stay silent before the others consider it lost.
+ * Errors: DIST_INVALID_ARGUMENT unless 1 <= timeout_ms <= 86400000.
+ * Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_heartbeat_timeout_ms(
+    dist_server_options_t* options, int64_t timeout_ms);
+
+/* Starts the server of the cluster's current task and, on any task but the chief,
+ * connects it to the chief's coordination service. `cluster` and `options` (NULL: the
+ * defaults) are copied. On success *out is a running server owned by the caller.
+ * Blocks at most the startup timeout (plus about a second).
+ * Errors: DIST_FAILED_PRECONDITION when the cluster has no current task;
+ * DIST_INVALID_ARGUMENT for a cluster without a chief or a heartbeat interval not below
+ * the heartbeat timeout; DIST_UNAVAILABLE when the task's address cannot be listened on
+ * (the message says why, e.g. "Address already in use") or the chief's service cannot be
+ * reached within the startup timeout (the message names the chief task and its address).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_create(const dist_cluster_t* cluster,
+                                                         const dist_server_options_t* options,
+                                                         dist_server_t** out);
+
+/* The port the server listens on.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_port(const dist_server_t* server, int32_t* out_port);
+
+/* Stops the server: disconnects from the coordination service cleanly (the chief shuts
+ * the service down, releasing every task's waiting calls with DIST_UNAVAILABLE) and stops
+ * listening. Idempotent. Blocks about a second at most.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_stop(dist_server_t* server);
+
+/* Blocks until the server has been stopped by dist_server_stop (from another thread) and
+ * its shutdown has completed; returns at once when it already was. This is the one call
+ * of the library that waits without a deadline, like TensorFlow's Server.join().
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_join(dist_server_t* server);
+
+/* Stops the server (as dist_server_stop) and releases it. Accepts NULL.
+ * Thread-safety: owner thread only, with no other call on this server in flight. */
+DIST_API void dist_server_destroy(dist_server_t* server);
+
+/* Stores `size` bytes from `value` (copied; NULL only with size 0) under `key` (a
+ * non-empty string of at most 4096 bytes), replacing any earlier value, and wakes every
+ * task waiting for the key.
+ * Errors: DIST_INVALID_ARGUMENT for a bad key or a value larger than a message holds.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_key_value_set(dist_server_t* server, const char* key,
+                                                                const void* value, size_t size);
+
+/* The value under `key`, waiting up to `timeout_ms` (0: only look; at most 86400000) for
+ * some task to set it. On success *out_value is a new 1-D DIST_UINT8 host tensor holding
+ * the value's bytes, owned by the caller (release it with dist_value_destroy).
+ * Errors: DIST_DEADLINE_EXCEEDED naming the key when it was not set in time.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_key_value_get(dist_server_t* server, const char* key,
+                                                                int64_t timeout_ms,
+                                                                dist_value_t** out_value);
+
+/* Waits until every worker task (the chief and the worker tasks) has arrived at the
+ * barrier called `name`, up to `timeout_ms` (0 to 86400000). A barrier that passed may be
+ * used again; one that failed stays failed: later calls with its name fail at once.
+ * Errors: DIST_DEADLINE_EXCEEDED naming the tasks that did not arrive ("barrier 'x' timed
+ * out after 5000 ms: tasks worker:1, worker:2 did not arrive"); DIST_UNAVAILABLE naming a
+ * task that was lost; DIST_INVALID_ARGUMENT on a task that is not a worker (ps,
+ * evaluator).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_barrier(dist_server_t* server, const char* name,
+                                                          int64_t timeout_ms);
+
+/* DIST_OK while every task is known to be alive; else DIST_UNAVAILABLE naming the first
+ * task lost and how it was noticed ("task worker:1 is unavailable: its connection to the
+ * coordination service closed"). Never blocks.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_peer_health(dist_server_t* server);
+
+DIST_EXTERN_C_END
+
+#endif /* DISTRIBUTE_SERVER_H_ */

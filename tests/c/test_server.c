@@ -1,0 +1,356 @@
+/* Tests for server.h: options, a one-task cluster (the chief alone), a chief and a worker
+ * in one process (key-value store and barrier across them, a clean stop that is no
+ * failure, the chief's stop seen by the worker), timeouts that name the key and the
+ * missing task, and misuse (NULL arguments, bad timeouts, no current task, a port in use,
+ * a chief that never starts). Servers listen on free loopback ports. */
+#define _POSIX_C_SOURCE 200112L
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dist_test.h"
+
+enum { kLongMs = 30000 };
+
+/* Fills ports[0..n) with ports that were free on 127.0.0.1 a moment ago. */
+static void free_ports(int32_t* ports, int n) {
+  int fds[8];
+  int i;
+  assert_true(n <= 8);
+  for (i = 0; i < n; ++i) {
+    struct sockaddr_in addr;
+    socklen_t len = sizeof(addr);
+    fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fds[i] >= 0);
+    memset(&addr, 0, sizeof(addr));
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fds[i], (struct sockaddr*)&addr, sizeof(addr)), 0);
+    assert_int_equal(getsockname(fds[i], (struct sockaddr*)&addr, &len), 0);
+    ports[i] = ntohs(addr.sin_port);
+  }
+  for (i = 0; i < n; ++i) close(fds[i]);
+}
+
+/* A cluster of `n` workers on 127.0.0.1 at `ports` (worker 0 is the chief), running
+ * worker `index` (or no task when index < 0). */
+static dist_cluster_t* workers(const int32_t* ports, int n, int index) {
+  dist_cluster_t* cluster = NULL;
+  char address[32];
+  int i;
+  DT_OK(dist_cluster_create(&cluster));
+  for (i = 0; i < n; ++i) {
+    snprintf(address, sizeof(address), "127.0.0.1:%d", (int)ports[i]);
+    DT_OK(dist_cluster_add_task(cluster, "worker", i, address));
+  }
+  if (index >= 0) DT_OK(dist_cluster_set_task(cluster, "worker", index));
+  return cluster;
+}
+
+static dist_server_t* start(const int32_t* ports, int n, int index, const dist_server_options_t* options) {
+  dist_cluster_t* cluster = workers(ports, n, index);
+  dist_server_t* server = NULL;
+  DT_OK(dist_server_create(cluster, options, &server));
+  dist_cluster_destroy(cluster); /* the server keeps its own copy */
+  assert_non_null(server);
+  return server;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec t;
+  t.tv_sec = ms / 1000;
+  t.tv_nsec = (ms % 1000) * 1000000L;
+  nanosleep(&t, NULL);
+}
+
+/* Checks that `value` is a 1-D uint8 tensor holding `size` bytes equal to `expected`. */
+static void check_bytes(const dist_value_t* value, const void* expected, size_t size) {
+  dist_dtype_t dtype = 0;
+  int32_t rank = -1;
+  int64_t dims[1] = {-1};
+  size_t byte_size = 1;
+  void* data = NULL;
+  DT_OK(dist_tensor_dtype(value, &dtype));
+  assert_int_equal(dtype, DIST_UINT8);
+  DT_OK(dist_tensor_rank(value, &rank));
+  assert_int_equal(rank, 1);
+  DT_OK(dist_tensor_shape(value, dims, 1));
+  assert_int_equal(dims[0], (int64_t)size);
+  DT_OK(dist_tensor_byte_size(value, &byte_size));
+  assert_int_equal(byte_size, size);
+  if (size > 0) {
+    DT_OK(dist_tensor_data(value, &data));
+    assert_memory_equal(data, expected, size);
+  }
+}
+
+static void test_options(void** state) {
+  dist_server_options_t* options = (dist_server_options_t*)DT_SENTINEL_PTR;
+  (void)state;
+  DT_ERR(dist_server_options_create(NULL), DIST_INVALID_ARGUMENT, "dist_server_options_create", "out");
+  DT_OK(dist_server_options_create(&options));
+  assert_non_null(options);
+  DT_OK(dist_server_options_set_startup_timeout_ms(options, 1));
+  DT_OK(dist_server_options_set_startup_timeout_ms(options, 86400000));
+  DT_OK(dist_server_options_set_heartbeat_interval_ms(options, 100));
+  DT_OK(dist_server_options_set_heartbeat_timeout_ms(options, 5000));
+  DT_ERR(dist_server_options_set_startup_timeout_ms(options, 0), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_startup_timeout_ms", "timeout_ms is 0 ms");
+  DT_ERR(dist_server_options_set_startup_timeout_ms(options, 86400001), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_startup_timeout_ms", "timeout_ms");
+  DT_ERR(dist_server_options_set_heartbeat_interval_ms(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_heartbeat_interval_ms", "interval_ms is -1 ms");
+  DT_ERR(dist_server_options_set_heartbeat_timeout_ms(options, INT64_MIN), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_heartbeat_timeout_ms", "timeout_ms");
+  DT_ERR(dist_server_options_set_startup_timeout_ms(NULL, 5), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_startup_timeout_ms", "options");
+  DT_ERR(dist_server_options_set_heartbeat_interval_ms(NULL, 5), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_heartbeat_interval_ms", "options");
+  DT_ERR(dist_server_options_set_heartbeat_timeout_ms(NULL, 5), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_heartbeat_timeout_ms", "options");
+  dist_server_options_destroy(options);
+  dist_server_options_destroy(NULL);
+}
+
+static void test_chief_alone(void** state) {
+  int32_t ports[1];
+  int32_t port = 0;
+  dist_server_t* server = NULL;
+  dist_value_t* value = NULL;
+  static const unsigned char bytes[5] = {0, 1, 2, 255, 0};
+  (void)state;
+  free_ports(ports, 1);
+  server = start(ports, 1, 0, NULL);
+  DT_OK(dist_server_port(server, &port));
+  assert_int_equal(port, ports[0]);
+
+  DT_OK(dist_server_key_value_set(server, "key", bytes, sizeof(bytes)));
+  DT_OK(dist_server_key_value_get(server, "key", 0, &value));
+  check_bytes(value, bytes, sizeof(bytes));
+  dist_value_destroy(value);
+  DT_OK(dist_server_key_value_set(server, "empty", NULL, 0));
+  DT_OK(dist_server_key_value_get(server, "empty", 0, &value));
+  check_bytes(value, NULL, 0);
+  dist_value_destroy(value);
+
+  DT_OK(dist_server_barrier(server, "alone", 0)); /* the only worker */
+  DT_OK(dist_server_peer_health(server));
+
+  DT_OK(dist_server_stop(server));
+  DT_OK(dist_server_stop(server));
+  DT_OK(dist_server_join(server));
+  DT_ERR(dist_server_key_value_set(server, "key", bytes, 1), DIST_UNAVAILABLE, "dist_server_key_value_set",
+         "shutting down");
+  DT_OK(dist_server_port(server, &port)); /* still answers */
+  dist_server_destroy(server);
+  dist_server_destroy(NULL);
+}
+
+typedef struct {
+  dist_server_t* server;
+  const char* name;
+  int64_t timeout_ms;
+  dist_status_t status;
+} barrier_call;
+
+static void* run_barrier(void* arg) {
+  barrier_call* call = (barrier_call*)arg;
+  call->status = dist_server_barrier(call->server, call->name, call->timeout_ms);
+  return NULL;
+}
+
+static void test_chief_and_worker(void** state) {
+  int32_t ports[2];
+  dist_server_t* chief = NULL;
+  dist_server_t* worker = NULL;
+  dist_server_options_t* options = NULL;
+  dist_value_t* value = NULL;
+  barrier_call call;
+  pthread_t thread;
+  int waited;
+  (void)state;
+  free_ports(ports, 2);
+  DT_OK(dist_server_options_create(&options));
+  DT_OK(dist_server_options_set_heartbeat_interval_ms(options, 100));
+  DT_OK(dist_server_options_set_heartbeat_timeout_ms(options, 20000));
+  chief = start(ports, 2, 0, options);
+  worker = start(ports, 2, 1, options);
+  dist_server_options_destroy(options);
+
+  DT_OK(dist_server_key_value_set(worker, "from/worker", "abc", 3));
+  DT_OK(dist_server_key_value_get(chief, "from/worker", kLongMs, &value));
+  check_bytes(value, "abc", 3);
+  dist_value_destroy(value);
+
+  call.server = chief;
+  call.name = "together";
+  call.timeout_ms = kLongMs;
+  call.status = DIST_UNKNOWN;
+  assert_int_equal(pthread_create(&thread, NULL, run_barrier, &call), 0);
+  DT_OK(dist_server_barrier(worker, "together", kLongMs));
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  assert_int_equal(call.status, DIST_OK);
+
+  DT_OK(dist_server_peer_health(chief));
+  DT_OK(dist_server_peer_health(worker));
+
+  /* The chief's stop: the worker learns that the coordination service is gone. */
+  DT_OK(dist_server_stop(chief));
+  for (waited = 0; waited < kLongMs && dist_server_peer_health(worker) == DIST_OK; waited += 10) sleep_ms(10);
+  DT_ERR(dist_server_peer_health(worker), DIST_UNAVAILABLE, "dist_server_peer_health", "worker:0");
+  dist_server_destroy(worker);
+  dist_server_destroy(chief);
+}
+
+static void test_clean_stop_is_not_a_failure(void** state) {
+  int32_t ports[2];
+  dist_server_t* chief = NULL;
+  dist_server_t* worker = NULL;
+  (void)state;
+  free_ports(ports, 2);
+  chief = start(ports, 2, 0, NULL);
+  worker = start(ports, 2, 1, NULL);
+  dist_server_destroy(worker); /* stops it cleanly */
+  sleep_ms(200);
+  DT_OK(dist_server_peer_health(chief));
+  dist_server_destroy(chief);
+}
+
+static void test_timeouts_name_what_is_missing(void** state) {
+  int32_t ports[3];
+  dist_server_t* chief = NULL;
+  dist_value_t* value = (dist_value_t*)DT_SENTINEL_PTR;
+  (void)state;
+  free_ports(ports, 3);
+  chief = start(ports, 3, 0, NULL); /* workers 1 and 2 never start */
+  DT_ERR(dist_server_key_value_get(chief, "missing", 20, &value), DIST_DEADLINE_EXCEEDED,
+         "dist_server_key_value_get", "key 'missing' was not set within 20 ms");
+  assert_null(value);
+  DT_ERR(dist_server_barrier(chief, "startup", 50), DIST_DEADLINE_EXCEEDED, "dist_server_barrier",
+         "barrier 'startup' timed out after 50 ms: tasks worker:1, worker:2 did not arrive");
+  /* A failed barrier stays failed. */
+  DT_ERR(dist_server_barrier(chief, "startup", kLongMs), DIST_DEADLINE_EXCEEDED, "dist_server_barrier",
+         "worker:1, worker:2");
+  dist_server_destroy(chief);
+}
+
+static void test_misuse(void** state) {
+  int32_t ports[2];
+  int32_t port = 7;
+  dist_cluster_t* no_task = NULL;
+  dist_server_t* server = (dist_server_t*)DT_SENTINEL_PTR;
+  dist_server_t* chief = NULL;
+  dist_value_t* value = (dist_value_t*)DT_SENTINEL_PTR;
+  dist_server_options_t* options = NULL;
+  dist_cluster_t* cluster = NULL;
+  (void)state;
+  free_ports(ports, 2);
+
+  DT_ERR(dist_server_create(NULL, NULL, &server), DIST_INVALID_ARGUMENT, "dist_server_create", "cluster");
+  assert_null(server);
+  no_task = workers(ports, 1, -1);
+  DT_ERR(dist_server_create(no_task, NULL, NULL), DIST_INVALID_ARGUMENT, "dist_server_create", "out");
+  server = (dist_server_t*)DT_SENTINEL_PTR;
+  DT_ERR(dist_server_create(no_task, NULL, &server), DIST_FAILED_PRECONDITION, "dist_server_create",
+         "no current task");
+  assert_null(server);
+  dist_cluster_destroy(no_task);
+
+  /* A heartbeat interval that is not below the timeout. */
+  DT_OK(dist_server_options_create(&options));
+  DT_OK(dist_server_options_set_heartbeat_interval_ms(options, 2000));
+  DT_OK(dist_server_options_set_heartbeat_timeout_ms(options, 1000));
+  cluster = workers(ports, 1, 0);
+  DT_ERR(dist_server_create(cluster, options, &server), DIST_INVALID_ARGUMENT, "dist_server_create",
+         "heartbeat_timeout_ms (1000) must be longer than heartbeat_interval_ms (2000)");
+  dist_cluster_destroy(cluster);
+  dist_server_options_destroy(options);
+
+  DT_ERR(dist_server_port(NULL, &port), DIST_INVALID_ARGUMENT, "dist_server_port", "server");
+  assert_int_equal(port, 0);
+  DT_ERR(dist_server_stop(NULL), DIST_INVALID_ARGUMENT, "dist_server_stop", "server");
+  DT_ERR(dist_server_join(NULL), DIST_INVALID_ARGUMENT, "dist_server_join", "server");
+  DT_ERR(dist_server_key_value_set(NULL, "k", "v", 1), DIST_INVALID_ARGUMENT, "dist_server_key_value_set",
+         "server");
+  DT_ERR(dist_server_key_value_get(NULL, "k", 0, &value), DIST_INVALID_ARGUMENT, "dist_server_key_value_get",
+         "server");
+  assert_null(value);
+  DT_ERR(dist_server_barrier(NULL, "b", 0), DIST_INVALID_ARGUMENT, "dist_server_barrier", "server");
+  DT_ERR(dist_server_peer_health(NULL), DIST_INVALID_ARGUMENT, "dist_server_peer_health", "server");
+
+  chief = start(ports, 2, 0, NULL);
+  DT_ERR(dist_server_port(chief, NULL), DIST_INVALID_ARGUMENT, "dist_server_port", "out_port");
+  DT_ERR(dist_server_key_value_set(chief, NULL, "v", 1), DIST_INVALID_ARGUMENT, "dist_server_key_value_set",
+         "key");
+  DT_ERR(dist_server_key_value_set(chief, "k", NULL, 1), DIST_INVALID_ARGUMENT, "dist_server_key_value_set",
+         "value");
+  DT_ERR(dist_server_key_value_set(chief, "", "v", 1), DIST_INVALID_ARGUMENT, "dist_server_key_value_set",
+         "key is empty");
+  DT_ERR(dist_server_key_value_get(chief, NULL, 0, &value), DIST_INVALID_ARGUMENT, "dist_server_key_value_get",
+         "key");
+  DT_ERR(dist_server_key_value_get(chief, "k", -1, &value), DIST_INVALID_ARGUMENT, "dist_server_key_value_get",
+         "timeout_ms is -1 ms");
+  DT_ERR(dist_server_key_value_get(chief, "k", 86400001, &value), DIST_INVALID_ARGUMENT,
+         "dist_server_key_value_get", "timeout_ms");
+  DT_ERR(dist_server_key_value_get(chief, "k", 0, NULL), DIST_INVALID_ARGUMENT, "dist_server_key_value_get",
+         "out_value");
+  DT_ERR(dist_server_barrier(chief, NULL, 0), DIST_INVALID_ARGUMENT, "dist_server_barrier", "name");
+  DT_ERR(dist_server_barrier(chief, "b", -5), DIST_INVALID_ARGUMENT, "dist_server_barrier", "timeout_ms");
+  /* None of that changed anything. */
+  DT_ERR(dist_server_key_value_get(chief, "k", 0, &value), DIST_DEADLINE_EXCEEDED, "dist_server_key_value_get",
+         "'k'");
+  DT_OK(dist_server_peer_health(chief));
+  dist_server_destroy(chief);
+}
+
+static void test_port_in_use(void** state) {
+  int32_t ports[1];
+  dist_server_t* chief = NULL;
+  dist_server_t* clash = (dist_server_t*)DT_SENTINEL_PTR;
+  dist_cluster_t* cluster = NULL;
+  (void)state;
+  free_ports(ports, 1);
+  chief = start(ports, 1, 0, NULL);
+  cluster = workers(ports, 1, 0); /* a second chief on the same address */
+  DT_ERR(dist_server_create(cluster, NULL, &clash), DIST_UNAVAILABLE, "dist_server_create",
+         "Address already in use");
+  assert_null(clash);
+  dist_cluster_destroy(cluster);
+  dist_server_destroy(chief);
+}
+
+static void test_chief_never_starts(void** state) {
+  int32_t ports[2];
+  dist_server_options_t* options = NULL;
+  dist_cluster_t* cluster = NULL;
+  dist_server_t* worker = (dist_server_t*)DT_SENTINEL_PTR;
+  char expected[96];
+  (void)state;
+  free_ports(ports, 2);
+  DT_OK(dist_server_options_create(&options));
+  DT_OK(dist_server_options_set_startup_timeout_ms(options, 200));
+  cluster = workers(ports, 2, 1);
+  snprintf(expected, sizeof(expected), "chief task worker:0 at 127.0.0.1:%d within 200 ms", (int)ports[0]);
+  DT_ERR(dist_server_create(cluster, options, &worker), DIST_UNAVAILABLE, "dist_server_create", expected);
+  assert_null(worker);
+  dist_cluster_destroy(cluster);
+  dist_server_options_destroy(options);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_options),
+      cmocka_unit_test(test_chief_alone),
+      cmocka_unit_test(test_chief_and_worker),
+      cmocka_unit_test(test_clean_stop_is_not_a_failure),
+      cmocka_unit_test(test_timeouts_name_what_is_missing),
+      cmocka_unit_test(test_misuse),
+      cmocka_unit_test(test_port_in_use),
+      cmocka_unit_test(test_chief_never_starts),
+  };
+  return cmocka_run_group_tests_name("server", tests, NULL, NULL);
+}

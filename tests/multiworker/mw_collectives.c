@@ -1,0 +1,196 @@
+/* One worker of a multi-worker collectives check, or (with --single N) the same program as
+ * one process with N replicas. Every worker writes what its first replica computed to
+ * OUT.<rank> (OUT.single with --single): the results of SUM and MEAN all-reduces of
+ * arbitrary floats (where the order of additions shows in the bits), a large all-reduce,
+ * an all-gather of replicas with different row counts, a broadcast, cross-replica reduce
+ * and gather, the initial value of a variable each worker proposes differently, and the
+ * rows a distributed dataset gives each replica. The test compares the files byte for
+ * byte: every worker must agree, and with the single process.
+ *
+ * Usage: mw_collectives --out PREFIX [--single N] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "distribute/distribute.h"
+
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    dist_status_t status_ = (call);                                                  \
+    if (status_ != DIST_OK) {                                                        \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,       \
+              dist_status_name(status_), dist_last_error_message());                 \
+      exit(1);                                                                       \
+    }                                                                                \
+  } while (0)
+
+enum { kSmall = 37, kLarge = 300000, kCols = 3 };
+static FILE* out_file;
+
+/* A float for replica g, element i whose sum depends on the order of additions. */
+static float Arbitrary(int g, int i) {
+  const unsigned h = (unsigned)(g * 2654435761u) ^ (unsigned)(i * 40503u + 17u);
+  const float unit = (float)(h % 100003u) / 100003.0f - 0.5f;
+  return unit * ldexpf(1.0f, (int)(h % 23u) - 11);
+}
+
+static dist_value_t* FloatTensor(const int64_t* shape, int32_t rank, const float* data, size_t count) {
+  dist_value_t* t = NULL;
+  CHECK(dist_tensor_create(DIST_FLOAT32, shape, rank, data, count * sizeof(float), "CPU:0", &t));
+  return t;
+}
+
+static void Write(const char* label, const dist_value_t* tensor) {
+  size_t bytes = 0;
+  void* data = NULL;
+  CHECK(dist_tensor_byte_size(tensor, &bytes));
+  CHECK(dist_tensor_data(tensor, &data));
+  fprintf(out_file, "%s %zu\n", label, bytes);
+  fwrite(data, 1, bytes, out_file);
+  fputc('\n', out_file);
+}
+
+static dist_status_t Step(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
+                          dist_value_t** results, int32_t num_results, void* user_data) {
+  (void)args;
+  (void)num_args;
+  (void)num_results;
+  (void)user_data;
+  int32_t g = 0, n = 0;
+  CHECK(dist_context_replica_id(context, &g));
+  CHECK(dist_context_num_replicas_in_sync(context, &n));
+  float small[kSmall];
+  for (int i = 0; i < kSmall; ++i) small[i] = Arbitrary(g, i);
+  const int64_t small_shape[1] = {kSmall};
+  dist_value_t* x = FloatTensor(small_shape, 1, small, kSmall);
+  float* large = malloc(sizeof(float) * kLarge);
+  for (int i = 0; i < kLarge; ++i) large[i] = Arbitrary(g + 1000, i);
+  const int64_t large_shape[1] = {kLarge};
+  dist_value_t* y = FloatTensor(large_shape, 1, large, kLarge);
+  free(large);
+  const int64_t rows = g + 1;
+  float block[64 * kCols];
+  for (int i = 0; i < rows * kCols; ++i) block[i] = (float)(g * 100 + i);
+  const int64_t block_shape[2] = {rows, kCols};
+  dist_value_t* z = FloatTensor(block_shape, 2, block, (size_t)(rows * kCols));
+
+  dist_value_t *sum = NULL, *mean = NULL, *big = NULL, *gathered = NULL, *from_last = NULL;
+  CHECK(dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &sum));
+  CHECK(dist_context_all_reduce(context, DIST_REDUCE_MEAN, x, &mean));
+  CHECK(dist_context_all_reduce(context, DIST_REDUCE_SUM, y, &big));
+  CHECK(dist_context_all_gather(context, z, 0, &gathered));
+  CHECK(dist_context_broadcast(context, x, n - 1, &from_last));
+  results[0] = x;  /* for the cross-replica reduce */
+  results[1] = z;  /* for the cross-replica gather */
+  results[2] = sum;
+  results[3] = mean;
+  results[4] = big;
+  results[5] = gathered;
+  results[6] = from_last;
+  dist_value_destroy(y);
+  return DIST_OK;
+}
+
+int main(int argc, char** argv) {
+  const char* prefix = NULL;
+  int single = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+      prefix = argv[++i];
+    } else if (strcmp(argv[i], "--single") == 0 && i + 1 < argc) {
+      single = atoi(argv[++i]);
+    } else {
+      fprintf(stderr, "usage: mw_collectives --out PREFIX [--single N]\n");
+      return 2;
+    }
+  }
+  if (prefix == NULL) {
+    fprintf(stderr, "usage: mw_collectives --out PREFIX [--single N]\n");
+    return 2;
+  }
+  dist_strategy_t* strategy = NULL;
+  char path[4096];
+  int rank = 0;
+  if (single > 0) {
+    CHECK(dist_set_logical_cpu_device_count(single));
+    CHECK(dist_strategy_create_mirrored(NULL, 0, NULL, &strategy));
+    snprintf(path, sizeof path, "%s.single", prefix);
+  } else {
+    const char* per_worker = getenv("DIST_REPLICAS_PER_WORKER");
+    const char* rank_text = getenv("DIST_RANK");
+    CHECK(dist_set_logical_cpu_device_count(per_worker ? atoi(per_worker) : 1));
+    rank = rank_text ? atoi(rank_text) : 0;
+    dist_communication_options_t* options = NULL;
+    CHECK(dist_communication_options_create(&options));
+    CHECK(dist_communication_options_set_timeout_seconds(options, 30));
+    CHECK(dist_strategy_create_multi_worker_mirrored(NULL, options, &strategy));
+    dist_communication_options_destroy(options);
+    snprintf(path, sizeof path, "%s.%d", prefix, rank);
+  }
+  out_file = fopen(path, "wb");
+  if (out_file == NULL) {
+    fprintf(stderr, "cannot write %s\n", path);
+    return 1;
+  }
+  CHECK(dist_strategy_scope_enter(strategy));
+
+  /* A variable whose proposed initial value differs by worker: the chief's wins. */
+  const float proposed[2] = {(float)rank + 0.25f, -(float)rank};
+  const int64_t two[1] = {2};
+  dist_value_t* initial = FloatTensor(two, 1, proposed, 2);
+  dist_value_t* variable = NULL;
+  CHECK(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_MEAN,
+                             "w", &variable));
+  dist_value_t* read = NULL;
+  CHECK(dist_variable_read(variable, &read));
+  Write("variable", read);
+
+  enum { kResults = 7 };
+  dist_value_t* results[kResults] = {0};
+  CHECK(dist_strategy_run(strategy, Step, NULL, 0, results, kResults, NULL));
+  const char* labels[kResults] = {"x", "z", "sum", "mean", "large", "all_gather", "broadcast"};
+  for (int r = 2; r < kResults; ++r) {
+    dist_value_t* first = NULL;
+    CHECK(dist_value_component(results[r], 0, &first));
+    Write(labels[r], first);
+    dist_value_destroy(first);
+  }
+  dist_value_t *reduced = NULL, *mean_reduced = NULL, *gathered = NULL;
+  CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, results[0], &reduced));
+  CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[0], &mean_reduced));
+  CHECK(dist_strategy_gather(strategy, results[1], 0, &gathered));
+  Write("reduce_sum", reduced);
+  Write("reduce_mean", mean_reduced);
+  Write("gather", gathered);
+
+  /* The rows of a global batch of 8 that each replica gets, as a gather of them. */
+  float rows[16][2];
+  for (int i = 0; i < 16; ++i) {
+    rows[i][0] = (float)i;
+    rows[i][1] = (float)(i * i);
+  }
+  const int64_t rows_shape[2] = {16, 2};
+  dist_value_t* table = FloatTensor(rows_shape, 2, &rows[0][0], 32);
+  dist_dataset_t *slices = NULL, *batched = NULL;
+  CHECK(dist_dataset_from_tensor_slices((const dist_value_t* const*)&table, 1, &slices));
+  CHECK(dist_dataset_batch(slices, 8, 0, &batched));
+  dist_dataset_t* distributed = NULL;
+  CHECK(dist_strategy_distribute_dataset(strategy, batched, NULL, &distributed));
+  dist_iterator_t* iterator = NULL;
+  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  for (;;) {
+    dist_value_t* element = NULL;
+    int32_t has = 0;
+    CHECK(dist_iterator_get_next_as_optional(iterator, &element, 1, &has));
+    if (!has) break;
+    dist_value_t* step_rows = NULL;
+    CHECK(dist_strategy_gather(strategy, element, 0, &step_rows));
+    Write("input_rows", step_rows);
+    dist_value_destroy(step_rows);
+    dist_value_destroy(element);
+  }
+  fclose(out_file);
+  printf("wrote %s\n", path);
+  return 0;
+}
