@@ -23,6 +23,8 @@ constexpr uint32_t kMagic = 0x44495354;  // "DIST"
 constexpr size_t kBlockBytes = 256;
 constexpr size_t kSignatureBytes = 96;
 
+size_t RoundUpTo(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
 const char* KindName(uint32_t kind) {
   switch (kind) {
     case 1: return "all_reduce";
@@ -46,6 +48,8 @@ struct CrossWorker::Header {
 };
 // Payload bytes that travel inside a header block.
 constexpr size_t kInlineBytes = kBlockBytes - 128;
+// The largest first message of a large all-reduce, which travels with the header.
+constexpr size_t kFrameBytes = size_t{1} << 20;
 
 CrossWorker::CrossWorker(std::unique_ptr<WorkerCollectives> transport, int32_t replicas_per_worker)
     : transport_(std::move(transport)), replicas_per_worker_(replicas_per_worker) {
@@ -56,11 +60,10 @@ const char* CrossWorker::BlockOf(int32_t worker) const {
   return headers_.data() + kBlockBytes * static_cast<size_t>(worker);
 }
 
-absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signature,
-                                          const void* payload, size_t payload_bytes,
-                                          bool inline_payload, const Deadline& deadline) {
+void CrossWorker::WriteHeader(Kind kind, const std::string& signature, const void* payload,
+                              size_t payload_bytes, bool inline_payload, char* block) {
   static_assert(sizeof(Header) == kBlockBytes - kInlineBytes);
-  char block[kBlockBytes] = {};
+  std::memset(block, 0, kBlockBytes);
   Header header{};
   header.magic = kMagic;
   header.kind = static_cast<uint32_t>(kind);
@@ -70,8 +73,9 @@ absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signatur
   std::memcpy(header.signature, signature.data(), std::min(signature.size(), kSignatureBytes - 1));
   std::memcpy(block, &header, sizeof(header));
   if (inline_payload && payload_bytes > 0) std::memcpy(block + sizeof(Header), payload, payload_bytes);
-  RETURN_IF_ERROR(transport_->AllGather(block, kBlockBytes, headers_.data(), deadline));
+}
 
+absl::Status CrossWorker::CheckHeaders() const {
   Header mine;
   std::memcpy(&mine, BlockOf(worker()), sizeof(Header));
   for (int32_t w = 0; w < num_workers(); ++w) {
@@ -82,7 +86,9 @@ absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signatur
       return absl::InternalError(absl::StrCat("task ", task_name(w), " sent a malformed collective header"));
     }
     const bool same_call = theirs.kind == mine.kind && theirs.sequence == mine.sequence &&
-                           theirs.signature_hash == mine.signature_hash;
+                           theirs.signature_hash == mine.signature_hash &&
+                           (theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) ||
+                            theirs.payload_bytes == mine.payload_bytes);
     if (!same_call) {
       return absl::InvalidArgumentError(absl::StrCat(
           "workers disagree on collective call #", mine.sequence, ": task ", task_name(worker()),
@@ -94,30 +100,131 @@ absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signatur
   return absl::OkStatus();
 }
 
+absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signature,
+                                          const void* payload, size_t payload_bytes,
+                                          bool inline_payload, const Deadline& deadline) {
+  char block[kBlockBytes];
+  WriteHeader(kind, signature, payload, payload_bytes, inline_payload, block);
+  RETURN_IF_ERROR(transport_->AllGather(block, kBlockBytes, headers_.data(), deadline));
+  return CheckHeaders();
+}
+
 absl::Status CrossWorker::AllReduce(ReduceOp op, const void* pack, size_t pack_bytes,
                                     std::span<const Segment> segments, int64_t mean_divisor,
                                     const std::string& signature, const Deadline& deadline) {
-  const bool small = pack_bytes <= kInlineBytes;
-  RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllReduce, signature, pack, pack_bytes, small, deadline));
-  const char* base;
-  size_t stride;
-  if (small) {
-    base = headers_.data() + sizeof(Header);
-    stride = kBlockBytes;
-  } else {
-    gathered_.resize(pack_bytes * static_cast<size_t>(num_workers()));
-    RETURN_IF_ERROR(transport_->AllGather(pack, pack_bytes, gathered_.data(), deadline));
-    base = gathered_.data();
-    stride = pack_bytes;
+  if (pack_bytes > kInlineBytes && num_workers() > 1) {
+    return ReduceScatterAllGather(op, static_cast<const char*>(pack), pack_bytes, segments,
+                                  mean_divisor, signature, deadline);
   }
+  // Every worker's pack comes with the headers: reduce all of it here.
+  RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllReduce, signature, pack, pack_bytes,
+                                  pack_bytes <= kInlineBytes, deadline));
+  const char* base = pack_bytes <= kInlineBytes ? nullptr : static_cast<const char*>(pack);
   std::vector<const void*> inputs(static_cast<size_t>(num_workers()));
   for (const Segment& segment : segments) {
     for (int32_t w = 0; w < num_workers(); ++w) {
-      inputs[w] = base + stride * static_cast<size_t>(w) + segment.offset;
+      inputs[w] = (base != nullptr ? base : BlockOf(w) + sizeof(Header)) + segment.offset;
     }
     ReduceAccumulatorRange(segment.dtype, op, inputs.data(), num_workers(), segment.outputs.data(),
                            static_cast<int32_t>(segment.outputs.size()), 0, segment.count,
                            mean_divisor);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
+                                                 std::span<const Segment> segments,
+                                                 int64_t mean_divisor, const std::string& signature,
+                                                 const Deadline& deadline) {
+  // Worker w owns bytes [w * chunk, (w + 1) * chunk) of the pack (64-byte aligned, so a
+  // boundary never splits an element: tensors start 64-byte aligned in the pack). It
+  // receives that chunk from every worker, reduces it in worker order, and sends the
+  // result to every worker: each worker sends and receives 2 (W - 1) / W of the pack, as
+  // in a ring all-reduce, but the order of the reduction is fixed.
+  const int32_t workers = num_workers();
+  const int32_t me = worker();
+  const size_t chunk = RoundUpTo((pack_bytes + workers - 1) / workers, 64);
+  auto begin_of = [&](int32_t w) { return std::min(pack_bytes, chunk * static_cast<size_t>(w)); };
+  auto size_of = [&](int32_t w) { return begin_of(w + 1) - begin_of(w); };
+  const size_t mine = size_of(me);
+
+  // Round 1 carries the header and the first kFrameBytes of each chunk. A receive may be
+  // longer than the message it gets (never shorter: Gloo aborts on that), so every worker
+  // posts kFrameBytes for the first frame whatever its own sizes: a worker whose pack
+  // differs is caught by the header check before anything sized by the pack moves.
+  const size_t region = std::max(mine, kFrameBytes);
+  received_.resize(region * static_cast<size_t>(workers));
+  char header[kBlockBytes];
+  WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
+  std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
+  std::vector<WorkerCollectives::Transfer> sends, receives;
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == me) continue;
+    sends.push_back({w, 0, header, kBlockBytes});
+    sends.push_back({w, 1, const_cast<char*>(pack) + begin_of(w), std::min(size_of(w), kFrameBytes)});
+    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
+    receives.push_back({w, 1, received_.data() + region * static_cast<size_t>(w), kFrameBytes});
+  }
+  RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
+  RETURN_IF_ERROR(CheckHeaders());
+  if (chunk > kFrameBytes) {
+    // The rest of each chunk, now that every worker agrees on the sizes.
+    sends.clear();
+    receives.clear();
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w == me) continue;
+      if (size_of(w) > kFrameBytes) {
+        sends.push_back({w, 0, const_cast<char*>(pack) + begin_of(w) + kFrameBytes, size_of(w) - kFrameBytes});
+      }
+      if (mine > kFrameBytes) {
+        receives.push_back({w, 0, received_.data() + region * static_cast<size_t>(w) + kFrameBytes,
+                            mine - kFrameBytes});
+      }
+    }
+    RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
+  }
+
+  // The reduced pack, in accumulator layout. A single tensor whose accumulator is itself
+  // is reduced straight into its first output.
+  const bool direct = segments.size() == 1 && AccumulatorDType(segments[0].dtype) == segments[0].dtype;
+  char* result;
+  if (direct) {
+    result = static_cast<char*>(segments[0].outputs[0]);
+  } else {
+    result_.resize(pack_bytes);
+    result = result_.data();
+  }
+  std::vector<const void*> inputs(static_cast<size_t>(workers));
+  const size_t lo = begin_of(me);
+  const size_t hi = lo + mine;
+  for (const Segment& segment : segments) {
+    const DType acc = AccumulatorDType(segment.dtype);
+    const size_t acc_size = DTypeSize(acc);
+    const size_t first = std::max(segment.offset, lo);
+    const size_t last = std::min(segment.offset + segment.count * acc_size, hi);
+    if (first >= last) continue;
+    for (int32_t w = 0; w < workers; ++w) {
+      inputs[w] = w == me ? pack + first : received_.data() + region * static_cast<size_t>(w) + (first - lo);
+    }
+    void* out = result + first;
+    // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
+    ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0, (last - first) / acc_size,
+                           mean_divisor);
+  }
+
+  sends.clear();
+  receives.clear();
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == me) continue;
+    sends.push_back({w, 0, result + lo, mine});
+    receives.push_back({w, 0, result + begin_of(w), size_of(w)});
+  }
+  RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
+
+  for (const Segment& segment : segments) {
+    for (size_t k = direct ? 1 : 0; k < segment.outputs.size(); ++k) {
+      FromAccumulator(segment.dtype, result + segment.offset, segment.outputs[k], segment.count);
+    }
   }
   return absl::OkStatus();
 }

@@ -2,6 +2,10 @@
 // leader thread does after its replicas have combined their values locally (DESIGN.md,
 // "Collectives": local reduce, cross-worker all-reduce, local broadcast).
 //
+// Large all-reduces are a reduce-scatter (each worker reduces its chunk of the pack from
+// every worker's, in worker order) and an all-gather of the reduced chunks, over
+// point-to-point transfers: the traffic of a ring all-reduce, with a fixed order.
+//
 // Every call first exchanges a fixed-size header (an all-gather of 256 bytes per worker)
 // that says which collective each worker is making, on what dtypes and shapes, and in
 // which position of its sequence of calls. Workers that disagree all fail the call with a
@@ -85,17 +89,27 @@ class CrossWorker {
   enum class Kind : uint32_t;
   struct Header;
 
-  // Exchanges headers (with an inline payload when `inline_bytes` > 0) and checks that
-  // every worker made the same call; afterwards headers_ holds every worker's block.
+  // This worker's header block for its next call (with the payload inline when asked).
+  void WriteHeader(Kind kind, const std::string& signature, const void* payload,
+                   size_t payload_bytes, bool inline_payload, char* block);
+  // Whether every worker's block in headers_ describes the same call as this worker's.
+  absl::Status CheckHeaders() const;
+  // Exchanges headers (with the payload inline when asked) and checks that every worker
+  // made the same call; afterwards headers_ holds every worker's block.
   absl::Status ExchangeHeaders(Kind kind, const std::string& signature, const void* payload,
                                size_t payload_bytes, bool inline_payload, const Deadline& deadline);
   const char* BlockOf(int32_t worker) const;
+  // The all-reduce of packs too large for the headers (reduce_scatter + all_gather).
+  absl::Status ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
+                                      std::span<const Segment> segments, int64_t mean_divisor,
+                                      const std::string& signature, const Deadline& deadline);
 
   std::unique_ptr<WorkerCollectives> transport_;
   const int32_t replicas_per_worker_;
   uint64_t sequence_ = 0;
   std::vector<char> headers_;   // num_workers blocks of kBlockBytes
-  std::vector<char> gathered_;  // num_workers packs (all-reduce)
+  std::vector<char> received_;  // this worker's chunk of every worker's pack
+  std::vector<char> result_;    // the reduced pack (accumulator layout)
 };
 
 }  // namespace distribute

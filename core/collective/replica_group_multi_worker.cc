@@ -1,6 +1,7 @@
 // The replica group's collectives when it spans several workers: the replicas of this
 // process combine their values in shared memory, replica 0 makes the cross-worker step
 // (CrossWorker, over Gloo), and every replica then reads the result.
+#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +32,21 @@ PackLayout LayoutOf(std::span<const Tensor> tensors) {
   return layout;
 }
 
+// Replica 0's cross-worker step ends by the collective's deadline, but a moment after the
+// other replicas' wait for it would (it notices the expiry, or names a lost task first).
+// They wait for it that much longer, so that every replica reports its status (a timeout
+// across workers, the lost task) rather than a local "replica 0 did not arrive". This
+// never delays the caller: replica 0 is the thread that called run.
+constexpr std::chrono::milliseconds kCrossWorkerGrace{5000};
+
+Deadline WithGrace(const Deadline& deadline) {
+  return Deadline{deadline.when + kCrossWorkerGrace, deadline.timeout_ms + kCrossWorkerGrace.count()};
+}
+
+Deadline AfterCrossWorker(int32_t replica, const Deadline& deadline) {
+  return replica == 0 ? deadline : WithGrace(deadline);
+}
+
 bool IsBarrierFailure(const absl::Status& status) {
   return status.code() == absl::StatusCode::kDeadlineExceeded ||
          status.code() == absl::StatusCode::kAborted || status.code() == absl::StatusCode::kCancelled;
@@ -55,6 +71,16 @@ absl::Status ReplicaGroup::MultiWorkerAllReduce(int32_t replica, ReduceOp op,
                                                 const Deadline& deadline) {
   const Slot& first = *slots_[0];
   const PackLayout layout = LayoutOf(first.inputs);
+  if (n_ == 1 && inputs.size() == 1 && AccumulatorDType(inputs[0].dtype()) == inputs[0].dtype()) {
+    // One replica, one tensor already in accumulator precision: it is its own pack.
+    void* output = first.outputs[0].data();
+    const CrossWorker::Segment segment{inputs[0].dtype(),
+                                       static_cast<size_t>(inputs[0].shape().num_elements()), 0,
+                                       std::span<void* const>(&output, 1)};
+    return cross_worker_->AllReduce(op, inputs[0].byte_size() > 0 ? inputs[0].data() : nullptr,
+                                    layout.bytes, std::span<const CrossWorker::Segment>(&segment, 1),
+                                    cross_worker_->num_workers(), first.Describe(), deadline);
+  }
   if (replica == 0) {
     cross_status_ = absl::OkStatus();
     if (pack_ == nullptr || pack_->size() < layout.bytes) {
@@ -104,13 +130,13 @@ absl::Status ReplicaGroup::MultiWorkerAllReduce(int32_t replica, ReduceOp op,
     cross_status_ = cross_worker_->AllReduce(op, pack, layout.bytes, segments, replicas_in_sync,
                                              first.Describe(), deadline);
   }
-  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  RETURN_IF_ERROR(barrier_.Arrive(replica, AfterCrossWorker(replica, deadline)));
   return cross_status_;
 }
 
 absl::StatusOr<Tensor> ReplicaGroup::TakeCrossResult(int32_t replica, const DeviceSpec& device,
                                                      const Deadline& deadline) {
-  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  RETURN_IF_ERROR(barrier_.Arrive(replica, AfterCrossWorker(replica, deadline)));
   absl::StatusOr<Tensor> result = [&]() -> absl::StatusOr<Tensor> {
     RETURN_IF_ERROR(cross_status_);
     ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
@@ -120,8 +146,9 @@ absl::StatusOr<Tensor> ReplicaGroup::TakeCrossResult(int32_t replica, const Devi
     }
     return Tensor::FromBuffer(cross_result_->dtype(), cross_result_->shape(), std::move(buffer));
   }();
-  // Nobody may leave before every replica has copied: replica 0 reuses cross_result_.
-  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  // Nobody may leave before every replica has copied: replica 0 reuses cross_result_. The
+  // deadline may have passed in the cross-worker step: the copy has the grace too.
+  RETURN_IF_ERROR(barrier_.Arrive(replica, WithGrace(deadline)));
   return result;
 }
 

@@ -40,6 +40,18 @@ class WorkerCollectives {
   virtual absl::Status Broadcast(void* data, size_t bytes, int32_t root,
                                  const Deadline& deadline) = 0;
 
+  // Point to point: one message to or from a peer (never this worker itself).
+  struct Transfer {
+    int32_t peer;
+    int32_t channel;  // transfers between two workers in one call differ in channel
+    void* data;
+    size_t bytes;     // for a receive: its capacity, at least what the peer sends
+  };
+  // Posts every receive and every send, then waits for all of them. A send is matched
+  // with the peer's receive of the same channel, which must be at least as long.
+  virtual absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
+                                const Deadline& deadline) = 0;
+
   // OK, or the failure that ended the communicator.
   virtual absl::Status health() const = 0;
 };

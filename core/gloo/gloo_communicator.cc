@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,8 @@
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
+#include "gloo/transport/unbound_buffer.h"
+#include "gloo/types.h"
 
 namespace distribute {
 namespace {
@@ -23,9 +26,14 @@ std::chrono::milliseconds Remaining(const Deadline& deadline) {
   return std::max(left, std::chrono::milliseconds(1));
 }
 
+// The slot prefix of point-to-point exchanges, apart from Gloo's collectives' (0x01-0x08).
+constexpr uint8_t kExchangeSlotPrefix = 0x40;
+
 // How long a transport error waits for the coordination service to name the lost task:
 // it learns of a dead process from its closed connection within a few hundred ms.
 constexpr int64_t kNameLostTaskMs = 1500;
+// How long the connections outlive a timeout (see the header).
+constexpr std::chrono::milliseconds kLingerAfterTimeout{1000};
 
 }  // namespace
 
@@ -70,6 +78,11 @@ GlooCommunicator::GlooCommunicator(CoordinationClient& coordination, int32_t ran
       context_(std::move(context)) {}
 
 GlooCommunicator::~GlooCommunicator() {
+  if (context_ != nullptr && absl::IsDeadlineExceeded(failure_)) {
+    // Peers may still wait in the call that timed out here, until their own deadlines a
+    // moment later: closing now would fail them with a lost connection instead.
+    std::this_thread::sleep_until(timed_out_at_ + kLingerAfterTimeout);
+  }
   // Closing the pairs may write to a dead peer.
   SigpipeGuard guard;
   context_.reset();
@@ -81,6 +94,7 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
   if (timed_out) {
     // Connections stay open: the other survivors wait on the same silent worker and
     // reach their own deadlines (closing them would report a lost peer instead).
+    timed_out_at_ = Clock::now();
     failure_ = absl::DeadlineExceededError(absl::StrCat(
         what, " across workers timed out after ", deadline.timeout_ms,
         " ms (a worker stopped responding): ", error));
@@ -145,6 +159,32 @@ absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int32_t root,
     options.setTag(tag);
     options.setTimeout(timeout);
     gloo::broadcast(options);
+  });
+}
+
+absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
+                                        std::span<const Transfer> receives,
+                                        const Deadline& deadline) {
+  return Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds timeout) {
+    const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);  // + channel
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_receives;
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_sends;
+    // Empty messages travel too: a receive posted with room to spare cannot tell that
+    // nothing is coming.
+    char nothing = 0;
+    for (const Transfer& t : receives) {
+      void* data = t.bytes > 0 ? t.data : &nothing;
+      posted_receives.push_back(context_->createUnboundBuffer(data, t.bytes));
+      posted_receives.back()->recv(t.peer, slot + static_cast<uint64_t>(t.channel), 0, t.bytes);
+    }
+    for (const Transfer& t : sends) {
+      void* data = t.bytes > 0 ? t.data : &nothing;
+      posted_sends.push_back(context_->createUnboundBuffer(data, t.bytes));
+      posted_sends.back()->send(t.peer, slot + static_cast<uint64_t>(t.channel), 0, t.bytes);
+    }
+    (void)timeout;
+    for (auto& buffer : posted_receives) buffer->waitRecv(Remaining(deadline));
+    for (auto& buffer : posted_sends) buffer->waitSend(Remaining(deadline));
   });
 }
 

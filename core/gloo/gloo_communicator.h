@@ -7,7 +7,10 @@
 // the lost task (asked of the coordination service, which learns it from the dead task's
 // closed connection), a peer that stopped answering gives kDeadlineExceeded at the call's
 // deadline. Either leaves the communicator failed for good (Gloo's context is unusable
-// after an error): later calls fail at once with the original cause.
+// after an error): later calls fail at once with the original cause. After a timeout the
+// connections stay open until a second after it, even when the communicator is destroyed
+// sooner, so that peers waiting on the same silent worker reach their own deadlines (a
+// moment later) and report the timeout too, not a lost connection.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 #define DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 
@@ -46,6 +49,8 @@ class GlooCommunicator : public WorkerCollectives {
   absl::Status AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
                           const Deadline& deadline) override;
   absl::Status Broadcast(void* data, size_t bytes, int32_t root, const Deadline& deadline) override;
+  absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
+                        const Deadline& deadline) override;
   absl::Status health() const override { return failure_; }
 
  private:
@@ -64,6 +69,7 @@ class GlooCommunicator : public WorkerCollectives {
   std::shared_ptr<gloo::Context> context_;
   uint32_t next_tag_ = 0;
   absl::Status failure_;
+  Clock::time_point timed_out_at_;  // when failure_ became a timeout
 };
 
 }  // namespace distribute

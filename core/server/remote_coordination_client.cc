@@ -1,5 +1,6 @@
 #include "core/server/remote_coordination_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -36,6 +37,12 @@ constexpr milliseconds kDisconnectTimeout{1000};
 std::chrono::system_clock::time_point ToSystemClock(Clock::time_point when) {
   return std::chrono::system_clock::now() +
          std::chrono::duration_cast<std::chrono::system_clock::duration>(when - Clock::now());
+}
+
+// When the answer to a Get or Barrier waiting until `deadline` is due. The wait is first
+// clamped as the service clamps it, so that a far-off deadline cannot overflow.
+Clock::time_point AnswerDue(const Deadline& deadline) {
+  return std::min(deadline.when, Clock::now() + milliseconds(kMaxCoordinationWaitMs)) + kAnswerGrace;
 }
 
 // What is left of `deadline`, rounded up so that a wait never ends early.
@@ -93,9 +100,11 @@ struct RemoteCoordinationClient::Impl {
       return absl::DeadlineExceededError(absl::StrCat(what, ": the coordination service on ", chief,
                                                       " did not answer within ", allowed_ms, " ms"));
     }
+    const bool unreachable = outcome.status.error_code() == grpc::StatusCode::UNAVAILABLE;
     return absl::Status(static_cast<absl::StatusCode>(outcome.status.error_code()),
-                        absl::StrCat(what, ": the coordination service on ", chief,
-                                     " is unreachable: ", outcome.status.error_message()));
+                        absl::StrCat(what, ": the call to the coordination service on ", chief,
+                                     unreachable ? " could not be made: " : " failed: ",
+                                     outcome.status.error_message()));
   }
 
   absl::Status Stopped() const {
@@ -319,11 +328,11 @@ absl::StatusOr<std::string> RemoteCoordinationClient::Get(absl::string_view key,
   request.set_timeout_ms(RemainingMs(deadline));
   pb::KeyValueGetResponse response;
   const Impl::Outcome outcome =
-      impl_->Invoke(deadline.when + kAnswerGrace, false, [&](grpc::ClientContext* context) {
+      impl_->Invoke(AnswerDue(deadline), false, [&](grpc::ClientContext* context) {
         return impl_->stub->KeyValueGet(context, request, &response);
       });
   RETURN_IF_ERROR(impl_->Result(absl::StrCat("getting key ", QuotedKey(key)), outcome,
-                                deadline.timeout_ms + kAnswerGrace.count()));
+                                std::min(deadline.timeout_ms, kMaxCoordinationWaitMs) + kAnswerGrace.count()));
   return std::move(*response.mutable_value());
 }
 
@@ -335,11 +344,11 @@ absl::Status RemoteCoordinationClient::Barrier(absl::string_view name, const Dea
   request.set_timeout_ms(RemainingMs(deadline));
   pb::BarrierResponse response;
   const Impl::Outcome outcome =
-      impl_->Invoke(deadline.when + kAnswerGrace, false, [&](grpc::ClientContext* context) {
+      impl_->Invoke(AnswerDue(deadline), false, [&](grpc::ClientContext* context) {
         return impl_->stub->Barrier(context, request, &response);
       });
   return impl_->Result(absl::StrCat("barrier ", QuotedKey(name)), outcome,
-                       deadline.timeout_ms + kAnswerGrace.count());
+                       std::min(deadline.timeout_ms, kMaxCoordinationWaitMs) + kAnswerGrace.count());
 }
 
 absl::Status RemoteCoordinationClient::PeerHealth() {

@@ -167,6 +167,18 @@ TEST(ServerTest, WorkerWhoseChiefNeverStartsFailsNamingTheChief) {
   EXPECT_LT(seconds, 10.0);
 }
 
+TEST(ServerTest, WorkerStartedBeforeTheChiefWaitsForIt) {
+  const std::vector<std::string> addresses = Addresses(FreePorts(2));
+  absl::StatusOr<std::unique_ptr<Server>> worker;
+  std::thread starter([&] { worker = Server::Start(Workers(addresses, 1), {}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::unique_ptr<Server> chief = StartOrDie(Workers(addresses, 0));
+  starter.join();
+  ASSERT_TRUE(IsOk(worker));
+  ASSERT_TRUE(IsOk((*worker)->coordination().Set("k", "v")));
+  EXPECT_TRUE(IsOk(chief->coordination().Get("k", Deadline::AfterMs(0))));
+}
+
 TEST(ServerTest, StopAndJoinAreIdempotent) {
   ThreeTasks tasks;
   ASSERT_TRUE(tasks.servers[2] != nullptr);
@@ -250,6 +262,22 @@ TEST(ServerTest, OversizedMessagesAreRejected) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
   EXPECT_TRUE(HasError(tasks.servers[0]->coordination().Get("raw", Deadline::AfterMs(0)),
                        absl::StatusCode::kDeadlineExceeded));
+}
+
+TEST(ServerTest, EveryTaskAnswersOnItsOwnAddress) {
+  ThreeTasks tasks;
+  ASSERT_TRUE(tasks.servers[2] != nullptr);
+  for (int i = 0; i < 3; ++i) {
+    auto channel = grpc::CreateChannel(tasks.addresses[i], grpc::InsecureChannelCredentials());
+    auto stub = coordination::TaskService::NewStub(channel);
+    coordination::GetTaskResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    const grpc::Status status = stub->GetTask(&context, coordination::GetTaskRequest(), &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.task(), absl::StrCat("worker:", i));
+    EXPECT_NE(response.incarnation(), 0u);
+  }
 }
 
 TEST(ServerTest, StartErrors) {
@@ -349,6 +377,8 @@ class HelperProcess {
     return true;
   }
 
+  void Signal(int signal) { kill(pid_, signal); }
+
   void Kill() {
     if (pid_ <= 0) return;
     kill(pid_, SIGKILL);
@@ -386,6 +416,30 @@ TEST(ServerProcessTest, KilledWorkerIsReportedByEveryOtherTask) {
   }
   EXPECT_TRUE(HasError(chief->coordination().Barrier("after", Deadline::AfterMs(kLongMs)),
                        absl::StatusCode::kUnavailable, {"worker:2"}));
+}
+
+// A stopped process keeps its connection open: only the heartbeat timeout reveals it.
+TEST(ServerProcessTest, StoppedWorkerIsLostAfterTheHeartbeatTimeout) {
+  const std::vector<std::string> addresses = Addresses(FreePorts(3));
+  Server::Options options;
+  options.heartbeat_interval_ms = 100;
+  options.heartbeat_timeout_ms = 1'500;
+  std::unique_ptr<Server> chief = StartOrDie(Workers(addresses, 0), options);
+  std::unique_ptr<Server> worker1 = StartOrDie(Workers(addresses, 1), options);
+  ASSERT_TRUE(worker1 != nullptr);
+  HelperProcess worker2(2, addresses);
+  ASSERT_TRUE(worker2.WaitReady(30'000));
+
+  const auto stopped = Clock::now();
+  worker2.Signal(SIGSTOP);
+  for (Server* survivor : {chief.get(), worker1.get()}) {
+    const absl::Status health = survivor->coordination().WaitForPeerFailure(Deadline::AfterMs(kLongMs));
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - stopped).count();
+    std::cout << survivor->task_name() << " learned of the stopped task " << ms << " ms after SIGSTOP\n";
+    EXPECT_TRUE(HasError(health, absl::StatusCode::kUnavailable,
+                         {"task worker:2 is unavailable: no heartbeat for 1500 ms"}));
+  }
+  worker2.Signal(SIGCONT);
 }
 
 TEST(ServerProcessTest, KilledChiefIsReportedByEveryWorker) {

@@ -1,0 +1,205 @@
+/* Tests for the multi-worker part of strategy.h: communication options (defaults, every
+ * setter, rejected values that change nothing), a MultiWorkerMirroredStrategy of one
+ * worker in this process (its replicas, collectives and variables behave as a Mirrored
+ * strategy's), creation from TF_CONFIG, and misuse (NULL arguments, a cluster without a
+ * current task, a ps task, NCCL on CPU replicas, a port in use). Several workers in
+ * several processes are tested in tests/multiworker. */
+#define _POSIX_C_SOURCE 200112L
+
+#include <stdlib.h>
+
+#include "dist_ports_test.h"
+
+static dist_cluster_t* one_worker_cluster(int32_t port) {
+  dist_cluster_t* cluster = NULL;
+  char address[32];
+  snprintf(address, sizeof address, "127.0.0.1:%d", (int)port);
+  DT_OK(dist_cluster_create(&cluster));
+  DT_OK(dist_cluster_add_task(cluster, "worker", 0, address));
+  DT_OK(dist_cluster_set_task(cluster, "worker", 0));
+  return cluster;
+}
+
+static dist_communication_options_t* short_timeout(void) {
+  dist_communication_options_t* options = NULL;
+  DT_OK(dist_communication_options_create(&options));
+  DT_OK(dist_communication_options_set_timeout_seconds(options, 10));
+  return options;
+}
+
+static void test_options_setters_and_rejections(void** state) {
+  dist_communication_options_t* options = NULL;
+  (void)state;
+  DT_OK(dist_communication_options_create(&options));
+  assert_non_null(options);
+  DT_OK(dist_communication_options_set_implementation(options, DIST_COMMUNICATION_RING));
+  DT_OK(dist_communication_options_set_implementation(options, DIST_COMMUNICATION_AUTO));
+  DT_OK(dist_communication_options_set_bytes_per_pack(options, 1 << 20));
+  DT_OK(dist_communication_options_set_bytes_per_pack(options, 0));
+  DT_OK(dist_communication_options_set_timeout_seconds(options, 0.5));
+  DT_ERR(dist_communication_options_set_implementation(options, 7), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_implementation", "implementation");
+  DT_ERR(dist_communication_options_set_implementation(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_implementation", "implementation");
+  DT_ERR(dist_communication_options_set_bytes_per_pack(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_bytes_per_pack", "bytes_per_pack");
+  DT_ERR(dist_communication_options_set_timeout_seconds(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_seconds", "timeout_seconds");
+  DT_ERR(dist_communication_options_set_timeout_seconds(options, 1e30), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_seconds", "timeout_seconds");
+  DT_ERR(dist_communication_options_set_timeout_seconds(options, 0.0 / 0.0), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_seconds", "timeout_seconds");
+  dist_communication_options_destroy(options);
+  dist_communication_options_destroy(NULL);
+}
+
+static void test_options_misuse(void** state) {
+  (void)state;
+  DT_ERR(dist_communication_options_create(NULL), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_create", "out");
+  DT_ERR(dist_communication_options_set_implementation(NULL, DIST_COMMUNICATION_AUTO),
+         DIST_INVALID_ARGUMENT, "dist_communication_options_set_implementation", "options");
+  DT_ERR(dist_communication_options_set_bytes_per_pack(NULL, 0), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_bytes_per_pack", "options");
+  DT_ERR(dist_communication_options_set_timeout_seconds(NULL, 1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_seconds", "options");
+}
+
+/* Replica g contributes g + 1; an all-reduce SUM over n replicas gives n(n+1)/2. */
+static dist_status_t sum_of_ids(dist_context_t* context, const dist_value_t* const* args,
+                                int32_t num_args, dist_value_t** results, int32_t num_results,
+                                void* user_data) {
+  int32_t id = -1;
+  float value;
+  int64_t shape[1] = {1};
+  dist_value_t* mine = NULL;
+  dist_status_t status;
+  (void)args;
+  (void)num_args;
+  (void)num_results;
+  (void)user_data;
+  status = dist_context_replica_id(context, &id);
+  if (status != DIST_OK) return status;
+  value = (float)(id + 1);
+  status = dist_tensor_create(DIST_FLOAT32, shape, 1, &value, sizeof value, NULL, &mine);
+  if (status != DIST_OK) return status;
+  status = dist_context_all_reduce(context, DIST_REDUCE_SUM, mine, &results[0]);
+  dist_value_destroy(mine);
+  return status;
+}
+
+static float first_float(const dist_value_t* value) {
+  dist_value_t* component = NULL;
+  void* data = NULL;
+  float result;
+  DT_OK(dist_value_component(value, 0, &component));
+  DT_OK(dist_tensor_data(component, &data));
+  result = *(const float*)data;
+  dist_value_destroy(component);
+  return result;
+}
+
+static void test_one_worker_behaves_as_mirrored(void** state) {
+  int32_t port = 0;
+  int32_t count = 0;
+  dist_strategy_kind_t kind = 0;
+  dist_cluster_t* cluster;
+  dist_communication_options_t* options = short_timeout();
+  dist_strategy_t* strategy = NULL;
+  dist_value_t* results[1] = {NULL};
+  (void)state;
+  dt_free_ports(&port, 1);
+  cluster = one_worker_cluster(port);
+  DT_OK(dist_set_logical_cpu_device_count(3));
+  DT_OK(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy));
+  DT_OK(dist_strategy_kind(strategy, &kind));
+  assert_int_equal(kind, DIST_STRATEGY_MULTI_WORKER_MIRRORED);
+  DT_OK(dist_strategy_num_replicas_in_sync(strategy, &count));
+  assert_int_equal(count, 3);
+  DT_OK(dist_strategy_run(strategy, sum_of_ids, NULL, 0, results, 1, NULL));
+  assert_float_equal(first_float(results[0]), 6.0f, 0.0f);
+  dist_value_destroy(results[0]);
+  dist_strategy_destroy(strategy);
+  dist_communication_options_destroy(options);
+  dist_cluster_destroy(cluster);
+}
+
+static void test_created_from_tf_config(void** state) {
+  int32_t port = 0;
+  int32_t count = 0;
+  char config[256];
+  dist_strategy_t* strategy = NULL;
+  (void)state;
+  dt_free_ports(&port, 1);
+  snprintf(config, sizeof config,
+           "{\"cluster\": {\"chief\": [\"localhost:%d\"]}, \"task\": {\"type\": \"chief\", \"index\": 0}}",
+           (int)port);
+  assert_int_equal(setenv("TF_CONFIG", config, 1), 0);
+  DT_OK(dist_set_logical_cpu_device_count(2));
+  DT_OK(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy));
+  DT_OK(dist_strategy_num_replicas_in_sync(strategy, &count));
+  assert_int_equal(count, 2);
+  dist_strategy_destroy(strategy);
+  assert_int_equal(unsetenv("TF_CONFIG"), 0);
+  strategy = DT_SENTINEL_PTR;
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_NOT_FOUND,
+         "dist_strategy_create_multi_worker_mirrored", "TF_CONFIG");
+  assert_null(strategy);
+}
+
+static void test_create_misuse(void** state) {
+  int32_t ports[2] = {0, 0};
+  char address[32];
+  dist_cluster_t* cluster = NULL;
+  dist_communication_options_t* options = short_timeout();
+  dist_strategy_t* strategy = DT_SENTINEL_PTR;
+  dist_strategy_t* first = NULL;
+  (void)state;
+  dt_free_ports(ports, 2);
+  cluster = one_worker_cluster(ports[0]);
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(cluster, options, NULL), DIST_INVALID_ARGUMENT,
+         "dist_strategy_create_multi_worker_mirrored", "out");
+
+  /* NCCL needs GPU replicas. */
+  DT_OK(dist_communication_options_set_implementation(options, DIST_COMMUNICATION_NCCL));
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy),
+         DIST_FAILED_PRECONDITION, "dist_strategy_create_multi_worker_mirrored", "NCCL");
+  assert_null(strategy);
+  DT_OK(dist_communication_options_set_implementation(options, DIST_COMMUNICATION_AUTO));
+
+  /* A port in use: the first strategy holds the task's address. */
+  DT_OK(dist_strategy_create_multi_worker_mirrored(cluster, options, &first));
+  strategy = DT_SENTINEL_PTR;
+  DT_ERR2(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy), DIST_UNAVAILABLE,
+          DIST_ALREADY_EXISTS, "dist_strategy_create_multi_worker_mirrored", NULL);
+  assert_null(strategy);
+  dist_strategy_destroy(first);
+  dist_cluster_destroy(cluster);
+
+  /* No current task; a ps task is not a worker. */
+  DT_OK(dist_cluster_create(&cluster));
+  snprintf(address, sizeof address, "127.0.0.1:%d", (int)ports[0]);
+  DT_OK(dist_cluster_add_task(cluster, "worker", 0, address));
+  snprintf(address, sizeof address, "127.0.0.1:%d", (int)ports[1]);
+  DT_OK(dist_cluster_add_task(cluster, "ps", 0, address));
+  strategy = DT_SENTINEL_PTR;
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy),
+         DIST_INVALID_ARGUMENT, "dist_strategy_create_multi_worker_mirrored", "task");
+  assert_null(strategy);
+  DT_OK(dist_cluster_set_task(cluster, "ps", 0));
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy),
+         DIST_INVALID_ARGUMENT, "dist_strategy_create_multi_worker_mirrored", "ps:0");
+  dist_cluster_destroy(cluster);
+  dist_communication_options_destroy(options);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_options_setters_and_rejections),
+      cmocka_unit_test(test_options_misuse),
+      cmocka_unit_test(test_one_worker_behaves_as_mirrored),
+      cmocka_unit_test(test_created_from_tf_config),
+      cmocka_unit_test(test_create_misuse),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,193 @@
+// CrossWorker over real Gloo connections between threads of this process (one thread per
+// worker, an in-process coordination service as the rendezvous): all-reduce in both
+// paths (inline, and reduce-scatter + all-gather with the header in the first frame, one
+// and several frames) against a tree reduction computed here, every worker getting the
+// same bits; all-gather, broadcast and barrier; and a disagreement that every worker
+// reports naming the tasks, with nobody left waiting.
+#include "core/collective/cross_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/collective/reduce_kernels.h"
+#include "core/gloo/gloo_communicator.h"
+#include "core/server/coordination_service.h"
+#include "core/server/local_coordination_client.h"
+#include "status_test_util.h"
+
+namespace distribute {
+namespace {
+
+class CrossWorkerTest : public ::testing::Test {
+ protected:
+  // Every worker all-reduces `count` floats of its own; every one must get the tree sum.
+  void CheckAllReduce(int32_t workers, size_t count);
+
+  // Runs fn(worker) on `workers` connected CrossWorkers, one thread each.
+  void RunWorkers(int32_t workers, const std::function<void(CrossWorker&)>& fn) {
+    std::vector<std::string> names;
+    for (int32_t w = 0; w < workers; ++w) names.push_back(absl::StrCat("worker:", w));
+    CoordinationService::Options options;
+    options.tasks = names;
+    options.barrier_tasks = names;
+    CoordinationService service(options);
+    const std::string prefix = absl::StrCat("test/", ++instance_, "/");
+    std::vector<std::thread> threads;
+    for (int32_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        LocalCoordinationClient client(&service, names[w]);
+        auto transport = GlooCommunicator::Connect(client, prefix, w, names, "127.0.0.1",
+                                                   Deadline::AfterMs(30000));
+        ASSERT_TRUE(transport.ok()) << transport.status();
+        CrossWorker cross(*std::move(transport), 1);
+        fn(cross);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+
+  static inline int instance_ = 0;
+};
+
+// Worker w's value of element i: arbitrary floats whose sum depends on the order.
+float Value(int32_t w, size_t i) {
+  uint64_t h = (static_cast<uint64_t>(w) << 32 | i) * 0x9E3779B97F4A7C15ull;
+  h ^= h >> 29;
+  const float unit = static_cast<float>(h % 100003) / 100003.0f - 0.5f;
+  return std::ldexp(unit, static_cast<int>((h >> 40) % 16) - 8);
+}
+
+// The canonical order, written here: split after the first ceil(n/2), combine halves.
+float Tree(int32_t lo, int32_t hi, size_t i) {
+  if (hi - lo == 1) return Value(lo, i);
+  const int32_t mid = lo + (hi - lo + 1) / 2;
+  volatile float left = Tree(lo, mid, i);
+  volatile float right = Tree(mid, hi, i);
+  return left + right;
+}
+
+void CrossWorkerTest::CheckAllReduce(int32_t workers, size_t count) {
+  std::vector<std::vector<float>> results(static_cast<size_t>(workers));
+  RunWorkers(workers, [&](CrossWorker& cross) {
+    std::vector<float> mine(count);
+    for (size_t i = 0; i < count; ++i) mine[i] = Value(cross.worker(), i);
+    std::vector<float>& out = results[static_cast<size_t>(cross.worker())];
+    out.assign(count, 0.0f);
+    void* output = out.data();
+    const CrossWorker::Segment segment{DType::kFloat32, count, 0, std::span<void* const>(&output, 1)};
+    ASSERT_TRUE(cross.AllReduce(ReduceOp::kSum, mine.data(), count * sizeof(float),
+                                std::span<const CrossWorker::Segment>(&segment, 1), 1,
+                                "all_reduce float32", Deadline::AfterMs(30000)).ok());
+  });
+  for (size_t i = 0; i < count; ++i) {
+    const float expected = Tree(0, workers, i);
+    for (int32_t w = 0; w < workers; ++w) {
+      ASSERT_EQ(std::memcmp(&results[w][i], &expected, sizeof(float)), 0)
+          << "worker " << w << " element " << i << " of " << count;
+    }
+  }
+}
+
+TEST_F(CrossWorkerTest, AllReduceInlineSmallPack) { CheckAllReduce(3, 5); }
+
+TEST_F(CrossWorkerTest, AllReduceScatterOneFrame) {
+  CheckAllReduce(2, 1000);
+  CheckAllReduce(4, 37);  // some workers' chunks are empty
+}
+
+TEST_F(CrossWorkerTest, AllReduceScatterSeveralFrames) {
+  CheckAllReduce(2, 700000);  // 1.4 MiB chunks: more than the 1 MiB first frame
+}
+
+TEST_F(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
+  // float16 sums in float32 and int8 MEAN in int64, as a single process would.
+  constexpr int32_t kWorkers = 2;
+  RunWorkers(kWorkers, [&](CrossWorker& cross) {
+    const int64_t w = cross.worker();
+    // Pack: 100 int64 accumulators (int8 tensor), then 300 float accumulators (float16).
+    std::vector<char> pack(100 * 8 + 64 * 0 + 300 * 4 + 64);
+    const size_t float_offset = 832;  // 800 rounded up to 64
+    pack.resize(float_offset + 300 * 4);
+    for (int i = 0; i < 100; ++i) {
+      const int64_t v = 100 + w * 27;  // the sum of several int8 replicas, past int8 range
+      std::memcpy(pack.data() + i * 8, &v, 8);
+    }
+    for (int i = 0; i < 300; ++i) {
+      const float v = 0.5f + static_cast<float>(w);
+      std::memcpy(pack.data() + float_offset + i * 4, &v, 4);
+    }
+    std::vector<int8_t> ints(100);
+    std::vector<uint16_t> halves(300);
+    void* int_out = ints.data();
+    void* half_out = halves.data();
+    const CrossWorker::Segment segments[2] = {
+        {DType::kInt8, 100, 0, std::span<void* const>(&int_out, 1)},
+        {DType::kFloat16, 300, float_offset, std::span<void* const>(&half_out, 1)}};
+    ASSERT_TRUE(cross.AllReduce(ReduceOp::kMean, pack.data(), pack.size(), segments, 4,
+                                "mixed", Deadline::AfterMs(30000)).ok());
+    // (100 + 127) / 4 = 56 (truncated); (0.5 + 1.5) / 4 = 0.5 = 0x3800 in float16.
+    for (int8_t v : ints) ASSERT_EQ(v, 56);
+    for (uint16_t v : halves) ASSERT_EQ(v, 0x3800);
+  });
+}
+
+TEST_F(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
+  RunWorkers(3, [&](CrossWorker& cross) {
+    const int32_t w = cross.worker();
+    // Worker w has w + 1 rows of 2 int32: row r = {100 w + r, -1}.
+    std::vector<int32_t> rows;
+    for (int32_t r = 0; r <= w; ++r) {
+      rows.push_back(100 * w + r);
+      rows.push_back(-1);
+    }
+    Tensor::Description desc;
+    desc.dtype = static_cast<int32_t>(DType::kInt32);
+    const int64_t dims[2] = {w + 1, 2};
+    desc.dims = dims;
+    desc.byte_size = rows.size() * sizeof(int32_t);
+    auto local = Tensor::Create(desc, rows.data());
+    ASSERT_TRUE(local.ok());
+    auto all = cross.AllGatherAlongAxis(*local, 0, "gather int32[*, 2]", Deadline::AfterMs(30000));
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->shape().dim(0), 6);
+    const auto* got = static_cast<const int32_t*>(all->data());
+    const int32_t expected_first[6] = {0, 100, 101, 200, 201, 202};
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(got[2 * i], expected_first[i]);
+
+    std::vector<double> big(50000, w == 2 ? 3.25 : 0.0);
+    ASSERT_TRUE(cross.Broadcast(big.data(), big.size() * sizeof(double), 2, "broadcast float64[50000]",
+                                Deadline::AfterMs(30000)).ok());
+    for (double v : big) ASSERT_EQ(v, 3.25);
+    ASSERT_TRUE(cross.Barrier("end", Deadline::AfterMs(30000)).ok());
+  });
+}
+
+TEST_F(CrossWorkerTest, DisagreementFailsEveryWorkerNamingTheTasks) {
+  for (const size_t large : {size_t{16}, size_t{4096}}) {  // inline, and in the first frame
+    RunWorkers(2, [&](CrossWorker& cross) {
+      const size_t count = cross.worker() == 0 ? large : large * 2;
+      std::vector<float> mine(count, 1.0f), out(count);
+      void* output = out.data();
+      const CrossWorker::Segment segment{DType::kFloat32, count, 0, std::span<void* const>(&output, 1)};
+      const absl::Status status = cross.AllReduce(
+          ReduceOp::kSum, mine.data(), count * sizeof(float),
+          std::span<const CrossWorker::Segment>(&segment, 1), 1,
+          absl::StrCat("all_reduce float32[", count, "]"), Deadline::AfterMs(30000));
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+      EXPECT_NE(status.message().find("worker:0"), absl::string_view::npos) << status;
+      EXPECT_NE(status.message().find("worker:1"), absl::string_view::npos) << status;
+      EXPECT_NE(status.message().find(absl::StrCat("float32[", large * 2, "]")), absl::string_view::npos)
+          << status;
+      // The communicator still works afterwards: nothing was left in flight.
+      EXPECT_TRUE(cross.Barrier("after", Deadline::AfterMs(30000)).ok());
+    });
+  }
+}
+
+}  // namespace
+}  // namespace distribute
