@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/tensor/concatenate.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -288,15 +289,7 @@ absl::StatusOr<Tensor> CrossWorker::AllGatherAlongAxis(const Tensor& local, int3
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
                    Buffer::Allocate(DeviceSpec{}.WithDefaults(),
                                     static_cast<size_t>(out_shape.num_elements()) * element, false));
-  char* dst = static_cast<char*>(buffer->data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const auto& block : gathered.blocks) {
-      const size_t part = block.size() / static_cast<size_t>(outer);
-      if (part == 0) continue;
-      std::memcpy(dst, block.data() + static_cast<size_t>(o) * part, part);
-      dst += part;
-    }
-  }
+  ConcatenateAlongAxis(gathered.blocks, outer, static_cast<char*>(buffer->data()));
   return Tensor::FromBuffer(local.dtype(), std::move(out_shape), std::move(buffer));
 }
 

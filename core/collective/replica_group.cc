@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/collective/reduce_kernels.h"
 #include "core/collective/replica_group_slot.h"
+#include "core/tensor/concatenate.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -268,18 +269,13 @@ absl::StatusOr<Tensor> ReplicaGroup::AllGather(int32_t replica, const Tensor& in
     // Row-major concatenation: for each index of the leading axes, each replica's block.
     int64_t outer = 1;
     for (int32_t d = 0; d < axis; ++d) outer *= shape.dim(d);
-    int64_t inner = 1;
-    for (int32_t d = axis + 1; d < shape.rank(); ++d) inner *= shape.dim(d);
-    char* out = static_cast<char*>(buffer->data());
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int32_t q = 0; q < n_; ++q) {
-        const Tensor& in = slots_[q]->inputs[0];
-        const size_t block = static_cast<size_t>(in.shape().dim(axis) * inner) * element;
-        if (block == 0) continue;  // an empty tensor may have no buffer at all
-        std::memcpy(out, static_cast<const char*>(in.data()) + static_cast<size_t>(o) * block, block);
-        out += block;
-      }
+    std::vector<std::span<const char>> blocks;
+    for (int32_t q = 0; q < n_; ++q) {
+      const Tensor& in = slots_[q]->inputs[0];
+      blocks.emplace_back(static_cast<const char*>(in.byte_size() > 0 ? in.data() : nullptr),
+                          in.byte_size());
     }
+    ConcatenateAlongAxis(blocks, outer, static_cast<char*>(buffer->data()));
     return Tensor::FromBuffer(input.dtype(), std::move(out_shape), std::move(buffer));
   }();
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));

@@ -8,6 +8,7 @@
 #include "core/collective/reduce_kernels.h"
 #include "core/collective/replica_group.h"
 #include "core/collective/replica_group_slot.h"
+#include "core/tensor/concatenate.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -169,16 +170,13 @@ absl::StatusOr<Tensor> ReplicaGroup::MultiWorkerAllGather(int32_t replica, const
       const size_t local_bytes = static_cast<size_t>(outer * local_rows * inner) * element;
       ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
                        Buffer::Allocate(DeviceSpec{}.WithDefaults(), local_bytes, false));
-      char* out = static_cast<char*>(buffer->data());
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int32_t q = 0; q < n_; ++q) {
-          const Tensor& in = slots_[q]->inputs[0];
-          const size_t block = static_cast<size_t>(in.shape().dim(axis) * inner) * element;
-          if (block == 0) continue;
-          std::memcpy(out, static_cast<const char*>(in.data()) + static_cast<size_t>(o) * block, block);
-          out += block;
-        }
+      std::vector<std::span<const char>> blocks;
+      for (int32_t q = 0; q < n_; ++q) {
+        const Tensor& in = slots_[q]->inputs[0];
+        blocks.emplace_back(static_cast<const char*>(in.byte_size() > 0 ? in.data() : nullptr),
+                            in.byte_size());
       }
+      ConcatenateAlongAxis(blocks, outer, static_cast<char*>(buffer->data()));
       ASSIGN_OR_RETURN(Shape local_shape, Shape::Make([&] {
         std::vector<int64_t> dims = shape.dims();
         dims[static_cast<size_t>(axis)] = local_rows;

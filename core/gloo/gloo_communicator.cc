@@ -32,8 +32,16 @@ constexpr uint8_t kExchangeSlotPrefix = 0x40;
 // How long a transport error waits for the coordination service to name the lost task:
 // it learns of a dead process from its closed connection within a few hundred ms.
 constexpr int64_t kNameLostTaskMs = 1500;
-// How long the connections outlive a timeout (see the header).
-constexpr std::chrono::milliseconds kLingerAfterTimeout{1000};
+// The same wait when the call's own deadline is due within it: how long past the deadline
+// the transport error may still be blamed on a lost task rather than on the timeout.
+constexpr int64_t kNameLostNearDeadlineMs = 500;
+
+// Whether a peer failure is a departure rather than a crash: the chief shutting its
+// coordination service down (its server stopped; the message is the service's, see
+// coordination_service.cc), which it does when it gives up too.
+bool LeftOnPurpose(const absl::Status& peer) {
+  return absl::StrContains(peer.message(), "coordination service is shutting down");
+}
 
 }  // namespace
 
@@ -78,11 +86,6 @@ GlooCommunicator::GlooCommunicator(CoordinationClient& coordination, int32_t ran
       context_(std::move(context)) {}
 
 GlooCommunicator::~GlooCommunicator() {
-  if (context_ != nullptr && absl::IsDeadlineExceeded(failure_)) {
-    // Peers may still wait in the call that timed out here, until their own deadlines a
-    // moment later: closing now would fail them with a lost connection instead.
-    std::this_thread::sleep_until(timed_out_at_ + kLingerAfterTimeout);
-  }
   // Closing the pairs may write to a dead peer.
   SigpipeGuard guard;
   context_.reset();
@@ -92,9 +95,9 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
                                     const Deadline& deadline) {
   const bool timed_out = absl::StrContains(error, "Timed out") || deadline.Expired();
   if (timed_out) {
-    // Connections stay open: the other survivors wait on the same silent worker and
-    // reach their own deadlines (closing them would report a lost peer instead).
-    timed_out_at_ = Clock::now();
+    // Gloo has closed every connection of this context (a timed-out wait signals all its
+    // pairs): survivors whose own deadlines come a moment later see a closed connection
+    // and no lost task, and time out too (below).
     failure_ = absl::DeadlineExceededError(absl::StrCat(
         what, " across workers timed out after ", deadline.timeout_ms,
         " ms (a worker stopped responding): ", error));
@@ -103,7 +106,24 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
   // Close every connection now: a survivor still waiting on this worker learns at once
   // that the communicator is gone, instead of waiting for its deadline.
   context_.reset();
-  const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kNameLostTaskMs));
+  // Wait to hear which task was lost; when this call's own deadline is near, only a short
+  // while past it (see below).
+  const Clock::time_point now = Clock::now();
+  const Clock::time_point naming_until =
+      std::min(now + std::chrono::milliseconds(kNameLostTaskMs),
+               std::max(deadline.when, now + std::chrono::milliseconds(kNameLostNearDeadlineMs)));
+  const absl::Status peer = coordination_.WaitForPeerFailure(Deadline{naming_until, kNameLostTaskMs});
+  if ((peer.ok() || LeftOnPurpose(peer)) && deadline.when <= naming_until) {
+    // No task died or stopped, and this call's deadline has come: a peer whose wait on
+    // the same silent worker timed out a moment earlier closed its connections (Gloo closes
+    // them all on a timeout), and maybe left. This call has timed out as well.
+    std::this_thread::sleep_until(deadline.when);
+    failure_ = absl::DeadlineExceededError(absl::StrCat(
+        what, " across workers timed out after ", deadline.timeout_ms,
+        " ms (a worker stopped responding; a peer whose wait timed out first closed its "
+        "connections): ", error));
+    return failure_;
+  }
   failure_ = absl::UnavailableError(
       peer.ok() ? absl::StrCat(what, " across workers failed: lost the connection to a peer: ", error)
                 : absl::StrCat(what, " across workers failed: ", peer.message(), " (", error, ")"));

@@ -7,10 +7,7 @@
 // the lost task (asked of the coordination service, which learns it from the dead task's
 // closed connection), a peer that stopped answering gives kDeadlineExceeded at the call's
 // deadline. Either leaves the communicator failed for good (Gloo's context is unusable
-// after an error): later calls fail at once with the original cause. After a timeout the
-// connections stay open until a second after it, even when the communicator is destroyed
-// sooner, so that peers waiting on the same silent worker reach their own deadlines (a
-// moment later) and report the timeout too, not a lost connection.
+// after an error): later calls fail at once with the original cause.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 #define DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 
@@ -69,7 +66,6 @@ class GlooCommunicator : public WorkerCollectives {
   std::shared_ptr<gloo::Context> context_;
   uint32_t next_tag_ = 0;
   absl::Status failure_;
-  Clock::time_point timed_out_at_;  // when failure_ became a timeout
 };
 
 }  // namespace distribute

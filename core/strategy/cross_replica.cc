@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/tensor/concatenate.h"
 #include "core/device/local_devices.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
@@ -281,18 +282,11 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
   ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), shape, strategy.worker_devices().front()));
   int64_t outer = 1;
   for (int32_t d = 0; d < normalized; ++d) outer *= first.shape().dim(d);
-  int64_t inner = 1;
-  for (int32_t d = normalized + 1; d < first.shape().rank(); ++d) inner *= first.shape().dim(d);
-  const size_t element = DTypeSize(first.dtype());
-  char* dst = static_cast<char*>(out.data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const Tensor& t : components) {
-      const size_t block = static_cast<size_t>(t.shape().dim(normalized) * inner) * element;
-      if (block == 0) continue;  // an empty tensor may have no buffer at all
-      std::memcpy(dst, static_cast<const char*>(t.data()) + static_cast<size_t>(o) * block, block);
-      dst += block;
-    }
+  std::vector<std::span<const char>> blocks;
+  for (const Tensor& t : components) {
+    blocks.emplace_back(static_cast<const char*>(t.byte_size() > 0 ? t.data() : nullptr), t.byte_size());
   }
+  ConcatenateAlongAxis(blocks, outer, static_cast<char*>(out.data()));
   if (CrossWorker* workers = strategy.cross_worker()) {
     std::vector<int64_t> dims_but_axis = first.shape().dims();
     dims_but_axis[static_cast<size_t>(normalized)] = -1;

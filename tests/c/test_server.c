@@ -5,36 +5,13 @@
  * a chief that never starts). Servers listen on free loopback ports. */
 #define _POSIX_C_SOURCE 200112L
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "dist_test.h"
+#include "dist_ports_test.h"
 
 enum { kLongMs = 30000 };
-
-/* Fills ports[0..n) with ports that were free on 127.0.0.1 a moment ago. */
-static void free_ports(int32_t* ports, int n) {
-  int fds[8];
-  int i;
-  assert_true(n <= 8);
-  for (i = 0; i < n; ++i) {
-    struct sockaddr_in addr;
-    socklen_t len = sizeof(addr);
-    fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fds[i] >= 0);
-    memset(&addr, 0, sizeof(addr));
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fds[i], (struct sockaddr*)&addr, sizeof(addr)), 0);
-    assert_int_equal(getsockname(fds[i], (struct sockaddr*)&addr, &len), 0);
-    ports[i] = ntohs(addr.sin_port);
-  }
-  for (i = 0; i < n; ++i) close(fds[i]);
-}
 
 /* A cluster of `n` workers on 127.0.0.1 at `ports` (worker 0 is the chief), running
  * worker `index` (or no task when index < 0). */
@@ -123,7 +100,7 @@ static void test_chief_alone(void** state) {
   dist_value_t* value = NULL;
   static const unsigned char bytes[5] = {0, 1, 2, 255, 0};
   (void)state;
-  free_ports(ports, 1);
+  dt_free_ports(ports, 1);
   server = start(ports, 1, 0, NULL);
   DT_OK(dist_server_port(server, &port));
   assert_int_equal(port, ports[0]);
@@ -173,7 +150,7 @@ static void test_chief_and_worker(void** state) {
   pthread_t thread;
   int waited;
   (void)state;
-  free_ports(ports, 2);
+  dt_free_ports(ports, 2);
   DT_OK(dist_server_options_create(&options));
   DT_OK(dist_server_options_set_heartbeat_interval_ms(options, 100));
   DT_OK(dist_server_options_set_heartbeat_timeout_ms(options, 20000));
@@ -211,7 +188,7 @@ static void test_clean_stop_is_not_a_failure(void** state) {
   dist_server_t* chief = NULL;
   dist_server_t* worker = NULL;
   (void)state;
-  free_ports(ports, 2);
+  dt_free_ports(ports, 2);
   chief = start(ports, 2, 0, NULL);
   worker = start(ports, 2, 1, NULL);
   dist_server_destroy(worker); /* stops it cleanly */
@@ -225,7 +202,7 @@ static void test_timeouts_name_what_is_missing(void** state) {
   dist_server_t* chief = NULL;
   dist_value_t* value = (dist_value_t*)DT_SENTINEL_PTR;
   (void)state;
-  free_ports(ports, 3);
+  dt_free_ports(ports, 3);
   chief = start(ports, 3, 0, NULL); /* workers 1 and 2 never start */
   DT_ERR(dist_server_key_value_get(chief, "missing", 20, &value), DIST_DEADLINE_EXCEEDED,
          "dist_server_key_value_get", "key 'missing' was not set within 20 ms");
@@ -248,7 +225,7 @@ static void test_misuse(void** state) {
   dist_server_options_t* options = NULL;
   dist_cluster_t* cluster = NULL;
   (void)state;
-  free_ports(ports, 2);
+  dt_free_ports(ports, 2);
 
   DT_ERR(dist_server_create(NULL, NULL, &server), DIST_INVALID_ARGUMENT, "dist_server_create", "cluster");
   assert_null(server);
@@ -313,7 +290,7 @@ static void test_port_in_use(void** state) {
   dist_server_t* clash = (dist_server_t*)DT_SENTINEL_PTR;
   dist_cluster_t* cluster = NULL;
   (void)state;
-  free_ports(ports, 1);
+  dt_free_ports(ports, 1);
   chief = start(ports, 1, 0, NULL);
   cluster = workers(ports, 1, 0); /* a second chief on the same address */
   DT_ERR(dist_server_create(cluster, NULL, &clash), DIST_UNAVAILABLE, "dist_server_create",
@@ -330,7 +307,7 @@ static void test_chief_never_starts(void** state) {
   dist_server_t* worker = (dist_server_t*)DT_SENTINEL_PTR;
   char expected[96];
   (void)state;
-  free_ports(ports, 2);
+  dt_free_ports(ports, 2);
   DT_OK(dist_server_options_create(&options));
   DT_OK(dist_server_options_set_startup_timeout_ms(options, 200));
   cluster = workers(ports, 2, 1);
