@@ -39,6 +39,17 @@ absl::string_view AssignName(AssignKind kind) {
   return "assign";
 }
 
+// The variable's strategy when it is this thread's and spans several workers (whose
+// copies on the other workers count too); null otherwise.
+std::shared_ptr<Strategy> MultiWorkerStrategyOf(const Variable& variable) {
+  std::shared_ptr<Strategy> strategy = ThreadContext::Current().strategy();
+  if (strategy == nullptr || strategy->id() != variable.strategy_id() ||
+      strategy->cross_worker() == nullptr) {
+    return nullptr;
+  }
+  return strategy;
+}
+
 absl::StatusOr<const Tensor*> RequireTensor(const Value& value, absl::string_view why) {
   absl::StatusOr<const Tensor*> tensor = value.AsTensor();
   if (!tensor.ok()) {
@@ -145,10 +156,14 @@ absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value,
 }  // namespace
 
 absl::StatusOr<Tensor> SyncOnReadShare(const Variable& variable, const Tensor& value) {
-  if (variable.aggregation() != VariableAggregation::kSum || variable.num_copies() <= 1) return value;
+  // Every replica of the job holds a share: the other workers' copies too.
+  const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable);
+  const int32_t replicas =
+      multi_worker != nullptr ? multi_worker->num_replicas_in_sync() : variable.num_copies();
+  if (variable.aggregation() != VariableAggregation::kSum || replicas <= 1) return value;
   ASSIGN_OR_RETURN(Tensor share, value.CopyTo(value.device_name()));
   DivideInPlace(share.dtype(), share.data(), static_cast<size_t>(share.shape().num_elements()),
-                variable.num_copies());
+                replicas);
   return share;
 }
 
@@ -206,7 +221,9 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   }
   const Variable& variable = *value.variable();
   if (value.component_index() >= 0) return variable.Snapshot(value.component_index());
-  if (variable.num_copies() == 1) return variable.Snapshot(0);
+  const bool across_workers = variable.kind() == ValueKind::kSyncOnReadVariable &&
+                              MultiWorkerStrategyOf(variable) != nullptr;
+  if (variable.num_copies() == 1 && !across_workers) return variable.Snapshot(0);
   ThreadContext& thread = ThreadContext::Current();
   if (ReplicaContext* context = thread.replica_context();
       context != nullptr && context->strategy().id() == variable.strategy_id() &&
@@ -231,11 +248,23 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   std::vector<const void*> inputs;
   for (const Tensor& copy : copies) inputs.push_back(copy.data());
   void* output = first.data();  // the snapshot is ours to overwrite
-  ReduceRange(first.dtype(),
-              variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean,
-              inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
-              static_cast<size_t>(first.shape().num_elements()),
-              static_cast<int64_t>(inputs.size()));
+  const ReduceOp op =
+      variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean;
+  const size_t count = static_cast<size_t>(first.shape().num_elements());
+  if (const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable)) {
+    // Aggregated over every worker's copies, as in one process with all the replicas.
+    std::vector<char> partial(count * DTypeSize(AccumulatorDType(first.dtype())));
+    ReduceRangeToAccumulator(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()),
+                             partial.data(), 0, count);
+    const CrossWorker::Segment segment{first.dtype(), count, 0, std::span<void* const>(&output, 1)};
+    RETURN_IF_ERROR(multi_worker->cross_worker()->AllReduce(
+        op, partial.data(), partial.size(), std::span<const CrossWorker::Segment>(&segment, 1),
+        multi_worker->num_replicas_in_sync(),
+        absl::StrCat("read of SyncOnReadVariable '", variable.name(), "'"), multi_worker->NewDeadline()));
+    return first;
+  }
+  ReduceRange(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
+              count, static_cast<int64_t>(inputs.size()));
   return first;
 }
 

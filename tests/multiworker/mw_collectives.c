@@ -53,7 +53,6 @@ static void Write(const char* label, const dist_value_t* tensor) {
 
 static dist_status_t Step(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
                           dist_value_t** results, int32_t num_results, void* user_data) {
-  (void)args;
   (void)num_args;
   (void)num_results;
   (void)user_data;
@@ -64,6 +63,12 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   for (int i = 0; i < kSmall; ++i) small[i] = Arbitrary(g, i);
   const int64_t small_shape[1] = {kSmall};
   dist_value_t* x = FloatTensor(small_shape, 1, small, kSmall);
+  /* This replica's share of the SyncOnRead counter (args[0]): its id + 1. */
+  const float share[2] = {(float)(g + 1), 0.5f};
+  const int64_t two_shape[1] = {2};
+  dist_value_t* mine = FloatTensor(two_shape, 1, share, 2);
+  CHECK(dist_variable_assign((dist_value_t*)args[0], mine));
+  dist_value_destroy(mine);
   float* large = malloc(sizeof(float) * kLarge);
   for (int i = 0; i < kLarge; ++i) large[i] = Arbitrary(g + 1000, i);
   const int64_t large_shape[1] = {kLarge};
@@ -146,9 +151,20 @@ int main(int argc, char** argv) {
   CHECK(dist_variable_read(variable, &read));
   Write("variable", read);
 
+  /* A SyncOnRead SUM variable: every replica writes its own copy; the cross-replica read
+   * sums every worker's copies. */
+  const float zeros[2] = {0, 0};
+  dist_value_t* zero = FloatTensor(two, 1, zeros, 2);
+  dist_value_t* counter = NULL;
+  CHECK(dist_variable_create(zero, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, "counter", &counter));
+
   enum { kResults = 7 };
   dist_value_t* results[kResults] = {0};
-  CHECK(dist_strategy_run(strategy, Step, NULL, 0, results, kResults, NULL));
+  const dist_value_t* run_args[1] = {counter};
+  CHECK(dist_strategy_run(strategy, Step, run_args, 1, results, kResults, NULL));
+  dist_value_t* counted = NULL;
+  CHECK(dist_variable_read(counter, &counted));
+  Write("sync_on_read_sum", counted);
   const char* labels[kResults] = {"x", "z", "sum", "mean", "large", "all_gather", "broadcast"};
   for (int r = 2; r < kResults; ++r) {
     dist_value_t* first = NULL;
