@@ -1,6 +1,7 @@
 // Byte-level collectives between the workers (processes) of a multi-worker job: the
-// transport under CrossWorker. One implementation speaks Gloo over TCP
-// (core/gloo/gloo_communicator.h); tests may supply others.
+// transport under CrossWorker. An implementation provides point-to-point Exchange (one
+// speaks Gloo over TCP: core/gloo/gloo_communicator.h); the collectives are built on it
+// as direct exchanges with every peer (one step, whatever the number of workers).
 //
 // Every worker must make the same calls in the same order with matching sizes; CrossWorker
 // guarantees that by exchanging a fixed-size header first. A call that fails (a peer lost,
@@ -31,14 +32,12 @@ class WorkerCollectives {
   virtual const std::string& task_name(int32_t rank) const = 0;
 
   // `bytes` from every worker into `out`, in rank order (this worker's block included).
-  virtual absl::Status AllGather(const void* in, size_t bytes, void* out,
-                                 const Deadline& deadline) = 0;
+  absl::Status AllGather(const void* in, size_t bytes, void* out, const Deadline& deadline);
   // Like AllGather with `bytes[r]` from rank r, packed one after another in `out`.
-  virtual absl::Status AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
-                                  const Deadline& deadline) = 0;
+  absl::Status AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
+                          const Deadline& deadline);
   // `data` (`bytes` long on every worker) takes the value it has on `root`.
-  virtual absl::Status Broadcast(void* data, size_t bytes, int32_t root,
-                                 const Deadline& deadline) = 0;
+  absl::Status Broadcast(void* data, size_t bytes, int32_t root, const Deadline& deadline);
 
   // Point to point: one message to or from a peer (never this worker itself).
   struct Transfer {

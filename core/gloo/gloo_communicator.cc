@@ -9,9 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/gloo/coordination_store.h"
 #include "core/gloo/sigpipe_guard.h"
-#include "gloo/allgather.h"
-#include "gloo/allgatherv.h"
-#include "gloo/broadcast.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
@@ -36,11 +33,17 @@ constexpr int64_t kNameLostTaskMs = 1500;
 // the transport error may still be blamed on a lost task rather than on the timeout.
 constexpr int64_t kNameLostNearDeadlineMs = 500;
 
-// Whether a peer failure is a departure rather than a crash: the chief shutting its
-// coordination service down (its server stopped; the message is the service's, see
-// coordination_service.cc), which it does when it gives up too.
-bool LeftOnPurpose(const absl::Status& peer) {
-  return absl::StrContains(peer.message(), "coordination service is shutting down");
+// Whether a peer failure (PeerHealth) is a task that died: its process or connection is
+// gone. Not a task that stopped answering (its heartbeats, or the chief's answers to them,
+// stopped), nor the chief shutting its coordination service down, which it does when it
+// gives up too. The messages are the coordination service's and client's
+// (coordination_service.cc, remote_coordination_client.cc).
+bool Died(const absl::Status& peer) {
+  if (peer.ok()) return false;
+  const absl::string_view message = peer.message();
+  return !absl::StrContains(message, "no heartbeat for") &&
+         !absl::StrContains(message, "no answer to heartbeats") &&
+         !absl::StrContains(message, "coordination service is shutting down");
 }
 
 }  // namespace
@@ -83,12 +86,33 @@ GlooCommunicator::GlooCommunicator(CoordinationClient& coordination, int32_t ran
     : coordination_(coordination),
       rank_(rank),
       task_names_(std::move(task_names)),
-      context_(std::move(context)) {}
+      context_(std::move(context)),
+      watcher_([this] { WatchPeers(); }) {}
 
 GlooCommunicator::~GlooCommunicator() {
+  stopping_ = true;
+  watcher_.join();
   // Closing the pairs may write to a dead peer.
   SigpipeGuard guard;
   context_.reset();
+}
+
+void GlooCommunicator::WatchPeers() {
+  constexpr int64_t kSliceMs = 100;  // bounds how long destruction waits for this thread
+  while (!stopping_) {
+    const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kSliceMs));
+    if (Died(peer)) {
+      MutexLock lock(&pending_mu_);
+      peer_died_ = true;
+      for (gloo::transport::UnboundBuffer* buffer : pending_) {
+        buffer->abortWaitSend();
+        buffer->abortWaitRecv();
+      }
+      return;
+    }
+    // A failure that is no death comes back at once: do not spin on it.
+    if (!peer.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));
+  }
 }
 
 absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
@@ -96,8 +120,14 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
   const bool timed_out = absl::StrContains(error, "Timed out") || deadline.Expired();
   if (timed_out) {
     // Gloo has closed every connection of this context (a timed-out wait signals all its
-    // pairs): survivors whose own deadlines come a moment later see a closed connection
-    // and no lost task, and time out too (below).
+    // pairs). A task that died meanwhile is the cause: Gloo does not release every wait on
+    // a dead peer (a send it had queued for one waits out the deadline).
+    if (const absl::Status peer = coordination_.PeerHealth(); Died(peer)) {
+      context_.reset();
+      failure_ = absl::UnavailableError(
+          absl::StrCat(what, " across workers failed: ", peer.message(), " (", error, ")"));
+      return failure_;
+    }
     failure_ = absl::DeadlineExceededError(absl::StrCat(
         what, " across workers timed out after ", deadline.timeout_ms,
         " ms (a worker stopped responding): ", error));
@@ -106,17 +136,17 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
   // Close every connection now: a survivor still waiting on this worker learns at once
   // that the communicator is gone, instead of waiting for its deadline.
   context_.reset();
-  // Wait to hear which task was lost; when this call's own deadline is near, only a short
-  // while past it (see below).
+  // Wait to hear which task died; when this call's own deadline is near, only a short while
+  // past it.
   const Clock::time_point now = Clock::now();
   const Clock::time_point naming_until =
       std::min(now + std::chrono::milliseconds(kNameLostTaskMs),
                std::max(deadline.when, now + std::chrono::milliseconds(kNameLostNearDeadlineMs)));
   const absl::Status peer = coordination_.WaitForPeerFailure(Deadline{naming_until, kNameLostTaskMs});
-  if ((peer.ok() || LeftOnPurpose(peer)) && deadline.when <= naming_until) {
-    // No task died or stopped, and this call's deadline has come: a peer whose wait on
-    // the same silent worker timed out a moment earlier closed its connections (Gloo closes
-    // them all on a timeout), and maybe left. This call has timed out as well.
+  if (!Died(peer) && deadline.when <= naming_until) {
+    // No task died, and this call's deadline has come: a peer whose wait on the same
+    // silent worker timed out a moment earlier closed its connections (and maybe left).
+    // This call has timed out as well.
     std::this_thread::sleep_until(deadline.when);
     failure_ = absl::DeadlineExceededError(absl::StrCat(
         what, " across workers timed out after ", deadline.timeout_ms,
@@ -145,50 +175,21 @@ absl::Status GlooCommunicator::Call(const char* what, const Deadline& deadline, 
   }
 }
 
-absl::Status GlooCommunicator::AllGather(const void* in, size_t bytes, void* out,
-                                         const Deadline& deadline) {
-  return Call("all-gather", deadline, [&](uint32_t tag, std::chrono::milliseconds timeout) {
-    gloo::AllgatherOptions options(context_);
-    options.setInput(const_cast<char*>(static_cast<const char*>(in)), bytes);
-    options.setOutput(static_cast<char*>(out), bytes * task_names_.size());
-    options.setTag(tag);
-    options.setTimeout(timeout);
-    gloo::allgather(options);
-  });
-}
-
-absl::Status GlooCommunicator::AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
-                                          const Deadline& deadline) {
-  return Call("all-gather", deadline, [&](uint32_t tag, std::chrono::milliseconds timeout) {
-    gloo::AllgathervOptions options(context_);
-    options.setInput(const_cast<char*>(static_cast<const char*>(in)), bytes[rank_]);
-    options.setOutput(static_cast<char*>(out), std::vector<size_t>(bytes.begin(), bytes.end()));
-    options.setTag(tag);
-    options.setTimeout(timeout);
-    gloo::allgatherv(options);
-  });
-}
-
-absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int32_t root,
-                                         const Deadline& deadline) {
-  return Call("broadcast", deadline, [&](uint32_t tag, std::chrono::milliseconds timeout) {
-    gloo::BroadcastOptions options(context_);
-    if (rank_ == root) options.setInput(static_cast<char*>(data), bytes);
-    options.setOutput(static_cast<char*>(data), bytes);
-    options.setRoot(root);
-    options.setTag(tag);
-    options.setTimeout(timeout);
-    gloo::broadcast(options);
-  });
-}
-
 absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
                                         std::span<const Transfer> receives,
                                         const Deadline& deadline) {
-  return Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds timeout) {
+  return Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds) {
     const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);  // + channel
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_receives;
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_sends;
+    // Unregistered before the buffers die, however this ends.
+    struct Unregister {
+      GlooCommunicator* self;
+      ~Unregister() {
+        MutexLock lock(&self->pending_mu_);
+        self->pending_.clear();
+      }
+    } unregister{this};
     // Empty messages travel too: a receive posted with room to spare cannot tell that
     // nothing is coming.
     char nothing = 0;
@@ -202,9 +203,22 @@ absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
       posted_sends.push_back(context_->createUnboundBuffer(data, t.bytes));
       posted_sends.back()->send(t.peer, slot + static_cast<uint64_t>(t.channel), 0, t.bytes);
     }
-    (void)timeout;
-    for (auto& buffer : posted_receives) buffer->waitRecv(Remaining(deadline));
-    for (auto& buffer : posted_sends) buffer->waitSend(Remaining(deadline));
+    {
+      MutexLock lock(&pending_mu_);
+      if (peer_died_) throw gloo::IoException("a task died (the coordination service says so)");
+      for (auto& buffer : posted_receives) pending_.push_back(buffer.get());
+      for (auto& buffer : posted_sends) pending_.push_back(buffer.get());
+    }
+    for (auto& buffer : posted_receives) {
+      if (!buffer->waitRecv(Remaining(deadline))) {
+        throw gloo::IoException("a wait for a peer was released: a task died");
+      }
+    }
+    for (auto& buffer : posted_sends) {
+      if (!buffer->waitSend(Remaining(deadline))) {
+        throw gloo::IoException("a wait for a peer was released: a task died");
+      }
+    }
   });
 }
 

@@ -6,22 +6,33 @@
 // Failures become statuses: a peer that closed its connection gives kUnavailable naming
 // the lost task (asked of the coordination service, which learns it from the dead task's
 // closed connection), a peer that stopped answering gives kDeadlineExceeded at the call's
-// deadline. Either leaves the communicator failed for good (Gloo's context is unusable
-// after an error): later calls fail at once with the original cause.
+// deadline. Two Gloo behaviours are accounted for: a wait that times out closes all of its
+// worker's connections, so the other survivors, whose deadlines come a moment later, see a
+// closed connection and no lost task (they report the timeout too, at their deadline);
+// and a send queued for a peer that dies may wait out the deadline (the dead task is then
+// reported, not the timeout). Either failure leaves the communicator failed for good
+// (Gloo's context is unusable after an error): later calls fail at once with the original
+// cause.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 #define DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/collective/worker_collectives.h"
 #include "core/server/coordination_client.h"
+#include "core/util/mutex.h"
 
 namespace gloo {
 class Context;
+namespace transport {
+class UnboundBuffer;
+}
 }
 
 namespace distribute {
@@ -42,10 +53,6 @@ class GlooCommunicator : public WorkerCollectives {
   int32_t size() const override { return static_cast<int32_t>(task_names_.size()); }
   const std::string& task_name(int32_t rank) const override { return task_names_[rank]; }
 
-  absl::Status AllGather(const void* in, size_t bytes, void* out, const Deadline& deadline) override;
-  absl::Status AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
-                          const Deadline& deadline) override;
-  absl::Status Broadcast(void* data, size_t bytes, int32_t root, const Deadline& deadline) override;
   absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
                         const Deadline& deadline) override;
   absl::Status health() const override { return failure_; }
@@ -59,6 +66,9 @@ class GlooCommunicator : public WorkerCollectives {
   template <typename Op>
   absl::Status Call(const char* what, const Deadline& deadline, Op op);
   absl::Status Fail(const char* what, const std::string& error, const Deadline& deadline);
+  // Gloo does not release a wait for a send queued to a peer that then died; this thread
+  // does, when the coordination service learns that a task died.
+  void WatchPeers();
 
   CoordinationClient& coordination_;
   const int32_t rank_;
@@ -66,6 +76,12 @@ class GlooCommunicator : public WorkerCollectives {
   std::shared_ptr<gloo::Context> context_;
   uint32_t next_tag_ = 0;
   absl::Status failure_;
+  Mutex pending_mu_;
+  // The buffers of the exchange in flight, whose waits a task's death aborts.
+  std::vector<gloo::transport::UnboundBuffer*> pending_ ABSL_GUARDED_BY(pending_mu_);
+  bool peer_died_ ABSL_GUARDED_BY(pending_mu_) = false;
+  std::atomic<bool> stopping_{false};
+  std::thread watcher_;  // last: started once everything above exists
 };
 
 }  // namespace distribute

@@ -270,10 +270,12 @@ absl::StatusOr<std::vector<CoordinationService::TaskFailure>> CoordinationServic
     size_t first, const Deadline& deadline) {
   MutexLock lock(&mu_);
   while (true) {
-    if (shutting_down_) return ShuttingDown();
+    // Failures logged before a shutdown are still handed out, so that a watcher learns
+    // which task was lost even when the chief shuts down right after.
     if (failures_.size() > first) {
       return std::vector<TaskFailure>(failures_.begin() + static_cast<ptrdiff_t>(first), failures_.end());
     }
+    if (shutting_down_) return ShuttingDown();
     if (deadline.Expired()) return std::vector<TaskFailure>{};
     WaitUntil(lock, deadline, nullptr);
   }

@@ -99,7 +99,8 @@ class CoordinationService {
   // Waits until PeerHealth would fail or `deadline` passes (then OK).
   absl::Status WaitForPeerFailure(const Deadline& deadline) ABSL_LOCKS_EXCLUDED(mu_);
   // The failures from position `first` of the log on, waiting for at least one until
-  // `deadline` (then empty). kUnavailable once the service shuts down.
+  // `deadline` (then empty). kUnavailable once the service has shut down and every failure
+  // from `first` on has been handed out.
   absl::StatusOr<std::vector<TaskFailure>> WaitForFailures(size_t first, const Deadline& deadline)
       ABSL_LOCKS_EXCLUDED(mu_);
 

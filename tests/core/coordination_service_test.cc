@@ -223,6 +223,20 @@ TEST(CoordinationServiceTest, WatchersSeeEveryFailureInOrder) {
   EXPECT_EQ((*rest)[0].task, "ps:0");
 }
 
+TEST(CoordinationServiceTest, FailuresLoggedBeforeShutdownAreStillHandedOut) {
+  CoordinationService service(ThreeWorkers());
+  RegisterAll(service);
+  service.ReportConnectionClosed("worker:2", 3);
+  service.Shutdown();
+  absl::StatusOr<std::vector<CoordinationService::TaskFailure>> lost =
+      service.WaitForFailures(0, Deadline::AfterMs(kLongMs));
+  ASSERT_TRUE(IsOk(lost));
+  ASSERT_EQ(lost->size(), 1u);
+  EXPECT_EQ((*lost)[0].task, "worker:2");
+  EXPECT_TRUE(HasError(service.WaitForFailures(1, Deadline::AfterMs(kLongMs)),
+                       absl::StatusCode::kUnavailable, {"coordination service is shutting down"}));
+}
+
 TEST(CoordinationServiceTest, ShutdownReleasesEveryWaiter) {
   CoordinationService service(ThreeWorkers());
   RegisterAll(service);

@@ -110,15 +110,6 @@ class Job {
   explicit Job(int size) : ports_(FreePorts(size)), workers_(static_cast<size_t>(size)) {}
 
   ~Job() {
-    if (::testing::Test::HasFailure() && getenv("DEBUG_GDB")) {  // TEMP
-      for (Worker& worker : workers_) {
-        if (worker.pid > 0 && !worker.reaped) {
-          std::string cmd = "gdb -p " + std::to_string(worker.pid) + " -batch -ex 'thread apply all bt' 2>&1 | grep -v '^\\[New LWP' > /tmp/gdb." + std::to_string(worker.pid);
-          (void)system(cmd.c_str());
-          std::cout << "backtrace in /tmp/gdb." << worker.pid << "\n";
-        }
-      }
-    }
     for (Worker& worker : workers_) {
       if (worker.pid > 0 && !worker.reaped) {
         kill(worker.pid, SIGKILL);  // also ends a stopped process
