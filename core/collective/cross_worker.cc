@@ -168,22 +168,6 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   }
   RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
   RETURN_IF_ERROR(CheckHeaders());
-  if (chunk > kFrameBytes) {
-    // The rest of each chunk, now that every worker agrees on the sizes.
-    sends.clear();
-    receives.clear();
-    for (int32_t w = 0; w < workers; ++w) {
-      if (w == me) continue;
-      if (size_of(w) > kFrameBytes) {
-        sends.push_back({w, 0, const_cast<char*>(pack) + begin_of(w) + kFrameBytes, size_of(w) - kFrameBytes});
-      }
-      if (mine > kFrameBytes) {
-        receives.push_back({w, 0, received_.data() + region * static_cast<size_t>(w) + kFrameBytes,
-                            mine - kFrameBytes});
-      }
-    }
-    RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
-  }
 
   // The reduced pack, in accumulator layout. A single tensor whose accumulator is itself
   // is reduced straight into its first output.
@@ -195,32 +179,83 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     result_.resize(pack_bytes);
     result = result_.data();
   }
-  std::vector<const void*> inputs(static_cast<size_t>(workers));
   const size_t lo = begin_of(me);
-  const size_t hi = lo + mine;
-  for (const Segment& segment : segments) {
-    const DType acc = AccumulatorDType(segment.dtype);
-    const size_t acc_size = DTypeSize(acc);
-    const size_t first = std::max(segment.offset, lo);
-    const size_t last = std::min(segment.offset + segment.count * acc_size, hi);
-    if (first >= last) continue;
-    for (int32_t w = 0; w < workers; ++w) {
-      inputs[w] = w == me ? pack + first : received_.data() + region * static_cast<size_t>(w) + (first - lo);
+  std::vector<const void*> inputs(static_cast<size_t>(workers));
+  // Reduces bytes [from, to) of this worker's chunk (offsets within the pack).
+  auto reduce = [&](size_t from, size_t to) {
+    for (const Segment& segment : segments) {
+      const DType acc = AccumulatorDType(segment.dtype);
+      const size_t acc_size = DTypeSize(acc);
+      const size_t first = std::max(segment.offset, from);
+      const size_t last = std::min(segment.offset + segment.count * acc_size, to);
+      if (first >= last) continue;
+      for (int32_t w = 0; w < workers; ++w) {
+        inputs[w] = w == me ? pack + first : received_.data() + region * static_cast<size_t>(w) + (first - lo);
+      }
+      void* out = result + first;
+      // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
+      ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0,
+                             (last - first) / acc_size, mean_divisor);
     }
-    void* out = result + first;
-    // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
-    ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0, (last - first) / acc_size,
-                           mean_divisor);
-  }
+  };
 
+  // Round 2, pipelined: a chunk is its first frame (piece 0, already here) and then pieces
+  // of kPieceBytes. Each piece of this worker's chunk is reduced as soon as every worker's
+  // copy of it has arrived, and its result goes out at once, while later pieces are still
+  // arriving. Channels: 1 + p for a piece's inputs, kResults + p for its result.
+  constexpr size_t kPieceBytes = size_t{256} << 10;
+  constexpr int32_t kResults = 1 << 20;
+  auto piece_bounds = [&](size_t size, size_t p) {
+    if (p == 0) return std::make_pair(size_t{0}, std::min(size, kFrameBytes));
+    const size_t from = std::min(size, kFrameBytes + (p - 1) * kPieceBytes);
+    return std::make_pair(from, std::min(size, from + kPieceBytes));
+  };
+  auto pieces_of = [&](size_t size) {
+    return size <= kFrameBytes ? size_t{1} : 1 + (size - kFrameBytes + kPieceBytes - 1) / kPieceBytes;
+  };
+  auto results_to_peers = [&](size_t p) {
+    const auto [from, to] = piece_bounds(mine, p);
+    std::vector<WorkerCollectives::Transfer> out;
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w != me) out.push_back({w, kResults + static_cast<int32_t>(p), result + lo + from, to - from});
+    }
+    return out;
+  };
   sends.clear();
   receives.clear();
+  reduce(lo, lo + piece_bounds(mine, 0).second);
+  sends = results_to_peers(0);
+  const size_t my_pieces = pieces_of(mine);
+  for (size_t p = 1; p < my_pieces; ++p) {  // inputs of this worker's later pieces, piece by piece
+    const auto [from, to] = piece_bounds(mine, p);
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w == me) continue;
+      receives.push_back({w, static_cast<int32_t>(p), received_.data() + region * static_cast<size_t>(w) + from,
+                          to - from});
+    }
+  }
+  const size_t input_receives = receives.size();
   for (int32_t w = 0; w < workers; ++w) {
     if (w == me) continue;
-    sends.push_back({w, 0, result + lo, mine});
-    receives.push_back({w, 0, result + begin_of(w), size_of(w)});
+    for (size_t p = 1; p < pieces_of(size_of(w)); ++p) {  // the later pieces of the others' chunks
+      const auto [from, to] = piece_bounds(size_of(w), p);
+      sends.push_back({w, static_cast<int32_t>(p), const_cast<char*>(pack) + begin_of(w) + from, to - from});
+    }
+    for (size_t p = 0; p < pieces_of(size_of(w)); ++p) {  // and their results
+      const auto [from, to] = piece_bounds(size_of(w), p);
+      receives.push_back({w, kResults + static_cast<int32_t>(p), result + begin_of(w) + from, to - from});
+    }
   }
-  RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
+  const size_t peers = static_cast<size_t>(workers - 1);
+  RETURN_IF_ERROR(transport_->Exchange(
+      sends, receives, deadline, [&](size_t index) -> std::vector<WorkerCollectives::Transfer> {
+        // The last input of piece p from the last peer: piece p is complete.
+        if (index >= input_receives || (index + 1) % peers != 0) return {};
+        const size_t p = 1 + index / peers;
+        const auto [from, to] = piece_bounds(mine, p);
+        reduce(lo + from, lo + to);
+        return results_to_peers(p);
+      }));
 
   for (const Segment& segment : segments) {
     for (size_t k = direct ? 1 : 0; k < segment.outputs.size(); ++k) {

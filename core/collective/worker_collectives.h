@@ -14,8 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/util/deadline.h"
@@ -48,8 +50,13 @@ class WorkerCollectives {
   };
   // Posts every receive and every send, then waits for all of them. A send is matched
   // with the peer's receive of the same channel, which must be at least as long.
+  //
+  // `on_received(i)`, when given, runs as soon as receives[i] has arrived (receives are
+  // awaited in order) and may return more sends to post at once: a pipeline can reduce
+  // and pass on one piece while the next is still on its way.
+  using OnReceived = std::function<std::vector<Transfer>(size_t index)>;
   virtual absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
-                                const Deadline& deadline) = 0;
+                                const Deadline& deadline, const OnReceived& on_received = nullptr) = 0;
 
   // OK, or the failure that ended the communicator.
   virtual absl::Status health() const = 0;

@@ -177,7 +177,7 @@ absl::Status GlooCommunicator::Call(const char* what, const Deadline& deadline, 
 
 absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
                                         std::span<const Transfer> receives,
-                                        const Deadline& deadline) {
+                                        const Deadline& deadline, const OnReceived& on_received) {
   return Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds) {
     const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);  // + channel
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_receives;
@@ -193,25 +193,28 @@ absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
     // Empty messages travel too: a receive posted with room to spare cannot tell that
     // nothing is coming.
     char nothing = 0;
-    for (const Transfer& t : receives) {
+    auto post = [&](const Transfer& t, bool send) {
       void* data = t.bytes > 0 ? t.data : &nothing;
-      posted_receives.push_back(context_->createUnboundBuffer(data, t.bytes));
-      posted_receives.back()->recv(t.peer, slot + static_cast<uint64_t>(t.channel), 0, t.bytes);
-    }
-    for (const Transfer& t : sends) {
-      void* data = t.bytes > 0 ? t.data : &nothing;
-      posted_sends.push_back(context_->createUnboundBuffer(data, t.bytes));
-      posted_sends.back()->send(t.peer, slot + static_cast<uint64_t>(t.channel), 0, t.bytes);
-    }
-    {
+      auto& posted = send ? posted_sends : posted_receives;
+      posted.push_back(context_->createUnboundBuffer(data, t.bytes));
+      const uint64_t channel_slot = slot + static_cast<uint64_t>(t.channel);
+      if (send) {
+        posted.back()->send(t.peer, channel_slot, 0, t.bytes);
+      } else {
+        posted.back()->recv(t.peer, channel_slot, 0, t.bytes);
+      }
       MutexLock lock(&pending_mu_);
       if (peer_died_) throw gloo::IoException("a task died (the coordination service says so)");
-      for (auto& buffer : posted_receives) pending_.push_back(buffer.get());
-      for (auto& buffer : posted_sends) pending_.push_back(buffer.get());
-    }
-    for (auto& buffer : posted_receives) {
-      if (!buffer->waitRecv(Remaining(deadline))) {
+      pending_.push_back(posted.back().get());
+    };
+    for (const Transfer& t : receives) post(t, false);
+    for (const Transfer& t : sends) post(t, true);
+    for (size_t i = 0; i < posted_receives.size(); ++i) {
+      if (!posted_receives[i]->waitRecv(Remaining(deadline))) {
         throw gloo::IoException("a wait for a peer was released: a task died");
+      }
+      if (on_received) {
+        for (const Transfer& t : on_received(i)) post(t, true);
       }
     }
     for (auto& buffer : posted_sends) {

@@ -54,7 +54,7 @@ class GlooCommunicator : public WorkerCollectives {
   const std::string& task_name(int32_t rank) const override { return task_names_[rank]; }
 
   absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
-                        const Deadline& deadline) override;
+                        const Deadline& deadline, const OnReceived& on_received) override;
   absl::Status health() const override { return failure_; }
 
  private:
