@@ -18,26 +18,7 @@ namespace {
 using replica_group_internal::kAlign;
 using replica_group_internal::kMaxReplicas;
 using replica_group_internal::RoundUp;
-
-// Tensors [first, last) split into consecutive packs of at most `bytes` each (a tensor
-// larger than that is a pack of its own).
-std::vector<std::pair<size_t, size_t>> SplitIntoPacks(std::span<const Tensor> tensors,
-                                                      size_t first, size_t last, size_t bytes) {
-  std::vector<std::pair<size_t, size_t>> packs;
-  size_t start = first;
-  size_t filled = 0;
-  for (size_t t = first; t < last; ++t) {
-    const size_t size = tensors[t].byte_size();
-    if (t > start && filled + size > bytes) {
-      packs.emplace_back(start, t);
-      start = t;
-      filled = 0;
-    }
-    filled += size;
-  }
-  if (start < last) packs.emplace_back(start, last);
-  return packs;
-}
+using replica_group_internal::SplitIntoPacks;
 
 // `count` packs of about equal bytes over tensors [0, n).
 std::vector<std::pair<size_t, size_t>> SplitEvenly(std::span<const Tensor> tensors, int32_t count) {

@@ -98,6 +98,9 @@ class ReplicaGroup {
   // The multi-worker forms of the collectives (replica_group_multi_worker.cc).
   absl::Status MultiWorkerAllReduce(int32_t replica, ReduceOp op, std::span<const Tensor> inputs,
                                     const Deadline& deadline);
+  // Tensors [first_tensor, last_tensor) of the published call, as one pack.
+  absl::Status MultiWorkerAllReducePack(int32_t replica, ReduceOp op, size_t first_tensor,
+                                        size_t last_tensor, const Deadline& deadline);
   absl::StatusOr<Tensor> MultiWorkerAllGather(int32_t replica, const Tensor& input, int32_t axis,
                                               const DeviceSpec& device, const Deadline& deadline);
   absl::StatusOr<Tensor> MultiWorkerBroadcast(int32_t replica, const Tensor& input, int32_t root,

@@ -70,15 +70,32 @@ absl::Status ReplicaGroup::PublishEverywhere(int32_t replica, const Slot& slot,
 absl::Status ReplicaGroup::MultiWorkerAllReduce(int32_t replica, ReduceOp op,
                                                 std::span<const Tensor> inputs,
                                                 const Deadline& deadline) {
+  // Packs of at most bytes_per_pack (CommunicationOptions), one cross-worker call each;
+  // an empty batch still makes one, so that the workers check they agree on it.
+  auto packs = replica_group_internal::SplitIntoPacks(inputs, 0, inputs.size(),
+                                                      static_cast<size_t>(ops_.bytes_per_pack));
+  if (packs.empty()) packs.emplace_back(0, 0);
+  for (auto [first, last] : packs) {
+    RETURN_IF_ERROR(MultiWorkerAllReducePack(replica, op, first, last, deadline));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReplicaGroup::MultiWorkerAllReducePack(int32_t replica, ReduceOp op, size_t first_tensor,
+                                                    size_t last_tensor, const Deadline& deadline) {
+  const size_t count = last_tensor - first_tensor;
   const Slot& first = *slots_[0];
-  const PackLayout layout = LayoutOf(first.inputs);
-  if (n_ == 1 && inputs.size() == 1 && AccumulatorDType(inputs[0].dtype()) == inputs[0].dtype()) {
+  const std::span<const Tensor> tensors = first.inputs.subspan(first_tensor, count);
+  auto input = [&](int32_t q, size_t t) -> const Tensor& { return slots_[q]->inputs[first_tensor + t]; };
+  auto output = [&](int32_t q, size_t t) -> const Tensor& { return slots_[q]->outputs[first_tensor + t]; };
+  const PackLayout layout = LayoutOf(tensors);
+  if (n_ == 1 && count == 1 && AccumulatorDType(tensors[0].dtype()) == tensors[0].dtype()) {
     // One replica, one tensor already in accumulator precision: it is its own pack.
-    void* output = first.outputs[0].data();
-    const CrossWorker::Segment segment{inputs[0].dtype(),
-                                       static_cast<size_t>(inputs[0].shape().num_elements()), 0,
-                                       std::span<void* const>(&output, 1)};
-    return cross_worker_->AllReduce(op, inputs[0].byte_size() > 0 ? inputs[0].data() : nullptr,
+    void* out = output(0, 0).data();
+    const CrossWorker::Segment segment{tensors[0].dtype(),
+                                       static_cast<size_t>(tensors[0].shape().num_elements()), 0,
+                                       std::span<void* const>(&out, 1)};
+    return cross_worker_->AllReduce(op, tensors[0].byte_size() > 0 ? tensors[0].data() : nullptr,
                                     layout.bytes, std::span<const CrossWorker::Segment>(&segment, 1),
                                     cross_worker_->num_workers(), first.Describe(), deadline);
   }
@@ -104,27 +121,27 @@ absl::Status ReplicaGroup::MultiWorkerAllReduce(int32_t replica, ReduceOp op,
   const size_t hi = std::min(layout.bytes, lo + slice);
   std::vector<const void*> sources(static_cast<size_t>(n_));
   char* pack = static_cast<char*>(pack_->data());
-  for (size_t t = 0; t < inputs.size() && lo < hi; ++t) {
-    const Tensor& mine = first.inputs[t];
+  for (size_t t = 0; t < count && lo < hi; ++t) {
+    const Tensor& mine = tensors[t];
     const size_t acc_size = DTypeSize(AccumulatorDType(mine.dtype()));
     const size_t begin_byte = layout.offsets[t];
     const size_t end_byte = begin_byte + static_cast<size_t>(mine.shape().num_elements()) * acc_size;
     const size_t begin = std::max(begin_byte, lo);
     const size_t end = std::min(end_byte, hi);
     if (begin >= end) continue;
-    for (int32_t q = 0; q < n_; ++q) sources[q] = slots_[q]->inputs[t].data();
+    for (int32_t q = 0; q < n_; ++q) sources[q] = input(q, t).data();
     ReduceRangeToAccumulator(mine.dtype(), op, sources.data(), n_, pack + begin_byte,
                              (begin - begin_byte) / acc_size, (end - begin_byte) / acc_size);
   }
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
 
   if (replica == 0) {
-    std::vector<std::vector<void*>> outputs(inputs.size());
+    std::vector<std::vector<void*>> outputs(count);
     std::vector<CrossWorker::Segment> segments;
-    for (size_t t = 0; t < inputs.size(); ++t) {
-      for (int32_t q = 0; q < n_; ++q) outputs[t].push_back(slots_[q]->outputs[t].data());
-      segments.push_back(CrossWorker::Segment{first.inputs[t].dtype(),
-                                              static_cast<size_t>(first.inputs[t].shape().num_elements()),
+    for (size_t t = 0; t < count; ++t) {
+      for (int32_t q = 0; q < n_; ++q) outputs[t].push_back(output(q, t).data());
+      segments.push_back(CrossWorker::Segment{tensors[t].dtype(),
+                                              static_cast<size_t>(tensors[t].shape().num_elements()),
                                               layout.offsets[t], outputs[t]});
     }
     const int64_t replicas_in_sync = int64_t{n_} * cross_worker_->num_workers();

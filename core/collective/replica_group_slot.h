@@ -3,7 +3,9 @@
 #ifndef DISTRIBUTE_CORE_COLLECTIVE_REPLICA_GROUP_SLOT_H_
 #define DISTRIBUTE_CORE_COLLECTIVE_REPLICA_GROUP_SLOT_H_
 
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +21,26 @@ inline constexpr size_t kAlign = 64;
 inline constexpr int32_t kMaxReplicas = 1024;
 
 inline size_t RoundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
+// Tensors [first, last) split into consecutive packs of at most `bytes` each (a tensor
+// larger than that is a pack of its own).
+inline std::vector<std::pair<size_t, size_t>> SplitIntoPacks(std::span<const Tensor> tensors,
+                                                      size_t first, size_t last, size_t bytes) {
+  std::vector<std::pair<size_t, size_t>> packs;
+  size_t start = first;
+  size_t filled = 0;
+  for (size_t t = first; t < last; ++t) {
+    const size_t size = tensors[t].byte_size();
+    if (t > start && filled + size > bytes) {
+      packs.emplace_back(start, t);
+      start = t;
+      filled = 0;
+    }
+    filled += size;
+  }
+  if (start < last) packs.emplace_back(start, last);
+  return packs;
+}
 
 }  // namespace replica_group_internal
 
