@@ -251,11 +251,7 @@ absl::StatusOr<Tensor> ReplicaGroup::AllGather(int32_t replica, const Tensor& in
     int64_t outer = 1;
     for (int32_t d = 0; d < axis; ++d) outer *= shape.dim(d);
     std::vector<std::span<const char>> blocks;
-    for (int32_t q = 0; q < n_; ++q) {
-      const Tensor& in = slots_[q]->inputs[0];
-      blocks.emplace_back(static_cast<const char*>(in.byte_size() > 0 ? in.data() : nullptr),
-                          in.byte_size());
-    }
+    for (int32_t q = 0; q < n_; ++q) blocks.push_back(BytesOf(slots_[q]->inputs[0]));
     ConcatenateAlongAxis(blocks, outer, static_cast<char*>(buffer->data()));
     return Tensor::FromBuffer(input.dtype(), std::move(out_shape), std::move(buffer));
   }();

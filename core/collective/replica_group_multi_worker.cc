@@ -188,11 +188,7 @@ absl::StatusOr<Tensor> ReplicaGroup::MultiWorkerAllGather(int32_t replica, const
       ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
                        Buffer::Allocate(DeviceSpec{}.WithDefaults(), local_bytes, false));
       std::vector<std::span<const char>> blocks;
-      for (int32_t q = 0; q < n_; ++q) {
-        const Tensor& in = slots_[q]->inputs[0];
-        blocks.emplace_back(static_cast<const char*>(in.byte_size() > 0 ? in.data() : nullptr),
-                            in.byte_size());
-      }
+      for (int32_t q = 0; q < n_; ++q) blocks.push_back(BytesOf(slots_[q]->inputs[0]));
       ConcatenateAlongAxis(blocks, outer, static_cast<char*>(buffer->data()));
       ASSIGN_OR_RETURN(Shape local_shape, Shape::Make([&] {
         std::vector<int64_t> dims = shape.dims();

@@ -283,9 +283,7 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
   int64_t outer = 1;
   for (int32_t d = 0; d < normalized; ++d) outer *= first.shape().dim(d);
   std::vector<std::span<const char>> blocks;
-  for (const Tensor& t : components) {
-    blocks.emplace_back(static_cast<const char*>(t.byte_size() > 0 ? t.data() : nullptr), t.byte_size());
-  }
+  for (const Tensor& t : components) blocks.push_back(BytesOf(t));
   ConcatenateAlongAxis(blocks, outer, static_cast<char*>(out.data()));
   if (CrossWorker* workers = strategy.cross_worker()) {
     std::vector<int64_t> dims_but_axis = first.shape().dims();

@@ -8,7 +8,15 @@
 #include <cstring>
 #include <span>
 
+#include "core/tensor/tensor.h"
+
 namespace distribute {
+
+// A host tensor's bytes (an empty tensor may have no buffer at all).
+inline std::span<const char> BytesOf(const Tensor& tensor) {
+  if (tensor.byte_size() == 0) return {};
+  return {static_cast<const char*>(tensor.data()), tensor.byte_size()};
+}
 
 // Writes the blocks' bytes to `out` in concatenated order: for each of the `outer` leading
 // indices, that index's part (block.size() / outer bytes) of every block in turn.

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/common/free_ports.h"
 #include "server/coordination.grpc.pb.h"  // generated
 #include "tests/core/status_test_util.h"
 
@@ -41,25 +42,7 @@ using ::distribute::testing::IsOk;
 
 constexpr int64_t kLongMs = 30'000;
 
-// `count` ports that were free on 127.0.0.1 a moment ago (bound to port 0, then closed).
-std::vector<int> FreePorts(int count) {
-  std::vector<int> sockets;
-  std::vector<int> ports;
-  for (int i = 0; i < count; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    EXPECT_GE(fd, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    sockets.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : sockets) close(fd);
-  return ports;
-}
+using ::distribute::testing::FreePorts;
 
 // "HOST:port" for each port.
 std::vector<std::string> Addresses(const std::vector<int>& ports, const std::string& host = "127.0.0.1") {

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/common/free_ports.h"
 
 extern char** environ;
 
@@ -61,26 +62,7 @@ double MsBetween(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-// `count` ports free on 127.0.0.1 a moment ago: bound to port 0 together (so they are
-// distinct), then closed, as distrun does.
-std::vector<int> FreePorts(int count) {
-  std::vector<int> sockets;
-  std::vector<int> ports;
-  for (int i = 0; i < count; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    EXPECT_GE(fd, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    sockets.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : sockets) close(fd);
-  return ports;
-}
+using ::distribute::testing::FreePorts;
 
 // A worker's "<TAG> <status name> <ms> <message>" line.
 struct Report {
