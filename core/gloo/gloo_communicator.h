@@ -1,18 +1,24 @@
-// WorkerCollectives over Gloo's TCP transport (Debian's libgloo), with the newer
-// options-based API only: mixing in the older buffer-based algorithm classes fixes a
-// pair's socket buffer to the first small message's size and slows large transfers
-// 100-1000 times (measured on Debian's Gloo).
+// WorkerCollectives over Gloo's TCP transport (Debian's libgloo 0.5): point-to-point
+// transfers through unbound buffers (the options-based API) and nothing else. Mixing in
+// the older buffer-based algorithm classes fixes a pair's socket buffer to the first small
+// message's size and slows large transfers 100-1000 times (measured on Debian's Gloo), and
+// Gloo's own collectives cannot be released when a peer dies (below).
 //
 // Failures become statuses: a peer that closed its connection gives kUnavailable naming
 // the lost task (asked of the coordination service, which learns it from the dead task's
 // closed connection), a peer that stopped answering gives kDeadlineExceeded at the call's
-// deadline. Two Gloo behaviours are accounted for: a wait that times out closes all of its
-// worker's connections, so the other survivors, whose deadlines come a moment later, see a
-// closed connection and no lost task (they report the timeout too, at their deadline);
-// and a send queued for a peer that dies may wait out the deadline (the dead task is then
-// reported, not the timeout). Either failure leaves the communicator failed for good
-// (Gloo's context is unusable after an error): later calls fail at once with the original
-// cause.
+// deadline. Either leaves the communicator failed for good (Gloo's context is unusable
+// after an error): later calls fail at once with the original cause.
+//
+// Gloo behaviours this accounts for (all seen on Debian's build):
+// - A wait that times out closes every connection of its context, so the other survivors,
+//   whose deadlines come a moment later, see a closed connection and no lost task: they
+//   report the timeout too, at their own deadline.
+// - A send queued for a peer that then dies is never released. A watcher thread aborts
+//   the pending waits as soon as the coordination service reports a death.
+// - A message longer than the receive posted for it trips an enforce in Gloo's event loop
+//   (the process aborts), so receives whose size is not yet agreed are posted with room
+//   to spare (CrossWorker's first frame); a shorter message is fine.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 #define DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
 
