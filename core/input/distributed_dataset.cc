@@ -55,7 +55,7 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
     return std::shared_ptr<const DistributedDataset>(new DistributedDataset(
         DistributedIterator::Mode::kSplit, {std::move(source)}, strategy.worker_devices(),
         num_components, per_replica, options.fetch_to_device,
-        strategy.num_replicas() * input_pipeline_id, in_sync));
+        strategy.num_replicas() * input_pipeline_id, in_sync, strategy.num_workers() > 1));
   }
   ASSIGN_OR_RETURN(DatasetPtr sharded, AutoShard(std::move(dataset), options.auto_shard_policy,
                                                  num_input_pipelines, input_pipeline_id));
@@ -66,13 +66,13 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
                      WithPrefetch(std::move(sharded), options.prefetch_depth, replicas));
     return std::shared_ptr<const DistributedDataset>(new DistributedDataset(
         DistributedIterator::Mode::kConsecutive, {std::move(source)}, strategy.worker_devices(),
-        num_components, 0, options.fetch_to_device));
+        num_components, 0, options.fetch_to_device, 0, 0, strategy.num_workers() > 1));
   }
   const int64_t per_replica = SplitBatchSize(sharded->batch_size(), replicas);
   ASSIGN_OR_RETURN(DatasetPtr source, WithPrefetch(std::move(sharded), options.prefetch_depth, 1));
   return std::shared_ptr<const DistributedDataset>(new DistributedDataset(
       DistributedIterator::Mode::kSplit, {std::move(source)}, strategy.worker_devices(),
-      num_components, per_replica, options.fetch_to_device));
+      num_components, per_replica, options.fetch_to_device, 0, 0, strategy.num_workers() > 1));
 }
 
 absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::FromFunction(
@@ -126,7 +126,7 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
                         : DistributedIterator::Mode::kPerReplica;
   return std::shared_ptr<const DistributedDataset>(
       new DistributedDataset(mode, std::move(sources), strategy.worker_devices(), num_components,
-                             0, options.fetch_to_device));
+                             0, options.fetch_to_device, 0, 0, strategy.num_workers() > 1));
 }
 
 absl::StatusOr<std::unique_ptr<DistributedIterator>> DistributedDataset::MakeIterator() const {
@@ -138,7 +138,8 @@ absl::StatusOr<std::unique_ptr<DistributedIterator>> DistributedDataset::MakeIte
   }
   return std::make_unique<DistributedIterator>(mode_, sources_, std::move(iterators), workers_,
                                                num_components_, per_replica_batch_size_,
-                                               fetch_to_device_, first_replica_, replicas_in_sync_);
+                                               fetch_to_device_, first_replica_, replicas_in_sync_,
+                                               always_per_replica_);
 }
 
 }  // namespace distribute

@@ -37,7 +37,8 @@ class DistributedIterator {
                       std::vector<std::unique_ptr<DatasetIterator>> sources,
                       std::vector<DeviceSpec> workers, int32_t num_components,
                       int64_t per_replica_batch_size, bool fetch_to_device,
-                      int32_t first_replica = 0, int32_t replicas_in_sync = 0);
+                      int32_t first_replica = 0, int32_t replicas_in_sync = 0,
+                      bool always_per_replica = false);
 
   // The next step in *out (one value per component): true, or false at the end and at
   // every later call. Errors from the sources come back unchanged.
@@ -62,6 +63,9 @@ class DistributedIterator {
   // kSplit across workers: these replicas are [first, first + size) of replicas_in_sync_.
   const int32_t first_replica_;
   const int32_t replicas_in_sync_;
+  // Multi-worker: a batch is a PerReplica value even with one replica here (the others
+  // are on other workers).
+  const bool always_per_replica_;
   bool done_ = false;
 };
 
@@ -105,7 +109,8 @@ class DistributedDataset {
   DistributedDataset(DistributedIterator::Mode mode, std::vector<DatasetPtr> sources,
                      std::vector<DeviceSpec> workers, int32_t num_components,
                      int64_t per_replica_batch_size, bool fetch_to_device,
-                     int32_t first_replica = 0, int32_t replicas_in_sync = 0)
+                     int32_t first_replica = 0, int32_t replicas_in_sync = 0,
+                     bool always_per_replica = false)
       : mode_(mode),
         sources_(std::move(sources)),
         workers_(std::move(workers)),
@@ -113,7 +118,8 @@ class DistributedDataset {
         per_replica_batch_size_(per_replica_batch_size),
         fetch_to_device_(fetch_to_device),
         first_replica_(first_replica),
-        replicas_in_sync_(replicas_in_sync) {}
+        replicas_in_sync_(replicas_in_sync),
+        always_per_replica_(always_per_replica) {}
 
   const DistributedIterator::Mode mode_;
   const std::vector<DatasetPtr> sources_;
@@ -123,6 +129,7 @@ class DistributedDataset {
   const bool fetch_to_device_;
   const int32_t first_replica_;
   const int32_t replicas_in_sync_;
+  const bool always_per_replica_;
 };
 
 }  // namespace distribute

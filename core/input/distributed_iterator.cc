@@ -14,7 +14,8 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
                                          std::vector<std::unique_ptr<DatasetIterator>> sources,
                                          std::vector<DeviceSpec> workers, int32_t num_components,
                                          int64_t per_replica_batch_size, bool fetch_to_device,
-                                         int32_t first_replica, int32_t replicas_in_sync)
+                                         int32_t first_replica, int32_t replicas_in_sync,
+                                         bool always_per_replica)
     : mode_(mode),
       datasets_(std::move(datasets)),
       sources_(std::move(sources)),
@@ -24,7 +25,8 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
       per_replica_batch_size_(per_replica_batch_size),
       fetch_to_device_(fetch_to_device),
       first_replica_(first_replica),
-      replicas_in_sync_(replicas_in_sync > 0 ? replicas_in_sync : static_cast<int32_t>(workers_.size())) {}
+      replicas_in_sync_(replicas_in_sync > 0 ? replicas_in_sync : static_cast<int32_t>(workers_.size())),
+      always_per_replica_(always_per_replica) {}
 
 absl::StatusOr<bool> DistributedIterator::Pull(size_t source, Element* out) {
   if (exhausted_[source]) return false;
@@ -94,7 +96,7 @@ absl::StatusOr<bool> DistributedIterator::GetNext(std::vector<Value>* out) {
   }
   // Across workers a batch is always per replica, even with one replica here.
   ASSIGN_OR_RETURN(*out, PerReplicaValues(std::move(*by_replica), num_components_,
-                                          replicas_in_sync_ > num_replicas()));
+                                          always_per_replica_));
   return true;
 }
 
