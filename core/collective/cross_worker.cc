@@ -101,6 +101,15 @@ absl::Status CrossWorker::CheckHeaders() const {
   return absl::OkStatus();
 }
 
+bool CrossWorker::OnlyAllReduces() const {
+  for (int32_t w = 0; w < num_workers(); ++w) {
+    Header header;
+    std::memcpy(&header, BlockOf(w), sizeof(Header));
+    if (header.kind != static_cast<uint32_t>(Kind::kAllReduce)) return false;
+  }
+  return true;
+}
+
 absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signature,
                                           const void* payload, size_t payload_bytes,
                                           bool inline_payload, const Deadline& deadline) {
@@ -159,14 +168,22 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
   std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
   std::vector<WorkerCollectives::Transfer> sends, receives;
-  for (int32_t w = 0; w < workers; ++w) {
+  for (int32_t w = 0; w < workers; ++w) {  // every header first, then every frame
     if (w == me) continue;
     sends.push_back({w, 0, header, kBlockBytes});
     sends.push_back({w, 1, const_cast<char*>(pack) + begin_of(w), std::min(size_of(w), kFrameBytes)});
     receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
-    receives.push_back({w, 1, received_.data() + region * static_cast<size_t>(w), kFrameBytes});
   }
-  RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w != me) receives.push_back({w, 1, received_.data() + region * static_cast<size_t>(w), kFrameBytes});
+  }
+  const size_t last_header = static_cast<size_t>(workers - 2);
+  RETURN_IF_ERROR(transport_->Exchange(
+      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<WorkerCollectives::Transfer>> {
+        // A worker making another kind of call sends no frame: do not wait for one.
+        if (index == last_header && !OnlyAllReduces()) return CheckHeaders();
+        return std::vector<WorkerCollectives::Transfer>{};
+      }));
   RETURN_IF_ERROR(CheckHeaders());
 
   // The reduced pack, in accumulator layout. A single tensor whose accumulator is itself

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/util/deadline.h"
 
 namespace distribute {
@@ -53,8 +54,10 @@ class WorkerCollectives {
   //
   // `on_received(i)`, when given, runs as soon as receives[i] has arrived (receives are
   // awaited in order) and may return more sends to post at once: a pipeline can reduce
-  // and pass on one piece while the next is still on its way.
-  using OnReceived = std::function<std::vector<Transfer>(size_t index)>;
+  // and pass on one piece while the next is still on its way. An error it returns ends
+  // the exchange at once with that error, leaving the remaining transfers in flight: the
+  // communicator is failed from then on (they would match later calls' transfers).
+  using OnReceived = std::function<absl::StatusOr<std::vector<Transfer>>(size_t index)>;
   virtual absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
                                 const Deadline& deadline, const OnReceived& on_received = nullptr) = 0;
 

@@ -178,7 +178,8 @@ absl::Status GlooCommunicator::Call(const char* what, const Deadline& deadline, 
 absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
                                         std::span<const Transfer> receives,
                                         const Deadline& deadline, const OnReceived& on_received) {
-  return Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds) {
+  absl::Status stopped;  // the error on_received ended the exchange with
+  const absl::Status status = Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds) {
     const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);  // + channel
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_receives;
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_sends;
@@ -214,7 +215,12 @@ absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
         throw gloo::IoException("a wait for a peer was released: a task died");
       }
       if (on_received) {
-        for (const Transfer& t : on_received(i)) post(t, true);
+        absl::StatusOr<std::vector<Transfer>> more = on_received(i);
+        if (!more.ok()) {
+          stopped = more.status();
+          return;
+        }
+        for (const Transfer& t : *more) post(t, true);
       }
     }
     for (auto& buffer : posted_sends) {
@@ -223,6 +229,12 @@ absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
       }
     }
   });
+  if (!status.ok() || stopped.ok()) return status;
+  // Transfers were left in flight: this communicator cannot be used again.
+  SigpipeGuard guard;
+  context_.reset();
+  failure_ = stopped;
+  return stopped;
 }
 
 }  // namespace distribute

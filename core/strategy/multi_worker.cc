@@ -38,6 +38,11 @@ std::atomic<uint64_t> next_instance{0};
 }  // namespace
 
 MultiWorkerRuntime::~MultiWorkerRuntime() {
+  if (server != nullptr && cross_worker != nullptr && cross_worker->health().ok()) {
+    const absl::Status done = server->coordination().Barrier(absl::StrCat(key_prefix, "shutdown"),
+                                                            Deadline::AfterMs(timeout_ms));
+    (void)done;  // a peer that failed or never comes: nothing more to wait for
+  }
   cross_worker.reset();
   server.reset();
 }
@@ -73,11 +78,13 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
 
   auto runtime = std::make_shared<MultiWorkerRuntime>();
   runtime->task_name = names[rank];
+  runtime->timeout_ms = timeout_ms;
   Server::Options server_options;
   server_options.startup_timeout_ms = timeout_ms;
   ASSIGN_OR_RETURN(runtime->server, Server::Start(cluster, server_options));
   CoordinationClient& coordination = runtime->server->coordination();
   const std::string prefix = absl::StrCat("multi_worker_mirrored/", instance, "/");
+  runtime->key_prefix = prefix;
   RETURN_IF_ERROR(coordination.Barrier(absl::StrCat(prefix, "startup"), deadline));
   ASSIGN_OR_RETURN(const std::string* address, cluster.task_address(JobName(job), index));
   ASSIGN_OR_RETURN(std::unique_ptr<GlooCommunicator> transport,

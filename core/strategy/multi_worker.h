@@ -19,11 +19,16 @@ namespace distribute {
 class Server;
 
 struct MultiWorkerRuntime {
+  // Waits (up to the timeout) until every worker is done too, unless the communicator has
+  // failed: a worker that left at once would look dead to the others, whose last
+  // collectives may still be in flight.
   ~MultiWorkerRuntime();
 
   std::unique_ptr<Server> server;
   std::shared_ptr<CrossWorker> cross_worker;  // released before the server it talks through
   std::string task_name;
+  std::string key_prefix;  // of this strategy's keys and barriers
+  int64_t timeout_ms = 0;
 };
 
 // Starts this task's server, waits (until `timeout_ms`) for every worker task at a

@@ -145,6 +145,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_sec
  * value. distribute_dataset gives this worker's replicas their rows of each global batch
  * (DATA, or AUTO without enough files to shard) or shards the files (FILE).
  *
+ * Destroying the strategy (its last reference) waits, up to the timeout, until every
+ * worker has destroyed its own (unless the strategy has failed): destroy it before the
+ * process exits, or a worker still finishing its last collective may see this one as dead.
+ *
  * Errors: DIST_INVALID_ARGUMENT for bad options or a current task that is not a worker;
  * DIST_NOT_FOUND when `cluster` is NULL and TF_CONFIG is unset; DIST_DEADLINE_EXCEEDED
  * naming the tasks that did not arrive within the timeout; DIST_UNAVAILABLE when the

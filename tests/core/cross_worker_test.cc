@@ -189,5 +189,28 @@ TEST_F(CrossWorkerTest, DisagreementFailsEveryWorkerNamingTheTasks) {
   }
 }
 
+TEST_F(CrossWorkerTest, ALargeAllReduceMetByAnotherCallFailsAtOnce) {
+  // Worker 1 makes a different call (as a worker does that failed the all-reduce locally):
+  // worker 0, in the large all-reduce, must not wait for a data frame that never comes.
+  RunWorkers(2, [&](CrossWorker& cross) {
+    const auto start = Clock::now();
+    absl::Status status;
+    if (cross.worker() == 0) {
+      std::vector<float> mine(10000, 1.0f), out(10000);
+      void* output = out.data();
+      const CrossWorker::Segment segment{DType::kFloat32, 10000, 0, std::span<void* const>(&output, 1)};
+      status = cross.AllReduce(ReduceOp::kSum, mine.data(), mine.size() * sizeof(float),
+                               std::span<const CrossWorker::Segment>(&segment, 1), 1,
+                               "all_reduce float32[10000]", Deadline::AfterMs(20000));
+    } else {
+      status = cross.Barrier("something else", Deadline::AfterMs(20000));
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("worker:0"), absl::string_view::npos) << status;
+    EXPECT_NE(status.message().find("worker:1"), absl::string_view::npos) << status;
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "waited for the deadline";
+  });
+}
+
 }  // namespace
 }  // namespace distribute

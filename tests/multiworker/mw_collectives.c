@@ -208,5 +208,9 @@ int main(int argc, char** argv) {
   }
   fclose(out_file);
   printf("wrote %s\n", path);
+  /* Destroying the strategy waits for the other workers: exiting without it would look,
+   * to a worker still finishing its last collective, like this worker dying. */
+  CHECK(dist_strategy_scope_exit(strategy));
+  dist_strategy_destroy(strategy);
   return 0;
 }
