@@ -26,16 +26,6 @@ constexpr size_t kSignatureBytes = 96;
 
 size_t RoundUpTo(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
-const char* KindName(uint32_t kind) {
-  switch (kind) {
-    case 1: return "all_reduce";
-    case 2: return "all_gather";
-    case 3: return "broadcast";
-    case 4: return "barrier";
-    default: return "an unknown call";
-  }
-}
-
 }  // namespace
 
 // What every worker says about its call; the rest of its block carries a small payload.
@@ -52,8 +42,19 @@ constexpr size_t kInlineBytes = kBlockBytes - 128;
 // The largest first message of a large all-reduce, which travels with the header.
 constexpr size_t kFrameBytes = size_t{1} << 20;
 
-CrossWorker::CrossWorker(std::unique_ptr<WorkerCollectives> transport, int32_t replicas_per_worker)
-    : transport_(std::move(transport)), replicas_per_worker_(replicas_per_worker) {
+// The call a header's kind names, for messages (a header may come from a newer peer).
+const char* CrossWorker::KindName(uint32_t kind) {
+  switch (static_cast<Kind>(kind)) {
+    case Kind::kAllReduce: return "all_reduce";
+    case Kind::kAllGather: return "all_gather";
+    case Kind::kBroadcast: return "broadcast";
+    case Kind::kBarrier: return "barrier";
+  }
+  return "an unknown call";
+}
+
+CrossWorker::CrossWorker(std::unique_ptr<WorkerCollectives> transport)
+    : transport_(std::move(transport)) {
   headers_.resize(kBlockBytes * static_cast<size_t>(transport_->size()));
 }
 
@@ -280,6 +281,17 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status CrossWorker::AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs,
+                                         int32_t num_local, size_t count, void* output,
+                                         int64_t mean_divisor, const std::string& signature,
+                                         const Deadline& deadline) {
+  std::vector<char> partial(count * DTypeSize(AccumulatorDType(dtype)));
+  ReduceRangeToAccumulator(dtype, op, inputs, num_local, partial.data(), 0, count);
+  const Segment segment{dtype, count, 0, std::span<void* const>(&output, 1)};
+  return AllReduce(op, partial.data(), partial.size(), std::span<const Segment>(&segment, 1),
+                   mean_divisor, signature, deadline);
 }
 
 absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, size_t bytes,

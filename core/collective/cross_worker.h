@@ -40,11 +40,10 @@ namespace distribute {
 
 class CrossWorker {
  public:
-  CrossWorker(std::unique_ptr<WorkerCollectives> transport, int32_t replicas_per_worker);
+  explicit CrossWorker(std::unique_ptr<WorkerCollectives> transport);
 
   int32_t num_workers() const { return transport_->size(); }
   int32_t worker() const { return transport_->rank(); }
-  int32_t replicas_per_worker() const { return replicas_per_worker_; }
   const std::string& task_name(int32_t worker) const { return transport_->task_name(worker); }
   absl::Status health() const { return transport_->health(); }
 
@@ -63,6 +62,14 @@ class CrossWorker {
   absl::Status AllReduce(ReduceOp op, const void* pack, size_t pack_bytes,
                          std::span<const Segment> segments, int64_t mean_divisor,
                          const std::string& signature, const Deadline& deadline);
+
+  // One tensor's reduction across every worker: this worker's `num_local` arrays of
+  // `count` `dtype` elements are combined here in accumulator precision, then with the
+  // other workers' (the order one process with all the replicas would use), and stored in
+  // `output` (which may alias inputs[0]).
+  absl::Status AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs, int32_t num_local,
+                              size_t count, void* output, int64_t mean_divisor,
+                              const std::string& signature, const Deadline& deadline);
 
   // Every worker's bytes, in worker order: blocks[w] points into `storage`.
   struct Gathered {
@@ -101,13 +108,13 @@ class CrossWorker {
   absl::Status ExchangeHeaders(Kind kind, const std::string& signature, const void* payload,
                                size_t payload_bytes, bool inline_payload, const Deadline& deadline);
   const char* BlockOf(int32_t worker) const;
+  static const char* KindName(uint32_t kind);
   // The all-reduce of packs too large for the headers (reduce_scatter + all_gather).
   absl::Status ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
                                       std::span<const Segment> segments, int64_t mean_divisor,
                                       const std::string& signature, const Deadline& deadline);
 
   std::unique_ptr<WorkerCollectives> transport_;
-  const int32_t replicas_per_worker_;
   uint64_t sequence_ = 0;
   std::vector<char> headers_;   // num_workers blocks of kBlockBytes
   std::vector<char> received_;  // this worker's chunk of every worker's pack

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/gloo/coordination_store.h"
 #include "core/gloo/sigpipe_guard.h"
+#include "core/server/peer_failure.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
@@ -32,19 +33,6 @@ constexpr int64_t kNameLostTaskMs = 1500;
 // The same wait when the call's own deadline is due within it: how long past the deadline
 // the transport error may still be blamed on a lost task rather than on the timeout.
 constexpr int64_t kNameLostNearDeadlineMs = 500;
-
-// Whether a peer failure (PeerHealth) is a task that died: its process or connection is
-// gone. Not a task that stopped answering (its heartbeats, or the chief's answers to them,
-// stopped), nor the chief shutting its coordination service down, which it does when it
-// gives up too. The messages are the coordination service's and client's
-// (coordination_service.cc, remote_coordination_client.cc).
-bool Died(const absl::Status& peer) {
-  if (peer.ok()) return false;
-  const absl::string_view message = peer.message();
-  return !absl::StrContains(message, "no heartbeat for") &&
-         !absl::StrContains(message, "no answer to heartbeats") &&
-         !absl::StrContains(message, "coordination service is shutting down");
-}
 
 }  // namespace
 
@@ -101,7 +89,7 @@ void GlooCommunicator::WatchPeers() {
   constexpr int64_t kSliceMs = 100;  // bounds how long destruction waits for this thread
   while (!stopping_) {
     const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kSliceMs));
-    if (Died(peer)) {
+    if (PeerDied(peer)) {
       MutexLock lock(&pending_mu_);
       peer_died_ = true;
       for (gloo::transport::UnboundBuffer* buffer : pending_) {
@@ -122,7 +110,7 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
     // Gloo has closed every connection of this context (a timed-out wait signals all its
     // pairs). A task that died meanwhile is the cause: Gloo does not release every wait on
     // a dead peer (a send it had queued for one waits out the deadline).
-    if (const absl::Status peer = coordination_.PeerHealth(); Died(peer)) {
+    if (const absl::Status peer = coordination_.PeerHealth(); PeerDied(peer)) {
       context_.reset();
       failure_ = absl::UnavailableError(
           absl::StrCat(what, " across workers failed: ", peer.message(), " (", error, ")"));
@@ -143,7 +131,7 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
       std::min(now + std::chrono::milliseconds(kNameLostTaskMs),
                std::max(deadline.when, now + std::chrono::milliseconds(kNameLostNearDeadlineMs)));
   const absl::Status peer = coordination_.WaitForPeerFailure(Deadline{naming_until, kNameLostTaskMs});
-  if (!Died(peer) && deadline.when <= naming_until) {
+  if (!PeerDied(peer) && deadline.when <= naming_until) {
     // No task died, and this call's deadline has come: a peer whose wait on the same
     // silent worker timed out a moment earlier closed its connections (and maybe left).
     // This call has timed out as well.

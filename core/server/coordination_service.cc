@@ -1,11 +1,13 @@
 #include "core/server/coordination_service.h"
 
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/server/peer_failure.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -15,7 +17,7 @@ namespace {
 constexpr std::chrono::milliseconds kCancelPollInterval{100};
 
 absl::Status ShuttingDown() {
-  return absl::UnavailableError("coordination service is shutting down");
+  return absl::UnavailableError(kServiceShuttingDown);
 }
 
 // How often heartbeats are checked: often enough that a loss is seen within about a tenth
@@ -152,7 +154,7 @@ void CoordinationService::MonitorHeartbeats() {
     for (auto& [task, state] : tasks_) {
       if (state.phase == Phase::kConnected && state.expects_heartbeats &&
           now - state.last_heartbeat > timeout) {
-        MarkLost(task, state, absl::StrCat("no heartbeat for ", options_.heartbeat_timeout_ms, " ms"));
+        MarkLost(task, state, absl::StrCat(kNoHeartbeat, options_.heartbeat_timeout_ms, " ms"));
       }
     }
     cv_.wait_for(lock.native(), interval);

@@ -1,5 +1,6 @@
 #include "core/server/remote_coordination_client.h"
 
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -19,6 +20,7 @@
 #include "server/coordination.grpc.pb.h"  // generated
 #include "core/server/coordination_limits.h"
 #include "core/server/grpc_status.h"
+#include "core/server/peer_failure.h"
 #include "core/util/mutex.h"
 #include "core/util/status_macros.h"
 
@@ -185,7 +187,7 @@ struct RemoteCoordinationClient::Impl {
       } else if (now - last_answer >= timeout) {
         MutexLock lock(&mu);
         if (!stopping) {
-          MarkChiefGone(absl::StrCat("no answer to heartbeats for ", options.heartbeat_timeout_ms, " ms"));
+          MarkChiefGone(absl::StrCat(kNoHeartbeatAnswer, options.heartbeat_timeout_ms, " ms"));
         }
       }
     }

@@ -101,19 +101,13 @@ absl::StatusOr<Tensor> ReduceAcrossWorkers(const Strategy& strategy, ReduceOp op
   RETURN_IF_ERROR(CheckSameSignature(components));
   const Tensor& first = components.front();
   RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
-  const size_t count = static_cast<size_t>(first.shape().num_elements());
-  std::vector<char> pack(count * DTypeSize(AccumulatorDType(first.dtype())));
   std::vector<const void*> inputs;
   for (const Tensor& t : components) inputs.push_back(t.data());
-  ReduceRangeToAccumulator(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()),
-                           pack.data(), 0, count);
   ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), device));
-  void* output = out.data();
-  const CrossWorker::Segment segment{first.dtype(), count, 0, std::span<void* const>(&output, 1)};
-  RETURN_IF_ERROR(strategy.cross_worker()->AllReduce(
-      op, pack.data(), pack.size(), std::span<const CrossWorker::Segment>(&segment, 1),
-      strategy.num_replicas_in_sync(), absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)),
-      strategy.NewDeadline()));
+  RETURN_IF_ERROR(strategy.cross_worker()->AllReduceLocal(
+      op, first.dtype(), inputs.data(), static_cast<int32_t>(inputs.size()),
+      static_cast<size_t>(first.shape().num_elements()), out.data(), strategy.num_replicas_in_sync(),
+      absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)), strategy.NewDeadline()));
   return out;
 }
 

@@ -77,7 +77,6 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
   const Deadline deadline = Deadline::AfterMs(timeout_ms);
 
   auto runtime = std::make_shared<MultiWorkerRuntime>();
-  runtime->task_name = names[rank];
   runtime->timeout_ms = timeout_ms;
   Server::Options server_options;
   server_options.startup_timeout_ms = timeout_ms;
@@ -90,7 +89,7 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
   ASSIGN_OR_RETURN(std::unique_ptr<GlooCommunicator> transport,
                    GlooCommunicator::Connect(coordination, absl::StrCat(prefix, "gloo/"), rank,
                                              std::move(names), ListenHost(*address), deadline));
-  runtime->cross_worker = std::make_shared<CrossWorker>(std::move(transport), replicas_per_worker);
+  runtime->cross_worker = std::make_shared<CrossWorker>(std::move(transport));
   // Every worker must bring as many replicas: the signature says how many.
   RETURN_IF_ERROR(runtime->cross_worker->Barrier(
       absl::StrCat("start with ", replicas_per_worker, " replica(s) per worker"), deadline));

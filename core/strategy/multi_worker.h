@@ -26,7 +26,6 @@ struct MultiWorkerRuntime {
 
   std::unique_ptr<Server> server;
   std::shared_ptr<CrossWorker> cross_worker;  // released before the server it talks through
-  std::string task_name;
   std::string key_prefix;  // of this strategy's keys and barriers
   int64_t timeout_ms = 0;
 };

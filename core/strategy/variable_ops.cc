@@ -253,12 +253,8 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   const size_t count = static_cast<size_t>(first.shape().num_elements());
   if (const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable)) {
     // Aggregated over every worker's copies, as in one process with all the replicas.
-    std::vector<char> partial(count * DTypeSize(AccumulatorDType(first.dtype())));
-    ReduceRangeToAccumulator(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()),
-                             partial.data(), 0, count);
-    const CrossWorker::Segment segment{first.dtype(), count, 0, std::span<void* const>(&output, 1)};
-    RETURN_IF_ERROR(multi_worker->cross_worker()->AllReduce(
-        op, partial.data(), partial.size(), std::span<const CrossWorker::Segment>(&segment, 1),
+    RETURN_IF_ERROR(multi_worker->cross_worker()->AllReduceLocal(
+        op, first.dtype(), inputs.data(), static_cast<int32_t>(inputs.size()), count, output,
         multi_worker->num_replicas_in_sync(),
         absl::StrCat("read of SyncOnReadVariable '", variable.name(), "'"), multi_worker->NewDeadline()));
     return first;

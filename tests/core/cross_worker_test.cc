@@ -44,7 +44,7 @@ class CrossWorkerTest : public ::testing::Test {
         auto transport = GlooCommunicator::Connect(client, prefix, w, names, "127.0.0.1",
                                                    Deadline::AfterMs(30000));
         ASSERT_TRUE(transport.ok()) << transport.status();
-        CrossWorker cross(*std::move(transport), 1);
+        CrossWorker cross(*std::move(transport));
         fn(cross);
       });
     }
