@@ -232,6 +232,65 @@ absl::StatusOr<bool> ClusterSpec::is_chief() const {
   return task_->job == Job::kWorker && task_->index == 0 && job_tasks(Job::kChief).empty();
 }
 
+std::string TaskName(Job job, int32_t index) { return absl::StrCat(JobName(job), ":", index); }
+
+std::string ClusterTask::name() const { return TaskName(job, index); }
+
+HostPort SplitTaskAddress(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  absl::string_view host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return HostPort{std::string(host), std::string(address.substr(colon + 1))};
+}
+
+std::string DialAddress(absl::string_view address) {
+  const HostPort split = SplitTaskAddress(address);
+  if (split.host == "localhost") return absl::StrCat("127.0.0.1:", split.port);
+  return std::string(address);
+}
+
+std::string ListenHost(absl::string_view address) {
+  HostPort split = SplitTaskAddress(address);
+  if (split.host == "localhost") return "127.0.0.1";
+  return split.host;
+}
+
+std::vector<ClusterTask> ClusterSpec::tasks(Job job) const {
+  std::vector<ClusterTask> found;
+  for (const auto& [index, address] : job_tasks(job)) found.push_back(ClusterTask{job, index, address});
+  return found;
+}
+
+std::vector<ClusterTask> ClusterSpec::workers() const {
+  std::vector<ClusterTask> found = tasks(Job::kChief);
+  for (ClusterTask& task : tasks(Job::kWorker)) found.push_back(std::move(task));
+  return found;
+}
+
+absl::StatusOr<ClusterTask> ClusterSpec::chief() const {
+  for (const ClusterTask& task : workers()) {
+    if (task.job == Job::kChief || task.index == 0) return task;
+  }
+  return absl::InvalidArgumentError(
+      "the cluster has no chief: the coordination service runs on the \"chief\" task, or on worker 0 "
+      "when there is no chief task");
+}
+
+absl::StatusOr<ClusterTask> ClusterSpec::current_task() const {
+  if (!task_) return NoTask();
+  return ClusterTask{task_->job, task_->index, job_tasks(task_->job).at(task_->index)};
+}
+
+absl::StatusOr<int32_t> ClusterSpec::worker_rank(absl::string_view what) const {
+  if (!task_) return NoTask();
+  const std::vector<ClusterTask> all = workers();
+  for (size_t rank = 0; rank < all.size(); ++rank) {
+    if (all[rank].job == task_->job && all[rank].index == task_->index) return static_cast<int32_t>(rank);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("task ", TaskName(task_->job, task_->index), " is not a worker: ", what));
+}
+
 int32_t ClusterSpec::num_workers() const { return num_tasks(Job::kChief) + num_tasks(Job::kWorker); }
 
 int32_t ClusterSpec::num_tasks(Job job) const { return static_cast<int32_t>(job_tasks(job).size()); }
@@ -270,9 +329,7 @@ absl::StatusOr<int32_t> ClusterSpec::task_index_at(absl::string_view job_name, i
 std::vector<ClusterTask> ClusterSpec::tasks() const {
   std::vector<ClusterTask> all;
   for (int32_t j = 0; j < kNumJobs; ++j) {
-    for (const auto& [index, address] : jobs_[static_cast<size_t>(j)]) {
-      all.push_back(ClusterTask{static_cast<Job>(j), index, address});
-    }
+    for (ClusterTask& task : tasks(static_cast<Job>(j))) all.push_back(std::move(task));
   }
   return all;
 }

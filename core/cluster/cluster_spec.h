@@ -40,11 +40,31 @@ absl::StatusOr<Job> JobFromName(absl::string_view name);
 // `entry` and says what is wrong.
 absl::Status ValidateTaskAddress(absl::string_view entry, absl::string_view address);
 
+// Parts of a validated "host:port" task address. `host` is without IPv6 brackets.
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+HostPort SplitTaskAddress(absl::string_view address);
+// The address to listen on or dial for a task's validated `address`: "localhost" becomes
+// the IPv4 loopback, so that a server and its clients agree on one address whatever the
+// resolver says localhost is.
+std::string DialAddress(absl::string_view address);
+// The host alone (no brackets), with "localhost" as the IPv4 loopback: where a task's
+// other listeners (the Gloo transport) bind.
+std::string ListenHost(absl::string_view address);
+
 struct ClusterTask {
   Job job;
   int32_t index;
   std::string address;
+
+  // "worker:1": how messages and the coordination service name a task.
+  std::string name() const;
 };
+
+// "worker:1" for task `index` of `job`.
+std::string TaskName(Job job, int32_t index);
 
 class ClusterSpec {
  public:
@@ -79,6 +99,22 @@ class ClusterSpec {
 
   // Every task: jobs in Job order, then by index.
   std::vector<ClusterTask> tasks() const;
+  // The tasks of `job`, by index.
+  std::vector<ClusterTask> tasks(Job job) const;
+  // The workers in rank order: the chief task, then the worker tasks by index. Workers
+  // train (MultiWorkerMirrored, and the parameter-server strategy's workers); ps tasks
+  // and the evaluator never count among them.
+  std::vector<ClusterTask> workers() const;
+  // The task that hosts the coordination service and is rank 0: the "chief" task, or
+  // worker 0 when the cluster has no chief (kInvalidArgument when it has neither).
+  absl::StatusOr<ClusterTask> chief() const;
+  // The current task (kFailedPrecondition before SetTask).
+  absl::StatusOr<ClusterTask> current_task() const;
+  // The current task's rank among workers(): kFailedPrecondition before SetTask,
+  // kInvalidArgument when it is a ps task or the evaluator (naming it; `what` says who
+  // needs a worker, e.g. "MultiWorkerMirroredStrategy runs on the chief and the worker
+  // tasks").
+  absl::StatusOr<int32_t> worker_rank(absl::string_view what) const;
 
  private:
   struct CurrentTask {

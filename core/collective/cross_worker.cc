@@ -53,7 +53,7 @@ const char* CrossWorker::KindName(uint32_t kind) {
   return "an unknown call";
 }
 
-CrossWorker::CrossWorker(std::unique_ptr<WorkerCollectives> transport)
+CrossWorker::CrossWorker(std::unique_ptr<Transport> transport)
     : transport_(std::move(transport)) {
   headers_.resize(kBlockBytes * static_cast<size_t>(transport_->size()));
 }
@@ -168,7 +168,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   char header[kBlockBytes];
   WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
   std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
-  std::vector<WorkerCollectives::Transfer> sends, receives;
+  std::vector<Transport::Transfer> sends, receives;
   for (int32_t w = 0; w < workers; ++w) {  // every header first, then every frame
     if (w == me) continue;
     sends.push_back({w, 0, header, kBlockBytes});
@@ -180,10 +180,10 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   }
   const size_t last_header = static_cast<size_t>(workers - 2);
   RETURN_IF_ERROR(transport_->Exchange(
-      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<WorkerCollectives::Transfer>> {
+      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
         // A worker making another kind of call sends no frame: do not wait for one.
         if (index == last_header && !OnlyAllReduces()) return CheckHeaders();
-        return std::vector<WorkerCollectives::Transfer>{};
+        return std::vector<Transport::Transfer>{};
       }));
   RETURN_IF_ERROR(CheckHeaders());
 
@@ -233,7 +233,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   };
   auto results_to_peers = [&](size_t p) {
     const auto [from, to] = piece_bounds(mine, p);
-    std::vector<WorkerCollectives::Transfer> out;
+    std::vector<Transport::Transfer> out;
     for (int32_t w = 0; w < workers; ++w) {
       if (w != me) out.push_back({w, kResults + static_cast<int32_t>(p), result + lo + from, to - from});
     }
@@ -266,7 +266,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   }
   const size_t peers = static_cast<size_t>(workers - 1);
   RETURN_IF_ERROR(transport_->Exchange(
-      sends, receives, deadline, [&](size_t index) -> std::vector<WorkerCollectives::Transfer> {
+      sends, receives, deadline, [&](size_t index) -> std::vector<Transport::Transfer> {
         // The last input of piece p from the last peer: piece p is complete.
         if (index >= input_receives || (index + 1) % peers != 0) return {};
         const size_t p = 1 + index / peers;

@@ -1,6 +1,7 @@
 // The cross-worker step of MultiWorkerMirroredStrategy's collectives: what each worker's
 // leader thread does after its replicas have combined their values locally (DESIGN.md,
-// "Collectives": local reduce, cross-worker all-reduce, local broadcast).
+// "Collectives": local reduce, cross-worker all-reduce, local broadcast). It is the
+// Workers of a multi-worker job, over any Transport.
 //
 // Large all-reduces are a reduce-scatter (each worker reduces its chunk of the pack from
 // every worker's, in worker order) and an all-gather of the reduced chunks, over
@@ -31,37 +32,29 @@
 
 #include "absl/status/statusor.h"
 #include "core/collective/reduce_op.h"
-#include "core/collective/worker_collectives.h"
+#include "core/collective/transport.h"
+#include "core/collective/workers.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 #include "core/util/deadline.h"
 
 namespace distribute {
 
-class CrossWorker {
+class CrossWorker final : public Workers {
  public:
-  explicit CrossWorker(std::unique_ptr<WorkerCollectives> transport);
+  explicit CrossWorker(std::unique_ptr<Transport> transport);
 
-  int32_t num_workers() const { return transport_->size(); }
-  int32_t worker() const { return transport_->rank(); }
+  int32_t num_workers() const override { return transport_->size(); }
+  int32_t worker() const override { return transport_->rank(); }
   const std::string& task_name(int32_t worker) const { return transport_->task_name(worker); }
   absl::Status health() const { return transport_->health(); }
 
-  // One tensor of an all-reduce: `count` accumulator elements (AccumulatorDType(dtype))
-  // at `offset` bytes into the pack, whose result (stored as `dtype`) goes to every
-  // pointer in `outputs`.
-  struct Segment {
-    DType dtype;
-    size_t count;
-    size_t offset;
-    std::span<void* const> outputs;
-  };
   // Reduces this worker's `pack` of partial results with every other worker's. MEAN
   // divides by `mean_divisor` (the replica count of the whole job). `signature` describes
   // the call for the agreement check ("all_reduce SUM float32[4]").
   absl::Status AllReduce(ReduceOp op, const void* pack, size_t pack_bytes,
                          std::span<const Segment> segments, int64_t mean_divisor,
-                         const std::string& signature, const Deadline& deadline);
+                         const std::string& signature, const Deadline& deadline) override;
 
   // One tensor's reduction across every worker: this worker's `num_local` arrays of
   // `count` `dtype` elements are combined here in accumulator precision, then with the
@@ -69,7 +62,7 @@ class CrossWorker {
   // `output` (which may alias inputs[0]).
   absl::Status AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs, int32_t num_local,
                               size_t count, void* output, int64_t mean_divisor,
-                              const std::string& signature, const Deadline& deadline);
+                              const std::string& signature, const Deadline& deadline) override;
 
   // Every worker's bytes, in worker order: blocks[w] points into `storage`.
   struct Gathered {
@@ -83,11 +76,12 @@ class CrossWorker {
   // Every worker's `local` (a host tensor, rank >= 1) concatenated along `axis` in worker
   // order, as a new host tensor. Dimensions other than `axis` must agree.
   absl::StatusOr<Tensor> AllGatherAlongAxis(const Tensor& local, int32_t axis,
-                                            const std::string& signature, const Deadline& deadline);
+                                            const std::string& signature,
+                                            const Deadline& deadline) override;
 
   // `data` takes worker `root`'s bytes; `bytes` and `signature` must agree everywhere.
   absl::Status Broadcast(void* data, size_t bytes, int32_t root, const std::string& signature,
-                         const Deadline& deadline);
+                         const Deadline& deadline) override;
 
   // Returns when every worker has called Barrier with the same `name`.
   absl::Status Barrier(const std::string& name, const Deadline& deadline);
@@ -114,7 +108,7 @@ class CrossWorker {
                                       std::span<const Segment> segments, int64_t mean_divisor,
                                       const std::string& signature, const Deadline& deadline);
 
-  std::unique_ptr<WorkerCollectives> transport_;
+  std::unique_ptr<Transport> transport_;
   uint64_t sequence_ = 0;
   std::vector<char> headers_;   // num_workers blocks of kBlockBytes
   std::vector<char> received_;  // this worker's chunk of every worker's pack

@@ -35,30 +35,9 @@ namespace {
 // bounds a straggler.
 constexpr std::chrono::milliseconds kShutdownGrace{200};
 
-struct HostPort {
-  std::string host;  // without IPv6 brackets
-  std::string port;
-};
-
-// Splits a validated "host:port" / "[v6]:port" address.
-HostPort SplitAddress(absl::string_view address) {
-  const size_t colon = address.rfind(':');
-  absl::string_view host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return HostPort{std::string(host), std::string(address.substr(colon + 1))};
-}
-
-// The address to listen on or dial: "localhost" means the IPv4 loopback, so that a server
-// and its clients agree on one address whatever the resolver says localhost is.
-std::string LoopbackForLocalhost(const std::string& address) {
-  HostPort split = SplitAddress(address);
-  if (split.host == "localhost") return absl::StrCat("127.0.0.1:", split.port);
-  return address;
-}
-
 // Why listening on `address` fails (gRPC only says that it did), or "" when it now works.
 std::string ListenProblem(const std::string& address) {
-  const HostPort split = SplitAddress(address);
+  const HostPort split = SplitTaskAddress(address);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -85,15 +64,6 @@ std::string ListenProblem(const std::string& address) {
   return problem;
 }
 
-absl::StatusOr<ClusterTask> ChiefTask(const ClusterSpec& cluster) {
-  for (const ClusterTask& task : cluster.tasks()) {
-    if (task.job == Job::kChief || (task.job == Job::kWorker && task.index == 0)) return task;
-  }
-  return absl::InvalidArgumentError(
-      "the cluster has no chief: the coordination service runs on the \"chief\" task, or on worker 0 "
-      "when there is no chief task");
-}
-
 uint64_t NewIncarnation() {
   std::random_device device;
   const uint64_t value = (uint64_t{device()} << 32) ^ device();
@@ -101,8 +71,6 @@ uint64_t NewIncarnation() {
 }
 
 }  // namespace
-
-std::string CoordinationTaskName(Job job, int32_t index) { return absl::StrCat(JobName(job), ":", index); }
 
 absl::Status Server::Options::CheckTimeoutMs(absl::string_view name, int64_t value_ms) {
   if (value_ms >= 1 && value_ms <= kMaxCoordinationWaitMs) return absl::OkStatus();
@@ -151,25 +119,20 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
         "the cluster has no current task: a server runs one task of the cluster (set it with SetTask or "
         "TF_CONFIG's \"task\")");
   }
-  ASSIGN_OR_RETURN(const Job job, cluster.task_type());
-  ASSIGN_OR_RETURN(const int32_t index, cluster.task_index());
-  ASSIGN_OR_RETURN(const std::string* address, cluster.task_address(JobName(job), index));
-  ASSIGN_OR_RETURN(const ClusterTask chief, ChiefTask(cluster));
+  ASSIGN_OR_RETURN(const ClusterTask self, cluster.current_task());
+  ASSIGN_OR_RETURN(const ClusterTask chief, cluster.chief());
+  const std::string* address = &self.address;
 
   auto impl = std::make_unique<Impl>();
-  impl->task = CoordinationTaskName(job, index);
-  impl->chief = chief.job == job && chief.index == index;
-  const std::string chief_name = CoordinationTaskName(chief.job, chief.index);
+  impl->task = self.name();
+  impl->chief = chief.job == self.job && chief.index == self.index;
+  const std::string chief_name = chief.name();
   const uint64_t incarnation = NewIncarnation();
 
   if (impl->chief) {
     CoordinationService::Options service_options;
-    for (const ClusterTask& task : cluster.tasks()) {
-      service_options.tasks.push_back(CoordinationTaskName(task.job, task.index));
-      if (task.job == Job::kChief || task.job == Job::kWorker) {
-        service_options.barrier_tasks.push_back(service_options.tasks.back());
-      }
-    }
+    for (const ClusterTask& task : cluster.tasks()) service_options.tasks.push_back(task.name());
+    for (const ClusterTask& task : cluster.workers()) service_options.barrier_tasks.push_back(task.name());
     service_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     service_options.max_value_bytes = MaxValueBytes(options.max_message_bytes);
     impl->service = std::make_unique<CoordinationService>(std::move(service_options));
@@ -178,7 +141,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   }
   impl->task_grpc = NewTaskGrpcService(impl->task, incarnation);
 
-  const std::string listen_address = LoopbackForLocalhost(*address);
+  const std::string listen_address = DialAddress(*address);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &impl->port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
@@ -205,7 +168,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     client_options.task = impl->task;
     client_options.incarnation = incarnation;
     client_options.chief_task = chief_name;
-    client_options.chief_address = LoopbackForLocalhost(chief.address);
+    client_options.chief_address = DialAddress(chief.address);
     client_options.startup_timeout_ms = options.startup_timeout_ms;
     client_options.heartbeat_interval_ms = options.heartbeat_interval_ms;
     client_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;

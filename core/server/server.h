@@ -83,9 +83,6 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-// The name the coordination service knows a task by: "worker:1".
-std::string CoordinationTaskName(Job job, int32_t index);
-
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_CORE_SERVER_SERVER_H_

@@ -59,21 +59,6 @@ absl::StatusOr<Tensor> Allocate(DType dtype, Shape shape, const DeviceSpec& devi
   return Tensor::FromBuffer(dtype, std::move(shape), std::move(buffer));
 }
 
-absl::StatusOr<Tensor> ReduceComponents(ReduceOp op, const std::vector<Tensor>& components,
-                                        const DeviceSpec& device) {
-  RETURN_IF_ERROR(CheckSameSignature(components));
-  const Tensor& first = components.front();
-  RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
-  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), device));
-  std::vector<const void*> inputs;
-  for (const Tensor& t : components) inputs.push_back(t.data());
-  void* output = out.data();
-  ReduceRange(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
-              static_cast<size_t>(first.shape().num_elements()),
-              static_cast<int64_t>(inputs.size()));
-  return out;
-}
-
 // The tensor on `device`: itself when it is already there ("unchanged"), else a copy.
 absl::StatusOr<Tensor> PlaceOn(const Tensor& tensor, const DeviceSpec& device) {
   if (tensor.device() == device) return tensor;
@@ -93,18 +78,18 @@ absl::StatusOr<Tensor> ReduceNonDistributed(const Strategy& strategy, ReduceOp o
       " replicas is not defined (TF allows MEAN for it); pass a PerReplica value"));
 }
 
-// Multi-worker: this worker's components combined in accumulator precision, then
-// combined with the other workers' (in the same order as one process would).
-absl::StatusOr<Tensor> ReduceAcrossWorkers(const Strategy& strategy, ReduceOp op,
-                                           const std::vector<Tensor>& components,
-                                           const DeviceSpec& device) {
+// This worker's components combined (in accumulator precision), then with the other
+// workers' in the order one process with all the replicas would use.
+absl::StatusOr<Tensor> ReduceComponents(const Strategy& strategy, ReduceOp op,
+                                        const std::vector<Tensor>& components,
+                                        const DeviceSpec& device) {
   RETURN_IF_ERROR(CheckSameSignature(components));
   const Tensor& first = components.front();
   RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
   std::vector<const void*> inputs;
   for (const Tensor& t : components) inputs.push_back(t.data());
   ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), device));
-  RETURN_IF_ERROR(strategy.cross_worker()->AllReduceLocal(
+  RETURN_IF_ERROR(strategy.workers().AllReduceLocal(
       op, first.dtype(), inputs.data(), static_cast<int32_t>(inputs.size()),
       static_cast<size_t>(first.shape().num_elements()), out.data(), strategy.num_replicas_in_sync(),
       absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)), strategy.NewDeadline()));
@@ -118,14 +103,11 @@ absl::StatusOr<Tensor> ReduceAcross(const Strategy& strategy, ReduceOp op, const
     return ReduceNonDistributed(strategy, op, value, components.front(), device);
   }
   RETURN_IF_ERROR(CheckComponentCount(strategy, components));
-  if (strategy.cross_worker() != nullptr) {
-    return ReduceAcrossWorkers(strategy, op, components, device);
-  }
-  if (components.size() == 1) {
+  if (strategy.num_replicas_in_sync() == 1) {
     RETURN_IF_ERROR(CheckReducible(components.front().dtype(), op));
     return PlaceOn(components.front(), device);
   }
-  return ReduceComponents(op, components, device);
+  return ReduceComponents(strategy, op, components, device);
 }
 
 // The components a reduction or gather along an axis works on: TF runs a per-replica
@@ -202,21 +184,22 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
   const size_t count = static_cast<size_t>(out_shape.num_elements());
   ReduceRange(acc, partial_op, inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
               count, 1);
-  if (CrossWorker* workers = strategy.cross_worker()) {
+  {
     // The workers' partial results and row counts, combined in worker order.
+    Workers& workers = strategy.workers();
     const Deadline deadline = strategy.NewDeadline();
     const std::string what = absl::StrCat("reduce(", ReduceOpName(op), ", axis ", normalized,
                                           ") of ", DTypeName(dtype));
     void* total_out = &total;
     const int64_t local_total = total;
-    const CrossWorker::Segment rows{DType::kInt64, 1, 0, std::span<void* const>(&total_out, 1)};
-    RETURN_IF_ERROR(workers->AllReduce(ReduceOp::kSum, &local_total, sizeof(local_total),
-                                       std::span<const CrossWorker::Segment>(&rows, 1), 1,
-                                       absl::StrCat(what, " row count"), deadline));
-    const CrossWorker::Segment partial{acc, count, 0, std::span<void* const>(&output, 1)};
-    RETURN_IF_ERROR(workers->AllReduce(partial_op, sum.data(), sum.byte_size(),
-                                       std::span<const CrossWorker::Segment>(&partial, 1), 1, what,
-                                       deadline));
+    const Workers::Segment rows{DType::kInt64, 1, 0, std::span<void* const>(&total_out, 1)};
+    RETURN_IF_ERROR(workers.AllReduce(ReduceOp::kSum, &local_total, sizeof(local_total),
+                                      std::span<const Workers::Segment>(&rows, 1), 1,
+                                      absl::StrCat(what, " row count"), deadline));
+    const Workers::Segment partial{acc, count, 0, std::span<void* const>(&output, 1)};
+    RETURN_IF_ERROR(workers.AllReduce(partial_op, sum.data(), sum.byte_size(),
+                                      std::span<const Workers::Segment>(&partial, 1), 1, what,
+                                      deadline));
   }
   if (op == ReduceOp::kMean) {
     if (total == 0) {
@@ -279,18 +262,15 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
   std::vector<std::span<const char>> blocks;
   for (const Tensor& t : components) blocks.push_back(BytesOf(t));
   ConcatenateAlongAxis(blocks, outer, static_cast<char*>(out.data()));
-  if (CrossWorker* workers = strategy.cross_worker()) {
-    std::vector<int64_t> dims_but_axis = first.shape().dims();
-    dims_but_axis[static_cast<size_t>(normalized)] = -1;
-    ASSIGN_OR_RETURN(Tensor all, workers->AllGatherAlongAxis(
-                                     out, normalized,
-                                     absl::StrCat("gather(axis ", normalized, ") of ", DTypeName(first.dtype()),
-                                                  "[", absl::StrJoin(dims_but_axis, ", "), "]"),
-                                     strategy.NewDeadline()));
-    ASSIGN_OR_RETURN(Tensor placed, PlaceOn(all, strategy.worker_devices().front()));
-    return Value(std::move(placed));
-  }
-  return Value(std::move(out));
+  std::vector<int64_t> dims_but_axis = first.shape().dims();
+  dims_but_axis[static_cast<size_t>(normalized)] = -1;
+  ASSIGN_OR_RETURN(Tensor all, strategy.workers().AllGatherAlongAxis(
+                                   out, normalized,
+                                   absl::StrCat("gather(axis ", normalized, ") of ", DTypeName(first.dtype()),
+                                                "[", absl::StrJoin(dims_but_axis, ", "), "]"),
+                                   strategy.NewDeadline()));
+  ASSIGN_OR_RETURN(Tensor placed, PlaceOn(all, strategy.worker_devices().front()));
+  return Value(std::move(placed));
 }
 
 absl::StatusOr<Destinations> DestinationsOf(const Value& value) {

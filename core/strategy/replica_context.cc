@@ -95,8 +95,8 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
     }
     return outputs;
   }
-  if (!local.ok()) return strategy_.group().FailTogether(replica_id_, local, NewDeadline());
-  RETURN_IF_ERROR(strategy_.group().AllReduce(replica_id_, op, values, outputs, NewDeadline()));
+  if (!local.ok()) return strategy_.collective().FailTogether(replica_id_, local, NewDeadline());
+  RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, op, values, outputs, NewDeadline()));
   return outputs;
 }
 
@@ -108,10 +108,10 @@ absl::StatusOr<Tensor> ReplicaContext::AllGather(const Tensor& value, int32_t ax
         "axis ", axis, " is out of range for a tensor of rank ", rank,
         rank == 0 ? ": scalars cannot be gathered along an axis" : ""));
     if (num_replicas_in_sync() == 1) return bad;
-    return strategy_.group().FailTogether(replica_id_, bad, NewDeadline());
+    return strategy_.collective().FailTogether(replica_id_, bad, NewDeadline());
   }
   if (num_replicas_in_sync() == 1) return value.CopyTo(device_name());
-  return strategy_.group().AllGather(replica_id_, value, normalized, device(), NewDeadline());
+  return strategy_.collective().AllGather(replica_id_, value, normalized, device(), NewDeadline());
 }
 
 absl::StatusOr<Tensor> ReplicaContext::Broadcast(const Tensor& value, int32_t source_replica) {
@@ -120,15 +120,15 @@ absl::StatusOr<Tensor> ReplicaContext::Broadcast(const Tensor& value, int32_t so
         absl::StrCat("source_replica ", source_replica, " is out of range: there are ",
                      num_replicas_in_sync(), " replicas"));
     if (num_replicas_in_sync() == 1) return bad;
-    return strategy_.group().FailTogether(replica_id_, bad, NewDeadline());
+    return strategy_.collective().FailTogether(replica_id_, bad, NewDeadline());
   }
   if (num_replicas_in_sync() == 1) return value.CopyTo(device_name());
-  return strategy_.group().Broadcast(replica_id_, value, source_replica, device(), NewDeadline());
+  return strategy_.collective().Broadcast(replica_id_, value, source_replica, device(), NewDeadline());
 }
 
 absl::Status ReplicaContext::Sync() {
   if (num_replicas() == 1) return absl::OkStatus();
-  return strategy_.group().Sync(replica_id_, NewDeadline());
+  return strategy_.collective().Sync(replica_id_, NewDeadline());
 }
 
 absl::StatusOr<std::optional<Value>> ReplicaContext::MergeCall(std::span<const Value> args,
@@ -140,24 +140,22 @@ absl::StatusOr<std::optional<Value>> ReplicaContext::MergeCall(std::span<const V
     ScopedFrame frame(Frame{FrameKind::kMerge, self});
     return fn(args);
   }
-  auto leader = [&](std::span<const void* const> payloads) -> absl::StatusOr<std::shared_ptr<void>> {
+  using Arguments = std::span<const Value>;
+  auto leader = [&](std::span<const Arguments* const> payloads) -> absl::StatusOr<std::optional<Value>> {
     std::vector<Value> gathered;
     for (size_t i = 0; i < args.size(); ++i) {
       std::vector<Value> per_replica;
-      for (int32_t q = 0; q < n; ++q) {
-        per_replica.push_back((*static_cast<const std::span<const Value>*>(payloads[q]))[i]);
-      }
+      for (int32_t q = 0; q < n; ++q) per_replica.push_back((*payloads[q])[i]);
       ASSIGN_OR_RETURN(Value value, Regroup(per_replica, absl::StrCat("merge_call argument ", i)));
       gathered.push_back(std::move(value));
     }
     ScopedFrame frame(Frame{FrameKind::kMerge, self});
-    ASSIGN_OR_RETURN(std::optional<Value> result, fn(gathered));
-    return std::static_pointer_cast<void>(std::make_shared<std::optional<Value>>(std::move(result)));
+    return fn(gathered);
   };
-  ASSIGN_OR_RETURN(std::shared_ptr<void> shared,
-                   strategy_.group().Merge(replica_id_, &args, static_cast<int32_t>(args.size()),
-                                           leader, NewDeadline()));
-  const auto& result = *static_cast<const std::optional<Value>*>(shared.get());
+  ASSIGN_OR_RETURN(std::shared_ptr<const std::optional<Value>> shared,
+                   (strategy_.collective().Merge<Arguments, std::optional<Value>>(
+                       replica_id_, args, static_cast<int32_t>(args.size()), leader, NewDeadline())));
+  const std::optional<Value>& result = *shared;
   if (!result.has_value()) return std::optional<Value>();
   ASSIGN_OR_RETURN(Value part, PartForReplica(*result, replica_id_, n));
   return std::optional<Value>(std::move(part));

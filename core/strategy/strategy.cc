@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/device/local_devices.h"
-#include "core/strategy/multi_worker.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
@@ -67,21 +66,6 @@ absl::StatusOr<std::vector<DeviceSpec>> ResolveDeviceList(const std::vector<std:
   return devices;
 }
 
-// The replica that reduces for ReductionToOneDevice: the one on the requested device, or 0.
-absl::StatusOr<int32_t> ReduceReplica(const CrossDeviceOps& ops, const std::vector<DeviceSpec>& workers) {
-  if (ops.algorithm != AllReduceAlgorithm::kReductionToOneDevice || ops.reduce_device.empty()) {
-    return 0;
-  }
-  ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(ops.reduce_device));
-  ASSIGN_OR_RETURN(DeviceSpec resolved, ResolveLocalDevice(spec));
-  for (size_t i = 0; i < workers.size(); ++i) {
-    if (workers[i] == resolved) return static_cast<int32_t>(i);
-  }
-  // A device that holds no replica: reduce on the first replica's thread, which reads
-  // every replica's memory anyway (all in-process devices share host memory).
-  return 0;
-}
-
 }  // namespace
 
 absl::string_view StrategyKindName(StrategyKind kind) {
@@ -101,56 +85,62 @@ absl::string_view StrategyKindName(StrategyKind kind) {
 }
 
 Strategy::Strategy(StrategyKind kind, std::vector<DeviceSpec> workers,
-                   std::vector<DeviceSpec> parameters, CrossDeviceOps ops)
+                   std::vector<DeviceSpec> parameters, std::unique_ptr<CollectiveBackend> backend)
     : kind_(kind),
       id_(next_strategy_id.fetch_add(1)),
       worker_devices_(std::move(workers)),
       worker_names_(NamesOf(worker_devices_)),
       parameter_devices_(std::move(parameters)),
       parameter_names_(NamesOf(parameter_devices_)),
+      backend_(std::move(backend)),
+      num_workers_(backend_->num_workers()),
+      worker_index_(backend_->worker_index()),
       joined_(worker_devices_.size(), false) {
-  const int32_t reduce_replica = ReduceReplica(ops, worker_devices_).value_or(0);
-  group_ = std::make_unique<ReplicaGroup>(num_replicas(), std::move(ops), reduce_replica);
   pool_ = std::make_unique<ReplicaPool>(num_replicas());
+}
+
+absl::StatusOr<std::shared_ptr<Strategy>> Strategy::Make(StrategyKind kind,
+                                                         std::vector<DeviceSpec> workers,
+                                                         std::vector<DeviceSpec> parameters,
+                                                         BackendRequest request) {
+  request.devices = workers;
+  ASSIGN_OR_RETURN(std::unique_ptr<CollectiveBackend> backend, CreateCollectiveBackend(request));
+  return std::shared_ptr<Strategy>(
+      new Strategy(kind, std::move(workers), std::move(parameters), std::move(backend)));
 }
 
 Strategy::~Strategy() = default;
 
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateOneDevice(absl::string_view device) {
   ASSIGN_OR_RETURN(DeviceSpec resolved, ResolveStrategyDevice(device));
-  return std::shared_ptr<Strategy>(
-      new Strategy(StrategyKind::kOneDevice, {resolved}, {resolved}, CrossDeviceOps{}));
+  return Make(StrategyKind::kOneDevice, {resolved}, {resolved}, BackendRequest{});
 }
 
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
     const std::vector<std::string>& devices, std::optional<CrossDeviceOps> ops) {
   ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList(devices));
-  CrossDeviceOps chosen = ops.value_or(CrossDeviceOps{});
-  RETURN_IF_ERROR(ReduceReplica(chosen, workers).status());
+  BackendRequest request;
+  request.ops = ops.value_or(CrossDeviceOps{});
   std::vector<DeviceSpec> parameters = workers;
-  return std::shared_ptr<Strategy>(new Strategy(StrategyKind::kMirrored, std::move(workers),
-                                                std::move(parameters), std::move(chosen)));
+  return Make(StrategyKind::kMirrored, std::move(workers), std::move(parameters), std::move(request));
 }
 
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
     const ClusterSpec& cluster, const CommunicationOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList({}));
-  CrossDeviceOps ops;
-  if (options.bytes_per_pack > 0) ops.bytes_per_pack = options.bytes_per_pack;
-  const int64_t timeout_ms = options.timeout_seconds > 0
-                                 ? std::max<int64_t>(1, static_cast<int64_t>(options.timeout_seconds * 1000))
-                                 : kDefaultTimeoutMs;
-  ASSIGN_OR_RETURN(std::shared_ptr<MultiWorkerRuntime> runtime,
-                   ConnectWorkers(cluster, options, static_cast<int32_t>(workers.size()), timeout_ms));
+  BackendRequest request;
+  request.cluster = &cluster;
+  request.communication = options;
+  request.timeout_ms = options.timeout_seconds > 0
+                           ? std::max<int64_t>(1, static_cast<int64_t>(options.timeout_seconds * 1000))
+                           : kDefaultTimeoutMs;
+  const int64_t timeout_ms = request.timeout_ms;
   std::vector<DeviceSpec> parameters = workers;
-  std::shared_ptr<Strategy> strategy(new Strategy(StrategyKind::kMultiWorkerMirrored,
-                                                  std::move(workers), std::move(parameters), ops));
+  ASSIGN_OR_RETURN(std::shared_ptr<Strategy> strategy,
+                   Make(StrategyKind::kMultiWorkerMirrored, std::move(workers), std::move(parameters),
+                        std::move(request)));
   strategy->timeout_ms_.store(timeout_ms);
-  strategy->num_workers_ = runtime->cross_worker->num_workers();
-  strategy->worker_index_ = runtime->cross_worker->worker();
-  strategy->group_->SetCrossWorker(runtime->cross_worker);
-  strategy->multi_worker_ = std::move(runtime);
   return strategy;
 }
 
@@ -169,14 +159,14 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateCentralStorage(
     // TF: the single compute device, or the CPU when computing on several.
     parameter = workers.size() == 1 ? workers.front() : DeviceSpec{}.WithDefaults();
   }
-  return std::shared_ptr<Strategy>(new Strategy(StrategyKind::kCentralStorage, std::move(workers),
-                                                {parameter}, CrossDeviceOps{}));
+  return Make(StrategyKind::kCentralStorage, std::move(workers), {parameter}, BackendRequest{});
 }
 
 const std::shared_ptr<Strategy>& Strategy::Default() {
-  static const auto* strategy = new std::shared_ptr<Strategy>(new Strategy(
-      StrategyKind::kDefault, {DeviceSpec{}.WithDefaults()}, {DeviceSpec{}.WithDefaults()},
-      CrossDeviceOps{}));
+  // One replica on the host: its backend cannot fail to build.
+  static const auto* strategy = new std::shared_ptr<Strategy>(
+      *Make(StrategyKind::kDefault, {DeviceSpec{}.WithDefaults()}, {DeviceSpec{}.WithDefaults()},
+            BackendRequest{}));
   return *strategy;
 }
 
@@ -227,10 +217,10 @@ absl::Status Strategy::Run(ReplicaFn fn) {
         first_error = status;
       }
     }
-    group_->Abort(absl::AbortedError(
+    collective().Abort(absl::AbortedError(
         absl::StrCat("replica ", replica, " failed: ", status.message())));
   });
-  group_->Reset();
+  collective().Reset();
   {
     MutexLock lock(&state_mu_);
     running_ = false;
@@ -269,7 +259,7 @@ void Strategy::LeaveReplica(int32_t replica) {
   MutexLock lock(&state_mu_);
   joined_[static_cast<size_t>(replica)] = false;
   // When the last joined replica leaves, a failure among them no longer matters.
-  if (--joined_count_ == 0) group_->Reset();
+  if (--joined_count_ == 0) collective().Reset();
 }
 
 std::string Strategy::UniqueVariableName(absl::string_view requested) {

@@ -12,10 +12,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "core/backend/collective_backend.h"
 #include "core/collective/cross_device_ops.h"
-#include "core/collective/replica_group.h"
 #include "core/cluster/cluster_spec.h"
-#include "core/strategy/communication_options.h"
+#include "core/collective/communication_options.h"
 #include "core/device/device_spec.h"
 #include "core/strategy/replica_pool.h"
 #include "core/util/deadline.h"
@@ -26,7 +26,6 @@ namespace distribute {
 
 class ReplicaContext;
 class Variable;
-struct MultiWorkerRuntime;
 
 enum class StrategyKind : int32_t {
   kDefault = 1,
@@ -67,8 +66,8 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   int32_t first_replica_in_sync() const { return num_replicas() * worker_index_; }
   int32_t num_workers() const { return num_workers_; }
   int32_t worker_index() const { return worker_index_; }
-  // Multi-worker: the cross-worker step of collectives; null in a single process.
-  CrossWorker* cross_worker() const { return group_->cross_worker(); }
+  // The job's workers, for cross-replica calls (one worker in a single process).
+  Workers& workers() const { return backend_->workers(); }
   const std::vector<DeviceSpec>& worker_devices() const { return worker_devices_; }
   const std::vector<std::string>& worker_names() const { return worker_names_; }
   const std::vector<DeviceSpec>& parameter_devices() const { return parameter_devices_; }
@@ -82,7 +81,8 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   absl::Status SetTimeoutMs(int64_t timeout_ms);
   Deadline NewDeadline() const { return Deadline::AfterMs(timeout_ms()); }
 
-  ReplicaGroup& group() { return *group_; }
+  // The replica-context collectives of this process's replicas.
+  Collective& collective() const { return backend_->collective(); }
 
   // Runs `fn(context)` once per replica concurrently (replica 0 on this thread), each in
   // replica context. Returns the first error; a failing replica aborts the group so that
@@ -101,7 +101,12 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
 
  private:
   Strategy(StrategyKind kind, std::vector<DeviceSpec> workers, std::vector<DeviceSpec> parameters,
-           CrossDeviceOps ops);
+           std::unique_ptr<CollectiveBackend> backend);
+  // A strategy over `workers` whose backend is built from `request` (its devices filled in).
+  static absl::StatusOr<std::shared_ptr<Strategy>> Make(StrategyKind kind,
+                                                        std::vector<DeviceSpec> workers,
+                                                        std::vector<DeviceSpec> parameters,
+                                                        BackendRequest request);
 
   const StrategyKind kind_;
   const uint64_t id_;
@@ -110,11 +115,9 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   const std::vector<DeviceSpec> parameter_devices_;
   const std::vector<std::string> parameter_names_;
   std::atomic<int64_t> timeout_ms_{kDefaultTimeoutMs};
-  int32_t num_workers_ = 1;
-  int32_t worker_index_ = 0;
-  // Before group_, which shares its cross-worker communicator: destroyed after it.
-  std::shared_ptr<MultiWorkerRuntime> multi_worker_;
-  std::unique_ptr<ReplicaGroup> group_;
+  const std::unique_ptr<CollectiveBackend> backend_;
+  const int32_t num_workers_;
+  const int32_t worker_index_;
   std::unique_ptr<ReplicaPool> pool_;
   // One run (or set of joined replicas) at a time.
   Mutex run_mu_;

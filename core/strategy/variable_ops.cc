@@ -44,7 +44,7 @@ absl::string_view AssignName(AssignKind kind) {
 std::shared_ptr<Strategy> MultiWorkerStrategyOf(const Variable& variable) {
   std::shared_ptr<Strategy> strategy = ThreadContext::Current().strategy();
   if (strategy == nullptr || strategy->id() != variable.strategy_id() ||
-      strategy->cross_worker() == nullptr) {
+      strategy->num_workers() == 1) {
     return nullptr;
   }
   return strategy;
@@ -93,7 +93,7 @@ absl::Status AssignInReplicaContext(ReplicaContext& context, Variable& variable,
   absl::Status written = context.replica_id() == 0 ? ApplyToCopy(variable, 0, aggregated, kind)
                                                    : absl::OkStatus();
   if (!written.ok()) {
-    context.strategy().group().Abort(absl::AbortedError(written.message()));
+    context.strategy().collective().Abort(absl::AbortedError(written.message()));
     return written;
   }
   return context.Sync();
@@ -194,10 +194,10 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
   }
   const std::string unique_name = strategy->UniqueVariableName(name);
   Tensor initial = initial_value;
-  if (CrossWorker* workers = strategy->cross_worker()) {
+  if (strategy->num_workers() > 1) {
     // Every worker starts from the chief's value, as TF's MultiWorkerMirroredStrategy does.
     ASSIGN_OR_RETURN(initial, initial_value.CopyTo("CPU:0"));
-    RETURN_IF_ERROR(workers->Broadcast(
+    RETURN_IF_ERROR(strategy->workers().Broadcast(
         initial.byte_size() > 0 ? initial.data() : nullptr, initial.byte_size(), 0,
         absl::StrCat("initial value of variable '", unique_name, "' ", DTypeName(initial.dtype()),
                      "[", absl::StrJoin(initial.shape().dims(), ", "), "]"),
@@ -253,7 +253,7 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   const size_t count = static_cast<size_t>(first.shape().num_elements());
   if (const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable)) {
     // Aggregated over every worker's copies, as in one process with all the replicas.
-    RETURN_IF_ERROR(multi_worker->cross_worker()->AllReduceLocal(
+    RETURN_IF_ERROR(multi_worker->workers().AllReduceLocal(
         op, first.dtype(), inputs.data(), static_cast<int32_t>(inputs.size()), count, output,
         multi_worker->num_replicas_in_sync(),
         absl::StrCat("read of SyncOnReadVariable '", variable.name(), "'"), multi_worker->NewDeadline()));

@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
-#include "core/gloo/gloo_communicator.h"
+#include "core/gloo/gloo_transport.h"
 #include "core/server/coordination_service.h"
 #include "core/server/local_coordination_client.h"
 #include "status_test_util.h"
@@ -41,7 +41,7 @@ class CrossWorkerTest : public ::testing::Test {
     for (int32_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         LocalCoordinationClient client(&service, names[w]);
-        auto transport = GlooCommunicator::Connect(client, prefix, w, names, "127.0.0.1",
+        auto transport = GlooTransport::Connect(client, prefix, w, names, "127.0.0.1",
                                                    Deadline::AfterMs(30000));
         ASSERT_TRUE(transport.ok()) << transport.status();
         CrossWorker cross(*std::move(transport));

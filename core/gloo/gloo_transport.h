@@ -1,4 +1,4 @@
-// WorkerCollectives over Gloo's TCP transport (Debian's libgloo 0.5): point-to-point
+// The cross-worker Transport over Gloo's TCP transport (Debian's libgloo 0.5): point-to-point
 // transfers through unbound buffers (the options-based API) and nothing else. Mixing in
 // the older buffer-based algorithm classes fixes a pair's socket buffer to the first small
 // message's size and slows large transfers 100-1000 times (measured on Debian's Gloo), and
@@ -19,8 +19,8 @@
 // - A message longer than the receive posted for it trips an enforce in Gloo's event loop
 //   (the process aborts), so receives whose size is not yet agreed are posted with room
 //   to spare (CrossWorker's first frame); a shorter message is fine.
-#ifndef DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
-#define DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
+#ifndef DISTRIBUTE_CORE_GLOO_GLOO_TRANSPORT_H_
+#define DISTRIBUTE_CORE_GLOO_GLOO_TRANSPORT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/collective/worker_collectives.h"
+#include "core/collective/transport.h"
 #include "core/server/coordination_client.h"
 #include "core/util/mutex.h"
 
@@ -43,17 +43,17 @@ class UnboundBuffer;
 
 namespace distribute {
 
-class GlooCommunicator : public WorkerCollectives {
+class GlooTransport : public Transport {
  public:
   // Connects `task_names.size()` workers: this one is `rank` and listens on `hostname`.
   // Addresses are exchanged through `coordination` under `key_prefix` (the same on every
   // worker, new for every communicator). Fails at `deadline` naming the ranks' tasks that
   // did not connect.
-  static absl::StatusOr<std::unique_ptr<GlooCommunicator>> Connect(
+  static absl::StatusOr<std::unique_ptr<GlooTransport>> Connect(
       CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
       std::vector<std::string> task_names, const std::string& hostname, const Deadline& deadline);
 
-  ~GlooCommunicator() override;
+  ~GlooTransport() override;
 
   int32_t rank() const override { return rank_; }
   int32_t size() const override { return static_cast<int32_t>(task_names_.size()); }
@@ -64,7 +64,7 @@ class GlooCommunicator : public WorkerCollectives {
   absl::Status health() const override { return failure_; }
 
  private:
-  GlooCommunicator(CoordinationClient& coordination, int32_t rank,
+  GlooTransport(CoordinationClient& coordination, int32_t rank,
                    std::vector<std::string> task_names, std::shared_ptr<gloo::Context> context);
 
   // Runs one Gloo operation with SIGPIPE blocked, turning its exceptions into the
@@ -92,4 +92,4 @@ class GlooCommunicator : public WorkerCollectives {
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_GLOO_GLOO_COMMUNICATOR_H_
+#endif  // DISTRIBUTE_CORE_GLOO_GLOO_TRANSPORT_H_

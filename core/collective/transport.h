@@ -1,7 +1,9 @@
-// Byte-level collectives between the workers (processes) of a multi-worker job: the
-// transport under CrossWorker. An implementation provides point-to-point Exchange (one
-// speaks Gloo over TCP: core/gloo/gloo_communicator.h); the collectives are built on it
-// as direct exchanges with every peer (one step, whatever the number of workers).
+// The cross-worker transport: byte-level exchanges between the workers (processes) of a
+// multi-worker job, under CrossWorker. An implementation provides point-to-point Exchange
+// and nothing else: the Gloo TCP transport (core/gloo/gloo_transport.h) is the first; a
+// shared-memory transport for workers on one host and NCCL are its peers. The byte
+// collectives below are built on Exchange as direct exchanges with every peer (one step,
+// whatever the number of workers), so a new transport brings no collective algorithm.
 //
 // Every worker must make the same calls in the same order with matching sizes; CrossWorker
 // guarantees that by exchanging a fixed-size header first. A call that fails (a peer lost,
@@ -9,8 +11,8 @@
 // the original cause (DESIGN.md, "Reliability contract").
 //
 // Thread-safety: one thread at a time.
-#ifndef DISTRIBUTE_CORE_COLLECTIVE_WORKER_COLLECTIVES_H_
-#define DISTRIBUTE_CORE_COLLECTIVE_WORKER_COLLECTIVES_H_
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_TRANSPORT_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_TRANSPORT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -25,9 +27,9 @@
 
 namespace distribute {
 
-class WorkerCollectives {
+class Transport {
  public:
-  virtual ~WorkerCollectives() = default;
+  virtual ~Transport() = default;
 
   virtual int32_t rank() const = 0;
   virtual int32_t size() const = 0;
@@ -67,4 +69,4 @@ class WorkerCollectives {
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_COLLECTIVE_WORKER_COLLECTIVES_H_
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_TRANSPORT_H_

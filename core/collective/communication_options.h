@@ -1,7 +1,7 @@
 // tf.distribute.experimental.CommunicationOptions: how MultiWorkerMirroredStrategy's
 // collectives run between workers.
-#ifndef DISTRIBUTE_CORE_STRATEGY_COMMUNICATION_OPTIONS_H_
-#define DISTRIBUTE_CORE_STRATEGY_COMMUNICATION_OPTIONS_H_
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_COMMUNICATION_OPTIONS_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_COMMUNICATION_OPTIONS_H_
 
 #include <cstdint>
 
@@ -27,4 +27,4 @@ struct CommunicationOptions {
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_STRATEGY_COMMUNICATION_OPTIONS_H_
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_COMMUNICATION_OPTIONS_H_

@@ -1,18 +1,18 @@
-// What a MultiWorkerMirroredStrategy holds beyond a Mirrored one: this task's server
-// (which, on the chief, hosts the coordination service) and the cross-worker
-// communicator, connected at creation.
-#ifndef DISTRIBUTE_CORE_STRATEGY_MULTI_WORKER_H_
-#define DISTRIBUTE_CORE_STRATEGY_MULTI_WORKER_H_
+// What a multi-worker job's collectives run on beyond one process: this task's server
+// (which, on the chief, hosts the coordination service) and the connected cross-worker
+// transport, wrapped in CrossWorker.
+#ifndef DISTRIBUTE_CORE_BACKEND_MULTI_WORKER_RUNTIME_H_
+#define DISTRIBUTE_CORE_BACKEND_MULTI_WORKER_RUNTIME_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/cluster/cluster_spec.h"
+#include "core/collective/communication_options.h"
 #include "core/collective/cross_worker.h"
-#include "core/strategy/communication_options.h"
+#include "core/device/device_spec.h"
 
 namespace distribute {
 
@@ -32,11 +32,12 @@ struct MultiWorkerRuntime {
 
 // Starts this task's server, waits (until `timeout_ms`) for every worker task at a
 // start-up barrier (naming the tasks that did not come), and connects the workers'
-// transport. Every worker must have `replicas_per_worker` replicas.
+// transport (the one `options` and the replicas' `device_type` call for). Every worker
+// must have `replicas_per_worker` replicas.
 absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
-    const ClusterSpec& cluster, const CommunicationOptions& options, int32_t replicas_per_worker,
-    int64_t timeout_ms);
+    const ClusterSpec& cluster, const CommunicationOptions& options, DeviceType device_type,
+    int32_t replicas_per_worker, int64_t timeout_ms);
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_STRATEGY_MULTI_WORKER_H_
+#endif  // DISTRIBUTE_CORE_BACKEND_MULTI_WORKER_RUNTIME_H_

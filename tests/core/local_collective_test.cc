@@ -1,8 +1,8 @@
-// In-process collectives through a Mirrored strategy's replica contexts (and ReplicaGroup
-// directly, for in-place all-reduce): every all-reduce algorithm against a reference
+// In-process collectives through a Mirrored strategy's replica contexts (and LocalCollective
+// directly, for in-place all-reduce and typed merge): every all-reduce algorithm against a reference
 // computed here in double / int64, bit-identical results on every replica, agreement
 // errors naming the replicas, all_gather, broadcast and merge_call.
-#include "core/collective/replica_group.h"
+#include "core/collective/local_collective.h"
 
 #include <atomic>
 #include <cmath>
@@ -235,7 +235,7 @@ void CheckAllReduce(Strategy& strategy, const std::vector<Spec>& specs, ReduceOp
   }
 }
 
-TEST(ReplicaGroupAllReduceTest, EveryAlgorithmMatchesTheReference) {
+TEST(LocalCollectiveAllReduceTest, EveryAlgorithmMatchesTheReference) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     for (int32_t n : {1, 2, 3, 4, 5}) {
       std::shared_ptr<Strategy> strategy = Mirrored(n, algorithm.ops);
@@ -258,7 +258,7 @@ TEST(ReplicaGroupAllReduceTest, EveryAlgorithmMatchesTheReference) {
   }
 }
 
-TEST(ReplicaGroupAllReduceTest, SingleTensorsAndEmptyBatches) {
+TEST(LocalCollectiveAllReduceTest, SingleTensorsAndEmptyBatches) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     SCOPED_TRACE(algorithm.name);
     std::shared_ptr<Strategy> strategy = Mirrored(3, algorithm.ops);
@@ -272,7 +272,7 @@ TEST(ReplicaGroupAllReduceTest, SingleTensorsAndEmptyBatches) {
   }
 }
 
-TEST(ReplicaGroupAllReduceTest, ArbitraryFloatsAreCloseToTheReferenceAndIdenticalOnEveryReplica) {
+TEST(LocalCollectiveAllReduceTest, ArbitraryFloatsAreCloseToTheReferenceAndIdenticalOnEveryReplica) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     for (int32_t n : {3, 5}) {
       SCOPED_TRACE(algorithm.name + " n=" + std::to_string(n));
@@ -319,7 +319,7 @@ TEST(ReplicaGroupAllReduceTest, ArbitraryFloatsAreCloseToTheReferenceAndIdentica
 
 // Integer sums wrap in every algorithm; MEAN must not: the double reference of the mean
 // of 100 and 100 is 100, whatever the storage dtype.
-TEST(ReplicaGroupAllReduceTest, NarrowIntegerSumsWrapButMeansDoNot) {
+TEST(LocalCollectiveAllReduceTest, NarrowIntegerSumsWrapButMeansDoNot) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     SCOPED_TRACE(algorithm.name);
     std::shared_ptr<Strategy> strategy = Mirrored(2, algorithm.ops);
@@ -356,13 +356,13 @@ TEST(ReplicaGroupAllReduceTest, NarrowIntegerSumsWrapButMeansDoNot) {
   }
 }
 
-// ReplicaGroup directly, with outputs that are the inputs (in-place all-reduce).
-TEST(ReplicaGroupAllReduceTest, OutputsMayAliasInputs) {
+// LocalCollective directly, with outputs that are the inputs (in-place all-reduce).
+TEST(LocalCollectiveAllReduceTest, OutputsMayAliasInputs) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     for (int32_t n : {2, 3, 5}) {
       SCOPED_TRACE(algorithm.name + " n=" + std::to_string(n));
       const int32_t reduce_replica = algorithm.ops.reduce_device == "CPU:1" ? 1 : 0;
-      ReplicaGroup group(n, algorithm.ops, reduce_replica);
+      LocalCollective group(n, MakeLocalAllReduce(algorithm.ops, n, reduce_replica));
       EXPECT_EQ(group.size(), n);
       const std::vector<Spec>& specs = MixedSpecs();
       std::vector<std::vector<Tensor>> tensors(static_cast<size_t>(n));
@@ -411,7 +411,7 @@ void ExpectDisagreement(Strategy& strategy, Fn&& fn, std::initializer_list<absl:
   CheckAllReduce(strategy, {{DType::kFloat32, {4}}}, ReduceOp::kSum);
 }
 
-TEST(ReplicaGroupAgreementTest, DifferentShapesDTypesOpsCountsAndKindsFailOnEveryReplica) {
+TEST(LocalCollectiveAgreementTest, DifferentShapesDTypesOpsCountsAndKindsFailOnEveryReplica) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     SCOPED_TRACE(algorithm.name);
     std::shared_ptr<Strategy> strategy = Mirrored(3, algorithm.ops);
@@ -489,7 +489,7 @@ TEST(ReplicaGroupAgreementTest, DifferentShapesDTypesOpsCountsAndKindsFailOnEver
   }
 }
 
-TEST(ReplicaGroupAgreementTest, ALocalErrorReleasesTheOthers) {
+TEST(LocalCollectiveAgreementTest, ALocalErrorReleasesTheOthers) {
   // Replica 1 asks for a bool SUM, which it rejects before meeting the others: it still
   // meets them, and every replica fails the call with replica 1's reason instead of
   // waiting out the timeout.
@@ -508,7 +508,7 @@ TEST(ReplicaGroupAgreementTest, ALocalErrorReleasesTheOthers) {
   CheckAllReduce(*strategy, {{DType::kFloat32, {4}}}, ReduceOp::kSum);
 }
 
-TEST(ReplicaGroupAgreementTest, AMissingReplicaTimesOutNamingIt) {
+TEST(LocalCollectiveAgreementTest, AMissingReplicaTimesOutNamingIt) {
   std::shared_ptr<Strategy> strategy = Mirrored(3);
   ASSERT_NE(strategy, nullptr);
   ASSERT_TRUE(IsOk(strategy->SetTimeoutMs(200)));
@@ -536,7 +536,7 @@ Tensor Numbered(const std::vector<int64_t>& dims, int32_t r, const std::string& 
   return t;
 }
 
-TEST(ReplicaGroupAllGatherTest, ConcatenatesAlongTheAxisInReplicaOrder) {
+TEST(LocalCollectiveAllGatherTest, ConcatenatesAlongTheAxisInReplicaOrder) {
   struct Case {
     std::string name;
     int32_t axis;                                          // as passed (may be negative)
@@ -599,7 +599,7 @@ TEST(ReplicaGroupAllGatherTest, ConcatenatesAlongTheAxisInReplicaOrder) {
   }
 }
 
-TEST(ReplicaGroupAllGatherTest, BadAxesAndScalarsAreInvalidArgument) {
+TEST(LocalCollectiveAllGatherTest, BadAxesAndScalarsAreInvalidArgument) {
   std::shared_ptr<Strategy> strategy = Mirrored(2);
   ASSERT_NE(strategy, nullptr);
   for (int32_t axis : {2, -3}) {
@@ -615,7 +615,7 @@ TEST(ReplicaGroupAllGatherTest, BadAxesAndScalarsAreInvalidArgument) {
   CheckAllReduce(*strategy, {{DType::kFloat32, {4}}}, ReduceOp::kSum);
 }
 
-TEST(ReplicaGroupBroadcastTest, EveryReplicaGetsTheSourcesTensor) {
+TEST(LocalCollectiveBroadcastTest, EveryReplicaGetsTheSourcesTensor) {
   const int32_t n = 4;
   std::shared_ptr<Strategy> strategy = Mirrored(n);
   ASSERT_NE(strategy, nullptr);
@@ -646,7 +646,7 @@ TEST(ReplicaGroupBroadcastTest, EveryReplicaGetsTheSourcesTensor) {
   EXPECT_TRUE(HasError(bad.run, absl::StatusCode::kInvalidArgument, {"source_replica 4"}));
 }
 
-TEST(ReplicaGroupMergeTest, LeaderSeesEveryReplicasArgumentsAndEachGetsItsPart) {
+TEST(LocalCollectiveMergeTest, LeaderSeesEveryReplicasArgumentsAndEachGetsItsPart) {
   const int32_t n = 3;
   std::shared_ptr<Strategy> strategy = Mirrored(n);
   ASSERT_NE(strategy, nullptr);
@@ -693,7 +693,7 @@ TEST(ReplicaGroupMergeTest, LeaderSeesEveryReplicasArgumentsAndEachGetsItsPart) 
   EXPECT_EQ(got, (std::vector<int64_t>{60, 61, 62}));
 }
 
-TEST(ReplicaGroupMergeTest, LeaderErrorsReachEveryReplica) {
+TEST(LocalCollectiveMergeTest, LeaderErrorsReachEveryReplica) {
   std::shared_ptr<Strategy> strategy = Mirrored(3);
   ASSERT_NE(strategy, nullptr);
   const RunResult result = RunReplicas(*strategy, [&](ReplicaContext& c) -> absl::Status {
@@ -726,29 +726,29 @@ TEST(ReplicaGroupMergeTest, LeaderErrorsReachEveryReplica) {
                         "replica 2 called merge_call with 2 argument(s)"}));
 }
 
-TEST(ReplicaGroupMergeTest, DirectMergeRunsTheLeaderOnceOverAllPayloads) {
+TEST(LocalCollectiveMergeTest, DirectMergeRunsTheLeaderOnceOverAllPayloads) {
   const int32_t n = 4;
-  ReplicaGroup group(n, CrossDeviceOps{}, 0);
+  LocalCollective group(n, MakeLocalAllReduce(CrossDeviceOps{}, n, 0));
   std::vector<int> payloads = {1, 2, 3, 4};
   std::vector<int> results(n, 0);
   std::vector<absl::Status> statuses(n);
   std::atomic<int> calls{0};
   auto body = [&](int32_t r) {
     for (int round = 0; round < 50; ++round) {
-      absl::StatusOr<std::shared_ptr<void>> merged = group.Merge(
-          r, &payloads[static_cast<size_t>(r)], 1,
-          [&](std::span<const void* const> all) -> absl::StatusOr<std::shared_ptr<void>> {
+      absl::StatusOr<std::shared_ptr<const int>> merged = group.Merge<int, int>(
+          r, payloads[static_cast<size_t>(r)], 1,
+          [&](std::span<const int* const> all) -> absl::StatusOr<int> {
             calls.fetch_add(1);
             int sum = 0;
-            for (const void* p : all) sum += *static_cast<const int*>(p);
-            return std::static_pointer_cast<void>(std::make_shared<int>(sum + round));
+            for (const int* p : all) sum += *p;
+            return sum + round;
           },
           Deadline::AfterMs(30'000));
       if (!merged.ok()) {
         statuses[static_cast<size_t>(r)] = merged.status();
         return;
       }
-      results[static_cast<size_t>(r)] += *static_cast<int*>(merged->get());
+      results[static_cast<size_t>(r)] += **merged;
     }
   };
   std::vector<std::thread> threads;

@@ -1,17 +1,17 @@
-#include "core/collective/worker_collectives.h"
+#include "core/collective/transport.h"
 
 #include <cstring>
 #include <vector>
 
 namespace distribute {
 
-absl::Status WorkerCollectives::AllGather(const void* in, size_t bytes, void* out,
+absl::Status Transport::AllGather(const void* in, size_t bytes, void* out,
                                           const Deadline& deadline) {
   std::vector<size_t> sizes(static_cast<size_t>(size()), bytes);
   return AllGatherV(in, sizes, out, deadline);
 }
 
-absl::Status WorkerCollectives::AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
+absl::Status Transport::AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
                                            const Deadline& deadline) {
   std::vector<Transfer> sends, receives;
   char* block = static_cast<char*>(out);
@@ -27,7 +27,7 @@ absl::Status WorkerCollectives::AllGatherV(const void* in, std::span<const size_
   return Exchange(sends, receives, deadline);
 }
 
-absl::Status WorkerCollectives::Broadcast(void* data, size_t bytes, int32_t root,
+absl::Status Transport::Broadcast(void* data, size_t bytes, int32_t root,
                                           const Deadline& deadline) {
   std::vector<Transfer> sends, receives;
   if (rank() == root) {

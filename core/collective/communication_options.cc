@@ -1,4 +1,4 @@
-#include "core/strategy/communication_options.h"
+#include "core/collective/communication_options.h"
 
 #include <cmath>
 

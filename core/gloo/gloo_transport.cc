@@ -1,4 +1,4 @@
-#include "core/gloo/gloo_communicator.h"
+#include "core/gloo/gloo_transport.h"
 
 #include <algorithm>
 #include <chrono>
@@ -36,7 +36,7 @@ constexpr int64_t kNameLostNearDeadlineMs = 500;
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Connect(
+absl::StatusOr<std::unique_ptr<GlooTransport>> GlooTransport::Connect(
     CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
     std::vector<std::string> task_names, const std::string& hostname, const Deadline& deadline) {
   const int32_t size = static_cast<int32_t>(task_names.size());
@@ -52,8 +52,8 @@ absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Connect(
     context->setTimeout(Remaining(deadline));
     CoordinationStore store(coordination, key_prefix, Remaining(deadline));
     context->connectFullMesh(store, device);
-    return std::unique_ptr<GlooCommunicator>(
-        new GlooCommunicator(coordination, rank, std::move(task_names), std::move(context)));
+    return std::unique_ptr<GlooTransport>(
+        new GlooTransport(coordination, rank, std::move(task_names), std::move(context)));
   } catch (const std::exception& e) {
     absl::Status peer = coordination.PeerHealth();
     if (!peer.ok()) {
@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Connect(
   }
 }
 
-GlooCommunicator::GlooCommunicator(CoordinationClient& coordination, int32_t rank,
+GlooTransport::GlooTransport(CoordinationClient& coordination, int32_t rank,
                                    std::vector<std::string> task_names,
                                    std::shared_ptr<gloo::Context> context)
     : coordination_(coordination),
@@ -77,7 +77,7 @@ GlooCommunicator::GlooCommunicator(CoordinationClient& coordination, int32_t ran
       context_(std::move(context)),
       watcher_([this] { WatchPeers(); }) {}
 
-GlooCommunicator::~GlooCommunicator() {
+GlooTransport::~GlooTransport() {
   stopping_ = true;
   watcher_.join();
   // Closing the pairs may write to a dead peer.
@@ -85,7 +85,7 @@ GlooCommunicator::~GlooCommunicator() {
   context_.reset();
 }
 
-void GlooCommunicator::WatchPeers() {
+void GlooTransport::WatchPeers() {
   constexpr int64_t kSliceMs = 100;  // bounds how long destruction waits for this thread
   while (!stopping_) {
     const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kSliceMs));
@@ -103,7 +103,7 @@ void GlooCommunicator::WatchPeers() {
   }
 }
 
-absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
+absl::Status GlooTransport::Fail(const char* what, const std::string& error,
                                     const Deadline& deadline) {
   const bool timed_out = absl::StrContains(error, "Timed out") || deadline.Expired();
   if (timed_out) {
@@ -149,7 +149,7 @@ absl::Status GlooCommunicator::Fail(const char* what, const std::string& error,
 }
 
 template <typename Op>
-absl::Status GlooCommunicator::Call(const char* what, const Deadline& deadline, Op op) {
+absl::Status GlooTransport::Call(const char* what, const Deadline& deadline, Op op) {
   if (!failure_.ok()) {
     return absl::Status(failure_.code(),
                         absl::StrCat("the workers' communicator failed earlier: ", failure_.message()));
@@ -163,7 +163,7 @@ absl::Status GlooCommunicator::Call(const char* what, const Deadline& deadline, 
   }
 }
 
-absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
+absl::Status GlooTransport::Exchange(std::span<const Transfer> sends,
                                         std::span<const Transfer> receives,
                                         const Deadline& deadline, const OnReceived& on_received) {
   absl::Status stopped;  // the error on_received ended the exchange with
@@ -173,7 +173,7 @@ absl::Status GlooCommunicator::Exchange(std::span<const Transfer> sends,
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted_sends;
     // Unregistered before the buffers die, however this ends.
     struct Unregister {
-      GlooCommunicator* self;
+      GlooTransport* self;
       ~Unregister() {
         MutexLock lock(&self->pending_mu_);
         self->pending_.clear();

@@ -1,0 +1,47 @@
+// The one place that picks the cross-worker transport from data: the communication
+// options' implementation and the replicas' device kind. Gloo's TCP transport carries CPU
+// workers today; a shared-memory transport for workers on one host and NCCL for GPU
+// workers are added here as peers, without touching any collective algorithm.
+#ifndef DISTRIBUTE_CORE_BACKEND_TRANSPORT_FACTORY_H_
+#define DISTRIBUTE_CORE_BACKEND_TRANSPORT_FACTORY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/collective/communication_options.h"
+#include "core/collective/transport.h"
+#include "core/device/device_spec.h"
+#include "core/server/coordination_client.h"
+#include "core/util/deadline.h"
+
+namespace distribute {
+
+enum class TransportKind : int32_t { kGlooTcp = 1 };
+
+// The transport for workers whose replicas are on `device_type` devices, as `options`
+// asks; a combination that cannot work (NCCL for CPU replicas) is kFailedPrecondition,
+// before anything connects.
+absl::StatusOr<TransportKind> ChooseTransport(const CommunicationOptions& options,
+                                              DeviceType device_type);
+
+// Where a worker's transport meets its peers.
+struct TransportRequest {
+  CoordinationClient* coordination;  // the rendezvous store (the chief's key-value store)
+  std::string key_prefix;            // the same on every worker, new for every transport
+  int32_t rank;
+  std::vector<std::string> task_names;  // every worker, in rank order
+  std::string listen_host;              // this worker's host
+};
+
+// Connects this worker to every other one (until `deadline`, naming the tasks that did
+// not connect).
+absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
+                                                            const TransportRequest& request,
+                                                            const Deadline& deadline);
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_BACKEND_TRANSPORT_FACTORY_H_

@@ -1,0 +1,83 @@
+#include "core/collective/local_rendezvous.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+
+LocalRendezvous::LocalRendezvous(int32_t replicas)
+    : n_(replicas), barrier_(replicas), calls_(static_cast<size_t>(replicas), nullptr) {}
+
+absl::Status LocalRendezvous::Publish(int32_t replica, const PublishedCall& call,
+                                      const absl::Status& local_check, const Deadline& deadline) {
+  // A failure is published in place of the call, so that every replica reports it.
+  const PublishedCall failure = PublishedCall::Failure(&local_check);
+  calls_[static_cast<size_t>(replica)] = local_check.ok() ? &call : &failure;
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  absl::Status agreement = CheckAgreement();
+  if (!agreement.ok()) {
+    // Every replica computed the same error; meet once more so nobody reuses its call
+    // (or `failure`, on this stack) while another still reads it.
+    RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  }
+  return agreement;
+}
+
+absl::Status LocalRendezvous::CheckAgreement() const {
+  // A replica that failed its own checks fails the call for everyone, with its reason.
+  std::vector<std::string> failures;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (int32_t q = 0; q < n_; ++q) {
+    if (calls_[q]->kind != CallKind::kError) continue;
+    if (code == absl::StatusCode::kOk) code = calls_[q]->error->code();
+    failures.push_back(absl::StrCat("replica ", q, ": ", calls_[q]->error->message()));
+  }
+  if (!failures.empty()) return absl::Status(code, absl::StrJoin(failures, "; "));
+  bool same = true;
+  for (int32_t q = 1; q < n_ && same; ++q) same = calls_[q]->SameCallAs(*calls_[0]);
+  if (same) return absl::OkStatus();
+  // Group replicas by what they called, in order of first appearance.
+  std::vector<std::pair<std::string, std::vector<int32_t>>> groups;
+  for (int32_t q = 0; q < n_; ++q) {
+    const std::string described = calls_[q]->Describe();
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == described; });
+    if (it == groups.end()) {
+      groups.push_back({described, {q}});
+    } else {
+      it->second.push_back(q);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "replicas disagree on the collective call: ",
+      absl::StrJoin(groups, "; ", [](std::string* out, const auto& g) {
+        absl::StrAppend(out, g.second.size() == 1 ? "replica " : "replicas ",
+                        absl::StrJoin(g.second, ", "), " called ", g.first);
+      })));
+}
+
+absl::StatusOr<std::shared_ptr<const void>> LocalRendezvous::Merge(int32_t replica,
+                                                                   const void* payload,
+                                                                   int32_t num_args,
+                                                                   ErasedMergeFn leader,
+                                                                   const Deadline& deadline) {
+  const PublishedCall call{.kind = CallKind::kMerge, .parameter = num_args, .payload = payload};
+  RETURN_IF_ERROR(Publish(replica, call, absl::OkStatus(), deadline));
+  if (replica == 0) {
+    std::vector<const void*> payloads(static_cast<size_t>(n_));
+    for (int32_t q = 0; q < n_; ++q) payloads[q] = calls_[q]->payload;
+    absl::StatusOr<std::shared_ptr<const void>> result = leader(payloads);
+    merge_status_ = result.status();
+    merge_result_ = result.ok() ? *std::move(result) : nullptr;
+  }
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  // Read before the next collective's first barrier, after which replica 0 may overwrite.
+  if (!merge_status_.ok()) return merge_status_;
+  return merge_result_;
+}
+
+}  // namespace distribute

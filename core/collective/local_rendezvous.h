@@ -1,0 +1,75 @@
+// Where the replicas of one process meet for every collective call: each publishes its
+// call (PublishedCall), meets the others at a barrier, and every replica checks that all
+// of them made the same call before anyone reads another's buffers. Algorithms then work
+// on the published tensors in place, separated by further barriers.
+//
+// Thread-safety: replica r's calls come from replica r's thread only; Abort from any
+// thread; Reset only while no replica is inside a call.
+#ifndef DISTRIBUTE_CORE_COLLECTIVE_LOCAL_RENDEZVOUS_H_
+#define DISTRIBUTE_CORE_COLLECTIVE_LOCAL_RENDEZVOUS_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/collective/barrier.h"
+#include "core/collective/published_call.h"
+#include "core/util/deadline.h"
+
+namespace distribute {
+
+// The most replicas one process's group can have (algorithms keep per-replica pointers on
+// the stack).
+inline constexpr int32_t kMaxLocalReplicas = 1024;
+
+class LocalRendezvous {
+ public:
+  explicit LocalRendezvous(int32_t replicas);
+
+  int32_t size() const { return n_; }
+
+  // Publishes `call` for `replica` (or, when `local_check` failed, that failure in its
+  // place), meets the others and checks that every replica made the same call. On a
+  // disagreement every replica returns the same error, naming the replicas and what each
+  // called; one replica's failed local check fails the call on all of them, with its reason.
+  absl::Status Publish(int32_t replica, const PublishedCall& call, const absl::Status& local_check,
+                       const Deadline& deadline);
+
+  // Replica q's published call; valid between its Publish and the next barrier that
+  // ends the collective.
+  const PublishedCall& call(int32_t q) const { return *calls_[static_cast<size_t>(q)]; }
+
+  // A plain rendezvous of every replica.
+  absl::Status Arrive(int32_t replica, const Deadline& deadline) {
+    return barrier_.Arrive(replica, deadline);
+  }
+
+  // What the leader of a merge sees (every replica's payload, in replica order) and
+  // gives back (shared by every replica). Collective::Merge is the typed form.
+  using ErasedMergeFn = absl::FunctionRef<absl::StatusOr<std::shared_ptr<const void>>(
+      std::span<const void* const> payloads)>;
+  absl::StatusOr<std::shared_ptr<const void>> Merge(int32_t replica, const void* payload,
+                                                    int32_t num_args, ErasedMergeFn leader,
+                                                    const Deadline& deadline);
+
+  void Abort(const absl::Status& cause) { barrier_.Abort(cause); }
+  void Reset() { barrier_.Reset(); }
+
+ private:
+  absl::Status CheckAgreement() const;
+
+  const int32_t n_;
+  Barrier barrier_;
+  std::vector<const PublishedCall*> calls_;
+  // Written by replica 0 between two barriers, read by every replica after the second.
+  std::shared_ptr<const void> merge_result_;
+  absl::Status merge_status_;
+};
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_COLLECTIVE_LOCAL_RENDEZVOUS_H_
