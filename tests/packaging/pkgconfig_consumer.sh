@@ -50,6 +50,14 @@ case $mode in
     [[ -f $pc_dir/distribute.pc ]] || fail "cmake --install did not install $pc_dir/distribute.pc"
     [[ ! -e $pc_dir/distribute-uninstalled.pc ]] ||
       fail "distribute-uninstalled.pc must not be installed (it points into the build tree)"
+    # The tools come with the library: the launcher, and the benchmark, which must find the
+    # installed library by itself (its run path), with no LD_LIBRARY_PATH.
+    [[ -x $prefix/bin/distrun ]] || fail "cmake --install did not install bin/distrun"
+    [[ -x $prefix/bin/dist-bench ]] || fail "cmake --install did not install bin/dist-bench"
+    "$prefix/bin/distrun" --help >/dev/null 2>&1 || fail "the installed distrun --help failed"
+    bench_lib=$(ldd "$prefix/bin/dist-bench" | awk '/libdistribute/ {print $3}')
+    [[ $(canon "$bench_lib") == $(canon "$prefix/$install_libdir")/* ]] ||
+      fail "the installed dist-bench loads libdistribute from '$bench_lib', not from $prefix/$install_libdir"
     export PKG_CONFIG_PATH=$pc_dir
     expected_libdir=$(canon "$prefix/$install_libdir")
     ;;
