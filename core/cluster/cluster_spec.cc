@@ -228,8 +228,8 @@ absl::StatusOr<int32_t> ClusterSpec::task_index() const {
 
 absl::StatusOr<bool> ClusterSpec::is_chief() const {
   if (!task_) return NoTask();
-  if (task_->job == Job::kChief) return true;
-  return task_->job == Job::kWorker && task_->index == 0 && job_tasks(Job::kChief).empty();
+  const absl::StatusOr<ClusterTask> chief_task = chief();
+  return chief_task.ok() && chief_task->job == task_->job && chief_task->index == task_->index;
 }
 
 std::string TaskName(Job job, int32_t index) { return absl::StrCat(JobName(job), ":", index); }

@@ -239,6 +239,61 @@ TEST(ClusterSpecTest, FailedCallsChangeNothing) {
   EXPECT_TRUE(HasError(spec.num_tasks("master"), kInvalid, {"unknown job 'master'"}));
 }
 
+// The facts every part of the library asks the spec for, against TF's rules written here:
+// workers are the chief then the worker tasks by index; the chief is the "chief" task,
+// else worker 0; ps tasks and the evaluator are never workers.
+TEST(ClusterSpecTest, WorkersChiefAndTaskNames) {
+  ClusterSpec spec;
+  ASSERT_TRUE(IsOk(spec.AddTask("worker", 2, "w2:1")));
+  ASSERT_TRUE(IsOk(spec.AddTask("worker", 0, "w0:1")));
+  ASSERT_TRUE(IsOk(spec.AddTask("ps", 1, "p1:1")));
+  ASSERT_TRUE(IsOk(spec.AddTask("ps", 0, "p0:1")));
+  ASSERT_TRUE(IsOk(spec.AddTask("evaluator", 0, "e:1")));
+  EXPECT_TRUE(HasError(spec.current_task(), absl::StatusCode::kFailedPrecondition, {"no current task"}));
+  EXPECT_TRUE(HasError(spec.worker_rank("x"), absl::StatusCode::kFailedPrecondition));
+  // No chief task: worker 0 is the chief and rank 0.
+  std::vector<std::string> names;
+  for (const ClusterTask& task : spec.workers()) names.push_back(task.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"worker:0", "worker:2"}));
+  EXPECT_EQ(spec.chief()->name(), "worker:0");
+  EXPECT_EQ(spec.chief()->address, "w0:1");
+  ASSERT_TRUE(IsOk(spec.SetTask("worker", 2)));
+  EXPECT_EQ(*spec.worker_rank("x"), 1);
+  EXPECT_EQ(spec.current_task()->address, "w2:1");
+  EXPECT_FALSE(*spec.is_chief());
+  ASSERT_TRUE(IsOk(spec.SetTask("ps", 1)));
+  EXPECT_TRUE(HasError(spec.worker_rank("the strategy needs a worker"), kInvalid,
+                       {"task ps:1 is not a worker: the strategy needs a worker"}));
+  ASSERT_EQ(spec.tasks(Job::kPs).size(), 2u);
+  EXPECT_EQ(spec.tasks(Job::kPs)[0].address, "p0:1");
+  EXPECT_EQ(spec.tasks(Job::kEvaluator).size(), 1u);
+  // A chief task comes first and is the chief.
+  ASSERT_TRUE(IsOk(spec.AddTask("chief", 0, "c:1")));
+  EXPECT_EQ(spec.workers().front().name(), "chief:0");
+  EXPECT_EQ(spec.workers().size(), 3u);
+  EXPECT_EQ(spec.chief()->name(), "chief:0");
+  ASSERT_TRUE(IsOk(spec.SetTask("worker", 0)));
+  EXPECT_EQ(*spec.worker_rank("x"), 1);
+  EXPECT_FALSE(*spec.is_chief());
+  // Workers without index 0 and no chief: nobody can host the coordination service.
+  ClusterSpec headless;
+  ASSERT_TRUE(IsOk(headless.AddTask("worker", 1, "a:1")));
+  EXPECT_TRUE(HasError(headless.chief(), kInvalid, {"the cluster has no chief"}));
+  ASSERT_TRUE(IsOk(headless.SetTask("worker", 1)));
+  EXPECT_FALSE(*headless.is_chief());
+}
+
+TEST(ClusterSpecTest, DialAndListenAddresses) {
+  EXPECT_EQ(DialAddress("localhost:2222"), "127.0.0.1:2222");
+  EXPECT_EQ(DialAddress("host.example.com:1"), "host.example.com:1");
+  EXPECT_EQ(DialAddress("[::1]:5"), "[::1]:5");
+  EXPECT_EQ(ListenHost("localhost:2222"), "127.0.0.1");
+  EXPECT_EQ(ListenHost("[fe80::1]:65535"), "fe80::1");
+  EXPECT_EQ(ListenHost("10.1.2.3:80"), "10.1.2.3");
+  EXPECT_EQ(SplitTaskAddress("[::1]:7").port, "7");
+  EXPECT_EQ(TaskName(Job::kEvaluator, 0), "evaluator:0");
+}
+
 TEST(ClusterSpecTest, AddressForms) {
   for (const char* good : {"a:1", "localhost:65535", "my-host.example.com:2222", "10.0.0.255:80",
                            "0.0.0.0:1", "[::1]:1", "[2001:db8::8a2e:370:7334]:443", "x1:8"}) {
