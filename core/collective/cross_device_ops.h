@@ -1,5 +1,5 @@
 // The choice of in-process all-reduce algorithm (tf.distribute.CrossDeviceOps), as data:
-// a strategy holds one and its replica group follows it.
+// a strategy holds one and its LocalCollective runs the algorithm it names (MakeLocalAllReduce).
 #ifndef DISTRIBUTE_CORE_COLLECTIVE_CROSS_DEVICE_OPS_H_
 #define DISTRIBUTE_CORE_COLLECTIVE_CROSS_DEVICE_OPS_H_
 

@@ -1,5 +1,5 @@
 // A distribution strategy: its replicas (one per compute device, each with a persistent
-// thread), where its variables live, its all-reduce algorithm and its replica group.
+// thread), where its variables live, and the collective backend its replicas communicate through.
 #ifndef DISTRIBUTE_CORE_STRATEGY_STRATEGY_H_
 #define DISTRIBUTE_CORE_STRATEGY_STRATEGY_H_
 
