@@ -268,7 +268,10 @@ bool Job::Spawn(int index) {
   rank.pid = pid;
   rank.running = true;
   ++running_count_;
-  std::string prefix = "[" + std::to_string(index) + "] ";
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "[" + string&&.
+  std::string prefix = "[";
+  prefix += std::to_string(index);
+  prefix += "] ";
   fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
   fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
   rank.out = Stream{out[0], std::make_unique<LineRelay>(prefix, 1)};
