@@ -9,6 +9,7 @@
 #include "server/coordination.grpc.pb.h"  // generated
 #include "core/server/coordination_service.h"
 #include "core/server/grpc_status.h"
+#include "core/server/job_token.h"
 
 namespace distribute {
 namespace {
@@ -24,32 +25,59 @@ Deadline RequestDeadline(int64_t timeout_ms) {
   return Deadline::AfterMs(std::clamp<int64_t>(timeout_ms, 0, kMaxCoordinationWaitMs));
 }
 
+// OK when the request carries the job's token (or the job has none); otherwise
+// Unauthenticated, before the request is looked at.
+absl::Status Authenticate(const grpc::ServerContext* context, const std::string& token) {
+  if (token.empty()) return absl::OkStatus();
+  const auto& metadata = context->client_metadata();
+  const auto found = metadata.find(kJobTokenMetadataKey);
+  if (found != metadata.end() &&
+      JobTokenMatches(token, absl::string_view(found->second.data(), found->second.size()))) {
+    return absl::OkStatus();
+  }
+  return absl::UnauthenticatedError(
+      found == metadata.end() ? "the request carries no job token: this server serves only its job's processes"
+                              : "the request's job token is wrong: this server serves only its job's processes");
+}
+
+// Every handler starts with this: an unauthenticated request changes nothing.
+#define DIST_AUTHENTICATE(context)                                                    \
+  if (absl::Status denied = Authenticate(context, token_); !denied.ok()) {            \
+    return ReplyStatus(context, denied);                                              \
+  }
+
 class CoordinationGrpcService final : public pb::CoordinationService::Service {
  public:
-  explicit CoordinationGrpcService(CoordinationService* service) : service_(service) {}
+  CoordinationGrpcService(CoordinationService* service, std::string token)
+      : service_(service), token_(std::move(token)) {}
 
   grpc::Status Register(grpc::ServerContext* context, const pb::RegisterRequest* request,
                         pb::RegisterResponse*) override {
+    DIST_AUTHENTICATE(context);
     return ReplyStatus(context, service_->Register(request->task(), request->incarnation()));
   }
 
   grpc::Status Disconnect(grpc::ServerContext* context, const pb::DisconnectRequest* request,
                           pb::DisconnectResponse*) override {
+    DIST_AUTHENTICATE(context);
     return ReplyStatus(context, service_->Disconnect(request->task(), request->incarnation()));
   }
 
   grpc::Status Heartbeat(grpc::ServerContext* context, const pb::HeartbeatRequest* request,
                          pb::HeartbeatResponse*) override {
+    DIST_AUTHENTICATE(context);
     return ReplyStatus(context, service_->Heartbeat(request->task(), request->incarnation()));
   }
 
   grpc::Status KeyValueSet(grpc::ServerContext* context, const pb::KeyValueSetRequest* request,
                            pb::KeyValueSetResponse*) override {
+    DIST_AUTHENTICATE(context);
     return ReplyStatus(context, service_->Set(request->key(), request->value()));
   }
 
   grpc::Status KeyValueGet(grpc::ServerContext* context, const pb::KeyValueGetRequest* request,
                            pb::KeyValueGetResponse* response) override {
+    DIST_AUTHENTICATE(context);
     absl::StatusOr<std::string> value = service_->Get(
         request->key(), RequestDeadline(request->timeout_ms()), [context] { return context->IsCancelled(); });
     if (value.ok()) *response->mutable_value() = std::move(*value);
@@ -58,6 +86,7 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
 
   grpc::Status Barrier(grpc::ServerContext* context, const pb::BarrierRequest* request,
                        pb::BarrierResponse*) override {
+    DIST_AUTHENTICATE(context);
     return ReplyStatus(context, service_->Barrier(request->name(), request->task(),
                                                   RequestDeadline(request->timeout_ms()),
                                                   [context] { return context->IsCancelled(); }));
@@ -67,6 +96,7 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
   // is the task's death unless it disconnected first, which the service sorts out.
   grpc::Status Watch(grpc::ServerContext* context, const pb::WatchRequest* request,
                      grpc::ServerWriter<pb::WatchEvent>* writer) override {
+    DIST_AUTHENTICATE(context);
     const std::string& task = request->task();
     const uint64_t incarnation = request->incarnation();
     // Only a registered task may watch (this also counts as a heartbeat).
@@ -95,15 +125,17 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
 
  private:
   CoordinationService* const service_;
+  const std::string token_;
 };
 
 class TaskGrpcService final : public pb::TaskService::Service {
  public:
-  TaskGrpcService(std::string task, uint64_t incarnation)
-      : task_(std::move(task)), incarnation_(incarnation) {}
+  TaskGrpcService(std::string task, uint64_t incarnation, std::string token)
+      : task_(std::move(task)), incarnation_(incarnation), token_(std::move(token)) {}
 
-  grpc::Status GetTask(grpc::ServerContext*, const pb::GetTaskRequest*,
+  grpc::Status GetTask(grpc::ServerContext* context, const pb::GetTaskRequest*,
                        pb::GetTaskResponse* response) override {
+    DIST_AUTHENTICATE(context);
     response->set_task(task_);
     response->set_incarnation(incarnation_);
     return grpc::Status::OK;
@@ -112,16 +144,21 @@ class TaskGrpcService final : public pb::TaskService::Service {
  private:
   const std::string task_;
   const uint64_t incarnation_;
+  const std::string token_;
 };
+
+#undef DIST_AUTHENTICATE
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> NewCoordinationGrpcService(CoordinationService* service) {
-  return std::make_unique<CoordinationGrpcService>(service);
+std::unique_ptr<grpc::Service> NewCoordinationGrpcService(CoordinationService* service,
+                                                          std::string job_token) {
+  return std::make_unique<CoordinationGrpcService>(service, std::move(job_token));
 }
 
-std::unique_ptr<grpc::Service> NewTaskGrpcService(std::string task, uint64_t incarnation) {
-  return std::make_unique<TaskGrpcService>(std::move(task), incarnation);
+std::unique_ptr<grpc::Service> NewTaskGrpcService(std::string task, uint64_t incarnation,
+                                                  std::string job_token) {
+  return std::make_unique<TaskGrpcService>(std::move(task), incarnation, std::move(job_token));
 }
 
 }  // namespace distribute

@@ -11,6 +11,8 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
+
+#include "core/server/job_token.h"
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
@@ -62,6 +64,11 @@ struct RemoteCoordinationClient::Impl {
         chief(absl::StrCat("chief task ", options.chief_task, " at ", options.chief_address)) {}
   ~Impl() { Stop(); }
 
+  // Every call proves it comes from the job (job_token.h).
+  void Authenticate(grpc::ClientContext& context) const {
+    if (!options.job_token.empty()) context.AddMetadata(kJobTokenMetadataKey, options.job_token);
+  }
+
   // The end of one call: its status, and whether the service produced it.
   struct Outcome {
     grpc::Status status;
@@ -75,6 +82,7 @@ struct RemoteCoordinationClient::Impl {
     grpc::ClientContext context;
     context.set_deadline(ToSystemClock(deadline));
     context.set_wait_for_ready(wait_for_ready);
+    Authenticate(context);
     {
       MutexLock lock(&mu);
       if (stopping) return {grpc::Status(grpc::StatusCode::CANCELLED, "stopped"), false};
@@ -127,6 +135,7 @@ struct RemoteCoordinationClient::Impl {
   // and, when it breaks without a Stop, the news that the service itself is gone.
   void RunWatch() ABSL_LOCKS_EXCLUDED(mu) {
     grpc::ClientContext context;  // no deadline: Stop cancels it
+    Authenticate(context);
     {
       MutexLock lock(&mu);
       if (stopping) {
@@ -206,6 +215,7 @@ struct RemoteCoordinationClient::Impl {
       if (disconnect) {
         grpc::ClientContext context;
         context.set_deadline(ToSystemClock(Clock::now() + kDisconnectTimeout));
+        Authenticate(context);
         pb::DisconnectRequest request;
         request.set_task(options.task);
         request.set_incarnation(options.incarnation);

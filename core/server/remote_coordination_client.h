@@ -31,6 +31,7 @@ class RemoteCoordinationClient final : public CoordinationClient {
     int64_t heartbeat_interval_ms = 500;
     int64_t heartbeat_timeout_ms = 10000;
     size_t max_message_bytes = 0;
+    std::string job_token;  // sent with every call ("": none)
   };
 
   // Waits up to startup_timeout_ms for the chief's service (retrying while nothing

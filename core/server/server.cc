@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/server/coordination_service.h"
 #include "core/server/grpc_services.h"
+#include "core/server/job_token.h"
 #include "core/server/local_coordination_client.h"
 #include "core/server/remote_coordination_client.h"
 #include "core/util/mutex.h"
@@ -121,6 +122,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   }
   ASSIGN_OR_RETURN(const ClusterTask self, cluster.current_task());
   ASSIGN_OR_RETURN(const ClusterTask chief, cluster.chief());
+  ASSIGN_OR_RETURN(const std::string token, ResolveJobToken(options.job_token));
+  if (token.empty()) RETURN_IF_ERROR(CheckUnauthenticatedJob(cluster, options.allow_unauthenticated));
   const std::string* address = &self.address;
 
   auto impl = std::make_unique<Impl>();
@@ -137,9 +140,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     service_options.max_value_bytes = MaxValueBytes(options.max_message_bytes);
     impl->service = std::make_unique<CoordinationService>(std::move(service_options));
     RETURN_IF_ERROR(impl->service->Register(impl->task, incarnation, /*expects_heartbeats=*/false));
-    impl->coordination_grpc = NewCoordinationGrpcService(impl->service.get());
+    impl->coordination_grpc = NewCoordinationGrpcService(impl->service.get(), token);
   }
-  impl->task_grpc = NewTaskGrpcService(impl->task, incarnation);
+  impl->task_grpc = NewTaskGrpcService(impl->task, incarnation, token);
 
   const std::string listen_address = DialAddress(*address);
   grpc::ServerBuilder builder;
@@ -173,6 +176,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     client_options.heartbeat_interval_ms = options.heartbeat_interval_ms;
     client_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     client_options.max_message_bytes = options.max_message_bytes;
+    client_options.job_token = token;
     absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> client =
         RemoteCoordinationClient::Connect(std::move(client_options));
     if (!client.ok()) {

@@ -39,6 +39,11 @@ class Server {
     int64_t heartbeat_timeout_ms = 10000;
     // The largest gRPC message, either direction; bounds values in the key-value store.
     size_t max_message_bytes = kDefaultMaxMessageBytes;
+    // The secret every request between the job's servers carries (job_token.h); empty:
+    // DIST_JOB_TOKEN from the environment, or none.
+    std::string job_token;
+    // Run without a token on non-loopback addresses (also DIST_ALLOW_UNAUTHENTICATED=1).
+    bool allow_unauthenticated = false;
 
     // InvalidArgument naming the first option out of range.
     absl::Status Validate() const;
@@ -49,8 +54,10 @@ class Server {
   // Starts the server of the cluster's current task: binds the task's address (a host of
   // "localhost" binds 127.0.0.1) and, on any task but the chief, connects to the chief's
   // coordination service, waiting up to startup_timeout_ms for it.
-  // Errors: kFailedPrecondition without a current task; kInvalidArgument for bad options
-  // or a cluster without a chief; kUnavailable when the address cannot be bound (the
+  // Errors: kFailedPrecondition without a current task, or without a job token on a
+  // non-loopback address (job_token.h); kInvalidArgument for bad options, a malformed
+  // token or a cluster without a chief; kUnauthenticated when the chief's service refuses
+  // this task's token; kUnavailable when the address cannot be bound (the
   // message says why, e.g. "Address already in use") or the chief cannot be reached in
   // time (naming the chief task and its address).
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ClusterSpec& cluster, const Options& options);
