@@ -93,17 +93,17 @@ dist_status_t dist_context_strategy(const dist_context_t* context, dist_strategy
   });
 }
 
-dist_status_t dist_context_device(const dist_context_t* context, const char** out_device) {
-  ClearOut(out_device);
+dist_status_t dist_context_device(const dist_context_t* context, const char** out_borrowed_device) {
+  ClearOut(out_borrowed_device);
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return NullArgument("context");
-    if (out_device == nullptr) return NullArgument("out_device");
-    *out_device = Unwrap(context)->device_name().c_str();
+    if (out_borrowed_device == nullptr) return NullArgument("out_borrowed_device");
+    *out_borrowed_device = Unwrap(context)->device_name().c_str();
     return absl::OkStatus();
   });
 }
 
-dist_status_t dist_context_set_timeout(dist_context_t* context, int64_t timeout_ms) {
+dist_status_t dist_context_set_timeout_ms(dist_context_t* context, int64_t timeout_ms) {
   return Guard(__func__, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
     return replica->SetTimeoutMs(timeout_ms);
@@ -159,8 +159,8 @@ dist_status_t dist_context_broadcast(dist_context_t* context, const dist_value_t
 }
 
 dist_status_t dist_context_merge_call(dist_context_t* context, dist_merge_fn fn,
-                                      const dist_value_t* const* args, int32_t num_args,
-                                      dist_value_t** out, void* user_data) {
+                                      void* user_data, const dist_value_t* const* args,
+                                      int32_t num_args, dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));

@@ -178,8 +178,8 @@ dist_status_t dist_dataset_range(int64_t start, int64_t stop, int64_t step, dist
   return NewDataset(__func__, out, [&] { return distribute::Range(start, stop, step); });
 }
 
-dist_status_t dist_dataset_from_generator(dist_generator_fn fn, int32_t num_components,
-                                          void* user_data, dist_free_fn free_fn,
+dist_status_t dist_dataset_from_generator(dist_generator_fn fn, void* user_data,
+                                          dist_free_fn free_fn, int32_t num_components,
                                           dist_dataset_t** out) {
   auto owner = std::make_shared<UserData>(user_data, free_fn);
   const dist_status_t status = NewDataset(__func__, out, [&]() -> absl::StatusOr<DatasetPtr> {
@@ -244,8 +244,8 @@ dist_status_t dist_dataset_shuffle(const dist_dataset_t* dataset, int64_t buffer
   });
 }
 
-dist_status_t dist_dataset_map(const dist_dataset_t* dataset, dist_map_fn fn, int32_t num_outputs,
-                               int32_t num_parallel_calls, void* user_data, dist_free_fn free_fn,
+dist_status_t dist_dataset_map(const dist_dataset_t* dataset, dist_map_fn fn, void* user_data,
+                               dist_free_fn free_fn, int32_t num_outputs, int32_t num_parallel_calls,
                                dist_dataset_t** out) {
   auto owner = std::make_shared<UserData>(user_data, free_fn);
   const dist_status_t status = Transform(__func__, dataset, out, [&](DatasetPtr input)

@@ -76,7 +76,7 @@ struct dist_server_options {
   distribute::Server::Options options;
 };
 
-struct dist_options {
+struct dist_input_options {
   distribute::InputOptions options;
 };
 

@@ -25,11 +25,11 @@ namespace {
 
 using DistributedPtr = std::shared_ptr<const DistributedDataset>;
 
-InputOptions OptionsOf(const dist_options_t* options) {
+InputOptions OptionsOf(const dist_input_options_t* options) {
   return options != nullptr ? options->options : InputOptions{};
 }
 
-dist_status_t SetOption(const char* function, dist_options_t* options,
+dist_status_t SetOption(const char* function, dist_input_options_t* options,
                         absl::FunctionRef<absl::Status(InputOptions&)> set) {
   return Guard(function, [&]() -> absl::Status {
     if (options == nullptr) return NullArgument("options");
@@ -105,18 +105,18 @@ dist_status_t ContextAccessor(const char* function, const dist_input_context_t* 
 
 extern "C" {
 
-dist_status_t dist_input_options_create(dist_options_t** out) {
+dist_status_t dist_input_options_create(dist_input_options_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
-    *out = new dist_options();
+    *out = new dist_input_options();
     return absl::OkStatus();
   });
 }
 
-void dist_input_options_destroy(dist_options_t* options) { delete options; }
+void dist_input_options_destroy(dist_input_options_t* options) { delete options; }
 
-dist_status_t dist_input_options_set_prefetch_depth(dist_options_t* options, int64_t depth) {
+dist_status_t dist_input_options_set_prefetch_depth(dist_input_options_t* options, int64_t depth) {
   return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
     if (depth < 0) {
       return absl::InvalidArgumentError(absl::StrCat("depth is ", depth, ": expected >= 0"));
@@ -126,7 +126,7 @@ dist_status_t dist_input_options_set_prefetch_depth(dist_options_t* options, int
   });
 }
 
-dist_status_t dist_input_options_set_replication_mode(dist_options_t* options,
+dist_status_t dist_input_options_set_replication_mode(dist_input_options_t* options,
                                                       dist_input_replication_mode_t mode) {
   return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
     ASSIGN_OR_RETURN(o.replication_mode, distribute::InputReplicationModeFromInt(mode));
@@ -134,7 +134,7 @@ dist_status_t dist_input_options_set_replication_mode(dist_options_t* options,
   });
 }
 
-dist_status_t dist_input_options_set_auto_shard_policy(dist_options_t* options,
+dist_status_t dist_input_options_set_auto_shard_policy(dist_input_options_t* options,
                                                        dist_auto_shard_policy_t policy) {
   return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
     ASSIGN_OR_RETURN(o.auto_shard_policy, distribute::AutoShardPolicyFromInt(policy));
@@ -142,14 +142,14 @@ dist_status_t dist_input_options_set_auto_shard_policy(dist_options_t* options,
   });
 }
 
-dist_status_t dist_input_options_set_fetch_to_device(dist_options_t* options, int32_t enable) {
+dist_status_t dist_input_options_set_fetch_to_device(dist_input_options_t* options, int32_t enable) {
   return SetOption(__func__, options, [&](InputOptions& o) {
     o.fetch_to_device = enable != 0;
     return absl::OkStatus();
   });
 }
 
-dist_status_t dist_input_options_set_per_replica_batches(dist_options_t* options, int32_t enable) {
+dist_status_t dist_input_options_set_per_replica_batches(dist_input_options_t* options, int32_t enable) {
   return SetOption(__func__, options, [&](InputOptions& o) {
     o.per_replica_batches = enable != 0;
     return absl::OkStatus();
@@ -158,7 +158,7 @@ dist_status_t dist_input_options_set_per_replica_batches(dist_options_t* options
 
 dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                const dist_dataset_t* dataset,
-                                               const dist_options_t* options,
+                                               const dist_input_options_t* options,
                                                dist_dataset_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
@@ -173,7 +173,7 @@ dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
 dist_status_t dist_strategy_distribute_datasets_from_function(dist_strategy_t* strategy,
                                                               dist_dataset_fn fn, void* user_data,
                                                               dist_free_fn free_fn,
-                                                              const dist_options_t* options,
+                                                              const dist_input_options_t* options,
                                                               dist_dataset_t** out) {
   ClearOut(out);
   const dist_status_t status = Guard(__func__, [&]() -> absl::Status {

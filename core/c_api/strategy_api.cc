@@ -170,8 +170,8 @@ dist_status_t dist_strategy_num_replicas_in_sync(const dist_strategy_t* strategy
 }
 
 dist_status_t dist_strategy_worker_device(const dist_strategy_t* strategy, int32_t index,
-                                          const char** out_device) {
-  return Accessor(__func__, strategy, "strategy", out_device, "out_device",
+                                          const char** out_borrowed_device) {
+  return Accessor(__func__, strategy, "strategy", out_borrowed_device, "out_borrowed_device",
                   [&](const dist_strategy& s, const char*& device) {
                     absl::Status status;
                     device = DeviceAt(s.strategy->worker_names(), index, status, "replicas");
@@ -189,8 +189,8 @@ dist_status_t dist_strategy_parameter_device_count(const dist_strategy_t* strate
 }
 
 dist_status_t dist_strategy_parameter_device(const dist_strategy_t* strategy, int32_t index,
-                                             const char** out_device) {
-  return Accessor(__func__, strategy, "strategy", out_device, "out_device",
+                                             const char** out_borrowed_device) {
+  return Accessor(__func__, strategy, "strategy", out_borrowed_device, "out_borrowed_device",
                   [&](const dist_strategy& s, const char*& device) {
                     absl::Status status;
                     device = DeviceAt(s.strategy->parameter_names(), index, status,
@@ -199,7 +199,7 @@ dist_status_t dist_strategy_parameter_device(const dist_strategy_t* strategy, in
                   });
 }
 
-dist_status_t dist_strategy_set_timeout(dist_strategy_t* strategy, int64_t timeout_ms) {
+dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy, int64_t timeout_ms) {
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
     return strategy->strategy->SetTimeoutMs(timeout_ms);
@@ -244,13 +244,9 @@ dist_status_t dist_in_cross_replica_context(int32_t* out_in_cross) {
   });
 }
 
-dist_status_t dist_get_replica_context(dist_context_t** out) {
-  ClearOut(out);
-  return Guard(__func__, [&]() -> absl::Status {
-    if (out == nullptr) return NullArgument("out");
-    *out = distribute::c_api::Wrap(ThreadContext::Current().replica_context());
-    return absl::OkStatus();
-  });
+dist_context_t* dist_current_replica_context(void) {
+  distribute::c_api::ClearLastError();
+  return distribute::c_api::Wrap(ThreadContext::Current().replica_context());
 }
 
 dist_status_t dist_experimental_set_strategy(dist_strategy_t* strategy) {
@@ -269,8 +265,8 @@ dist_status_t dist_get_loss_reduction(dist_reduce_op_t* out_op) {
 }
 
 dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn,
-                                const dist_value_t* const* args, int32_t num_args,
-                                dist_value_t** results, int32_t num_results, void* user_data) {
+                                void* user_data, const dist_value_t* const* args,
+                                int32_t num_args, dist_value_t** results, int32_t num_results) {
   if (results != nullptr) {
     for (int32_t i = 0; i < num_results; ++i) results[i] = nullptr;
   }
@@ -452,9 +448,9 @@ dist_status_t dist_strategy_batch_reduce_to(dist_strategy_t* strategy, dist_redu
 }
 
 dist_status_t dist_strategy_update(dist_strategy_t* strategy, dist_value_t* variable,
-                                   dist_update_fn fn, const dist_value_t* const* args,
-                                   int32_t num_args, int32_t group, dist_value_t** out,
-                                   void* user_data) {
+                                   dist_update_fn fn, void* user_data,
+                                   const dist_value_t* const* args, int32_t num_args, int32_t group,
+                                   dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");

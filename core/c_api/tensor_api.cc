@@ -129,12 +129,12 @@ dist_status_t dist_tensor_byte_size(const dist_value_t* tensor, size_t* out_size
                     [](const Tensor& t) { return t.byte_size(); });
 }
 
-dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_data) {
-  return ReadTensor(__func__, tensor, out_data, "out_data", [](const Tensor& t) { return t.data(); });
+dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_borrowed_data) {
+  return ReadTensor(__func__, tensor, out_borrowed_data, "out_borrowed_data", [](const Tensor& t) { return t.data(); });
 }
 
-dist_status_t dist_tensor_device(const dist_value_t* tensor, const char** out_device) {
-  return ReadTensor(__func__, tensor, out_device, "out_device",
+dist_status_t dist_tensor_device(const dist_value_t* tensor, const char** out_borrowed_device) {
+  return ReadTensor(__func__, tensor, out_borrowed_device, "out_borrowed_device",
                     [](const Tensor& t) { return t.device_name().c_str(); });
 }
 

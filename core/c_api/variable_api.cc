@@ -91,8 +91,8 @@ dist_status_t dist_variable_assign_sub(dist_value_t* variable, const dist_value_
   return Assign(__func__, variable, value, AssignKind::kSub);
 }
 
-dist_status_t dist_variable_name(const dist_value_t* variable, const char** out_name) {
-  return ReadField(__func__, variable, out_name, "out_name",
+dist_status_t dist_variable_name(const dist_value_t* variable, const char** out_borrowed_name) {
+  return ReadField(__func__, variable, out_borrowed_name, "out_borrowed_name",
                    [](const Variable& v) { return v.name().c_str(); });
 }
 

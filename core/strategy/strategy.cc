@@ -37,6 +37,22 @@ absl::StatusOr<DeviceSpec> ResolveStrategyDevice(absl::string_view name) {
   return resolved;
 }
 
+// A worker's replicas: its logical CPU devices CPU:0 ... CPU:n-1, n from the options.
+// The process gets at least n logical CPU devices (never fewer than it had), so the
+// replicas' devices resolve like any other local device.
+absl::StatusOr<std::vector<DeviceSpec>> MultiWorkerDevices(const CommunicationOptions& options) {
+  ASSIGN_OR_RETURN(const int32_t count, options.ResolveReplicasPerWorker());
+  if (LogicalCpuDeviceCount() < count) RETURN_IF_ERROR(SetLogicalCpuDeviceCount(count));
+  std::vector<DeviceSpec> devices;
+  for (int32_t i = 0; i < count; ++i) {
+    DeviceSpec spec;
+    spec.type = DeviceType::kCpu;
+    spec.index = i;
+    devices.push_back(spec);
+  }
+  return devices;
+}
+
 absl::StatusOr<std::vector<DeviceSpec>> ResolveDeviceList(const std::vector<std::string>& names) {
   std::vector<DeviceSpec> devices;
   if (names.empty()) {
@@ -135,12 +151,10 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
     const ClusterSpec& cluster, const CommunicationOptions& options) {
   RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList({}));
+  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, MultiWorkerDevices(options));
   CrossDeviceOps ops;
   if (options.bytes_per_pack > 0) ops.bytes_per_pack = options.bytes_per_pack;
-  const int64_t timeout_ms = options.timeout_seconds > 0
-                                 ? std::max<int64_t>(1, static_cast<int64_t>(options.timeout_seconds * 1000))
-                                 : kDefaultTimeoutMs;
+  const int64_t timeout_ms = options.TimeoutMsOr(kDefaultTimeoutMs);
   ASSIGN_OR_RETURN(std::shared_ptr<MultiWorkerRuntime> runtime,
                    ConnectWorkers(cluster, options, static_cast<int32_t>(workers.size()), timeout_ms));
   std::vector<DeviceSpec> parameters = workers;

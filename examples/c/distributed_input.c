@@ -76,8 +76,8 @@ int main(void) {
     if (!has_value) break;
     dist_value_t* losses = NULL;
     dist_value_t* mean = NULL;
-    CHECK(dist_strategy_run(strategy, per_example_loss, (const dist_value_t* const*)batch, 2,
-                            &losses, 1, NULL));
+    CHECK(dist_strategy_run(strategy, per_example_loss, NULL, (const dist_value_t* const*)batch,
+                            2, &losses, 1));
     CHECK(dist_strategy_reduce_axis(strategy, DIST_REDUCE_MEAN, losses, 0, &mean));
     printf("step %d: rows per replica", step);
     for (int32_t r = 0; r < 2; ++r) {

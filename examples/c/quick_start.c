@@ -28,7 +28,7 @@ int main(void) {
   void* data;
   CHECK(dist_set_logical_cpu_device_count(4));
   CHECK(dist_strategy_create_mirrored(NULL, 0, NULL, &strategy));  /* CPU:0..CPU:3 */
-  CHECK(dist_strategy_run(strategy, step, NULL, 0, &per_replica, 1, NULL));
+  CHECK(dist_strategy_run(strategy, step, NULL, NULL, 0, &per_replica, 1));
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, per_replica, &total));
   CHECK(dist_tensor_data(total, &data));
   printf("all_reduce(0+1+2+3) on every replica, then their MEAN: %g\n", *(float*)data);

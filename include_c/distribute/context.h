@@ -49,7 +49,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_strategy(const dist_context_t
 
 /* The compute device of this replica, canonical name, owned by the strategy. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_device(const dist_context_t* context,
-                                                          const char** out_device);
+                                                          const char** out_borrowed_device);
 
 /* Overrides, for this replica's collectives from now until its replica function returns
  * (or it leaves, for a joined replica), the strategy's timeout: timeout_ms > 0 bounds each
@@ -57,7 +57,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_device(const dist_context_t* 
  * bounds; the first to expire fails the collective for all (DIST_DEADLINE_EXCEEDED on that
  * replica, DIST_ABORTED on the others).
  * Thread-safety: owner thread only. */
-DIST_API DIST_NODISCARD dist_status_t dist_context_set_timeout(dist_context_t* context,
+DIST_API DIST_NODISCARD dist_status_t dist_context_set_timeout_ms(dist_context_t* context,
                                                                int64_t timeout_ms);
 
 /* All-reduces a tensor (or this replica's variable value) across replicas; *out is a new
@@ -91,14 +91,14 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_broadcast(dist_context_t* con
  * nothing). All replicas must pass the same num_args. Collective. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_merge_call(dist_context_t* context,
                                                               dist_merge_fn fn,
-                                                              const dist_value_t* const* args,
-                                                              int32_t num_args, dist_value_t** out,
-                                                              void* user_data);
+                                                              void* user_data,
+                                                              const dist_value_t* const* args, int32_t num_args,
+                                                              dist_value_t** out);
 
 /* Leaves a replica joined with dist_strategy_join_replica and releases the context.
  * Accepts NULL. Must be called on the joining thread. Contexts handed to a replica
  * function by dist_strategy_run are not left this way (DIST_FAILED_PRECONDITION). */
-DIST_API DIST_NODISCARD dist_status_t dist_context_leave(dist_context_t* context);
+DIST_API dist_status_t dist_context_leave(dist_context_t* context);
 
 DIST_EXTERN_C_END
 

@@ -66,9 +66,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_range(int64_t start, int64_t 
  * generator at index 0. `free_fn` (may be NULL) releases user_data when the dataset and
  * every iterator over it are gone; if this call fails it is not called. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_generator(dist_generator_fn fn,
-                                                                  int32_t num_components,
                                                                   void* user_data,
                                                                   dist_free_fn free_fn,
+                                                                  int32_t num_components,
                                                                   dist_dataset_t** out);
 
 /* The lines of text files, in file order, without their line terminators ("\n" or "\r\n"),
@@ -120,9 +120,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_shuffle(const dist_dataset_t*
  * `free_fn` (may be NULL) releases user_data when the dataset and its iterators are gone;
  * if this call fails it is not called. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_map(const dist_dataset_t* dataset,
-                                                       dist_map_fn fn, int32_t num_outputs,
-                                                       int32_t num_parallel_calls, void* user_data,
-                                                       dist_free_fn free_fn, dist_dataset_t** out);
+                                                       dist_map_fn fn, void* user_data,
+                                                       dist_free_fn free_fn, int32_t num_outputs,
+                                                       int32_t num_parallel_calls, dist_dataset_t** out);
 
 /* Produces up to buffer_size (>= 0; 0 means no prefetching) elements ahead on a library
  * thread. */

@@ -45,11 +45,11 @@ DIST_API void dist_device_destroy(dist_device_t* device);
  * the device and valid while it lives.
  * Thread-safety: safe (a device never changes after creation). */
 DIST_API DIST_NODISCARD dist_status_t dist_device_name(const dist_device_t* device,
-                                                       const char** out_name);
+                                                       const char** out_borrowed_name);
 
 /* The job name, or "" when the name has no job part. Owned by the device. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_job(const dist_device_t* device,
-                                                      const char** out_job);
+                                                      const char** out_borrowed_job);
 
 /* The replica number, or -1 when the name has no replica part. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_replica(const dist_device_t* device,
@@ -87,7 +87,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_local_device_get(int32_t index, dist_
  * libdistribute_cuda.so.0 was not found" or "no CUDA driver"; "" when GPUs were found.
  * The string is owned by the library and valid until the process ends.
  * Thread-safety: safe. */
-DIST_API DIST_NODISCARD dist_status_t dist_gpu_unavailable_reason(const char** out_reason);
+DIST_API DIST_NODISCARD dist_status_t dist_gpu_unavailable_reason(const char** out_borrowed_reason);
 
 DIST_EXTERN_C_END
 

@@ -38,24 +38,24 @@ typedef dist_status_t (*dist_dataset_fn)(const dist_input_context_t* context, di
 
 /* New options: prefetch depth 1 per replica, PER_WORKER, AUTO sharding, global batches,
  * no fetch to device. */
-DIST_API DIST_NODISCARD dist_status_t dist_input_options_create(dist_options_t** out);
-DIST_API void dist_input_options_destroy(dist_options_t* options);
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_create(dist_input_options_t** out);
+DIST_API void dist_input_options_destroy(dist_input_options_t* options);
 
 /* Batches each replica's iterator prepares ahead (>= 0; 0 disables prefetching). */
-DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_prefetch_depth(dist_options_t* options,
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_prefetch_depth(dist_input_options_t* options,
                                                                            int64_t depth);
 DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_replication_mode(
-    dist_options_t* options, dist_input_replication_mode_t mode);
+    dist_input_options_t* options, dist_input_replication_mode_t mode);
 DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_auto_shard_policy(
-    dist_options_t* options, dist_auto_shard_policy_t policy);
+    dist_input_options_t* options, dist_auto_shard_policy_t policy);
 /* Copy each replica's batch to its device (meaningful for GPU replicas; with CPU replicas
  * the batches are already in place). */
-DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_fetch_to_device(dist_options_t* options,
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_fetch_to_device(dist_input_options_t* options,
                                                                             int32_t enable);
 /* The contrib MirroredStrategy semantics: each incoming batch is already one replica's
  * batch; replicas take consecutive batches instead of splitting one. */
 DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches(
-    dist_options_t* options, int32_t enable);
+    dist_input_options_t* options, int32_t enable);
 
 /* ---- Distribution ---- */
 
@@ -67,7 +67,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches
  * one input pipeline, as on a single worker, no policy shards anything). */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                                        const dist_dataset_t* dataset,
-                                                                       const dist_options_t* options,
+                                                                       const dist_input_options_t* options,
                                                                        dist_dataset_t** out);
 
 /* Strategy.experimental_distribute_datasets_from_function: `fn` is called (on this thread,
@@ -78,7 +78,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_stra
  * this call returns). */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_datasets_from_function(
     dist_strategy_t* strategy, dist_dataset_fn fn, void* user_data, dist_free_fn free_fn,
-    const dist_options_t* options, dist_dataset_t** out);
+    const dist_input_options_t* options, dist_dataset_t** out);
 
 /* The contrib entry points of the reference pages: make_dataset_iterator is
  * distribute_dataset then make_iterator; make_input_fn_iterator is

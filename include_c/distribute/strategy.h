@@ -11,7 +11,7 @@
  * reduce_to returns values unchanged, and variables are plain variables.
  *
  * Every blocking wait (a collective, merge_call, the rendezvous of `run`) is bounded by
- * the strategy's timeout (dist_strategy_set_timeout, 60 s by default); an expired wait
+ * the strategy's timeout (dist_strategy_set_timeout_ms, 60 s by default); an expired wait
  * fails with DIST_DEADLINE_EXCEEDED. When one replica fails, every replica waiting in a
  * collective or merge_call is released with DIST_ABORTED and `run` returns the first
  * error; the strategy is usable again for the next `run`. */
@@ -103,33 +103,50 @@ typedef int32_t dist_communication_implementation_t;
 /* NCCL: GPU replicas only (not available yet: creation fails with DIST_FAILED_PRECONDITION). */
 #define DIST_COMMUNICATION_NCCL 2
 
-/* New communication options with the defaults: AUTO, the default pack size, and the
- * strategy's default timeout (60 s). Thread-safety: safe. */
+/* New communication options with the defaults: AUTO, the default pack size, the
+ * strategy's default timeout (60000 ms) and the default replicas per worker (see
+ * dist_communication_options_set_replicas_per_worker). On success *out is the caller's.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_create(
     dist_communication_options_t** out);
-/* Accepts NULL. */
+/* Releases options. Accepts NULL. A strategy created with them keeps its own copy.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API void dist_communication_options_destroy(dist_communication_options_t* options);
 
-/* DIST_INVALID_ARGUMENT for a value that is not a DIST_COMMUNICATION_* constant. */
+/* DIST_INVALID_ARGUMENT for a value that is not a DIST_COMMUNICATION_* constant.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_implementation(
     dist_communication_options_t* options, dist_communication_implementation_t implementation);
-/* The largest pack small tensors are fused into (bytes, >= 0; 0: the default). */
+/* The largest pack small tensors are fused into (bytes, >= 0; 0: the default).
+ * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_bytes_per_pack(
     dist_communication_options_t* options, int64_t bytes_per_pack);
 /* The deadline of start-up (every worker must arrive within it) and of every collective
- * between workers, in seconds (finite, 0 < s <= 604800; 0: the default, 60 s). A worker
- * that stops responding makes the collectives of the others fail with
+ * between workers, in milliseconds (0 < ms <= 604800000, a week; 0: the default, 60000).
+ * A worker that stops responding makes the collectives of the others fail with
  * DIST_DEADLINE_EXCEEDED when it passes; a worker that dies makes them fail with
  * DIST_UNAVAILABLE naming it, at once. Either failure is final for the strategy: every
- * later collective fails at once with the same cause. */
-DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_seconds(
-    dist_communication_options_t* options, double timeout_seconds);
+ * later collective fails at once with the same cause.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_ms(
+    dist_communication_options_t* options, int64_t timeout_ms);
+/* How many replicas this worker runs (1 <= n <= DIST_MAX_LOGICAL_CPU_DEVICES): its
+ * logical CPU devices CPU:0 ... CPU:n-1, made available if the process exposes fewer
+ * (the logical CPU device count is raised to n, never lowered). 0 restores the default:
+ * the DIST_REPLICAS_PER_WORKER environment variable when it is set (read at strategy
+ * creation; a value that is not an integer in that range makes creation fail with
+ * DIST_INVALID_ARGUMENT naming it), else one replica per worker, as in TF. Every worker
+ * must use the same count.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_replicas_per_worker(
+    dist_communication_options_t* options, int32_t replicas_per_worker);
 
 /* A MultiWorkerMirroredStrategy: synchronous training on every worker task (the chief and
  * the worker tasks) of `cluster`, whose current task is this process; NULL `cluster`
  * reads TF_CONFIG from the environment. Every worker runs the same program and creates
  * its strategies in the same order. This process's replicas are its logical CPU devices
- * (dist_set_logical_cpu_device_count; the same count on every worker);
+ * CPU:0 ... CPU:n-1, n from dist_communication_options_set_replicas_per_worker (by
+ * default DIST_REPLICAS_PER_WORKER, else 1; the same n on every worker);
  * num_replicas_in_sync counts the replicas of all workers, and replica ids run over
  * them, worker by worker in rank order (the chief first).
  *
@@ -181,7 +198,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_num_replicas_in_sync(
  * owned by the strategy. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_worker_device(const dist_strategy_t* strategy,
                                                                   int32_t index,
-                                                                  const char** out_device);
+                                                                  const char** out_borrowed_device);
 
 /* The number of devices variables are placed on (StrategyExtended.parameter_devices). */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device_count(
@@ -189,11 +206,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device_count(
 
 /* Parameter device `index`, canonical name, owned by the strategy. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device(
-    const dist_strategy_t* strategy, int32_t index, const char** out_device);
+    const dist_strategy_t* strategy, int32_t index, const char** out_borrowed_device);
 
 /* Sets the bound on every blocking wait of this strategy, in milliseconds (> 0).
  * Thread-safety: safe; waits already in progress keep their deadline. */
-DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout(dist_strategy_t* strategy,
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy,
                                                                 int64_t timeout_ms);
 
 /* ---- Scopes and the current strategy ---- */
@@ -205,7 +222,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout(dist_strategy_t*
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_scope_enter(dist_strategy_t* strategy);
 
 /* Leaves the innermost scope, which must be `strategy`'s. */
-DIST_API DIST_NODISCARD dist_status_t dist_strategy_scope_exit(dist_strategy_t* strategy);
+DIST_API dist_status_t dist_strategy_scope_exit(dist_strategy_t* strategy);
 
 /* A new reference to the current strategy: the innermost scope's, the one set with
  * dist_experimental_set_strategy, or the default strategy. Inside a replica function,
@@ -220,9 +237,13 @@ DIST_API DIST_NODISCARD dist_status_t dist_has_strategy(int32_t* out_has);
  * strategy), as tf.distribute.in_cross_replica_context. */
 DIST_API DIST_NODISCARD dist_status_t dist_in_cross_replica_context(int32_t* out_in_cross);
 
-/* The current replica context, borrowed (valid until the replica function returns), or
- * NULL in cross-replica context. With no scope, the default strategy's replica context. */
-DIST_API DIST_NODISCARD dist_status_t dist_get_replica_context(dist_context_t** out);
+/* The current replica context (tf.distribute.get_replica_context), or NULL in
+ * cross-replica context (inside a scope or merge_call's function). With no scope, the
+ * default strategy's replica context. Borrowed, never destroyed by the caller: a run's
+ * context is valid until the replica function returns, a joined replica's until
+ * dist_context_leave, the default strategy's for the life of the process. Never fails.
+ * Thread-safety: safe; the result belongs to the calling thread. */
+DIST_API dist_context_t* dist_current_replica_context(void);
 
 /* Makes `strategy` current on this thread without a scope (NULL restores the default),
  * like tf.distribute.experimental_set_strategy. Fails inside a scope. */
@@ -243,9 +264,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_get_loss_reduction(dist_reduce_op_t* 
  * Thread-safety: one `run` per strategy at a time; others wait their turn. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_run(dist_strategy_t* strategy,
                                                         dist_replica_fn fn,
-                                                        const dist_value_t* const* args,
-                                                        int32_t num_args, dist_value_t** results,
-                                                        int32_t num_results, void* user_data);
+                                                        void* user_data,
+                                                        const dist_value_t* const* args, int32_t num_args,
+                                                        dist_value_t** results, int32_t num_results);
 
 /* A PerReplica value whose component i is fn(i, num_replicas)
  * (experimental_distribute_values_from_function); with one replica, that tensor.
@@ -325,15 +346,15 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_batch_reduce_to(
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_update(dist_strategy_t* strategy,
                                                            dist_value_t* variable,
                                                            dist_update_fn fn,
-                                                           const dist_value_t* const* args,
-                                                           int32_t num_args, int32_t group,
-                                                           dist_value_t** out, void* user_data);
+                                                           void* user_data,
+                                                           const dist_value_t* const* args, int32_t num_args,
+                                                           int32_t group, dist_value_t** out);
 
 /* Variables created (on this thread) until the matching exit are placed on the devices
  * of `variable` (StrategyExtended.colocate_vars_with). Must be inside the scope. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_colocate_vars_with_enter(
     dist_strategy_t* strategy, const dist_value_t* variable);
-DIST_API DIST_NODISCARD dist_status_t dist_strategy_colocate_vars_with_exit(
+DIST_API dist_status_t dist_strategy_colocate_vars_with_exit(
     dist_strategy_t* strategy);
 
 /* 1 when `variable` was created inside this strategy's scope, else 0. */

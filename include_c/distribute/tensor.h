@@ -101,12 +101,12 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_byte_size(const dist_value_t* 
  * borrowed, valid while any value sharing the buffer lives, and may be written in place
  * (every value sharing it sees the write). An empty tensor may give NULL.
  * Thread-safety: the call is safe; synchronising access to the bytes is the caller's. */
-DIST_API DIST_NODISCARD dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_data);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_borrowed_data);
 
 /* The canonical name of the tensor's device ("/device:CPU:0"). Owned by the tensor and
  * valid while it lives. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_tensor_device(const dist_value_t* tensor,
-                                                         const char** out_device);
+                                                         const char** out_borrowed_device);
 
 /* Copies a tensor to `device` (host to host, host to GPU, GPU to host, GPU to GPU). The
  * result is a new tensor owned by the caller, with its own buffer, even when the device is

@@ -32,7 +32,7 @@ typedef struct dist_iterator dist_iterator_t;
 typedef struct dist_input_context dist_input_context_t;
 
 /* Configuration for the object that takes it, set through typed setters. */
-typedef struct dist_options dist_options_t;
+typedef struct dist_input_options dist_input_options_t;
 
 /* A cluster description: TF_CONFIG or an explicit cluster spec. */
 typedef struct dist_cluster dist_cluster_t;

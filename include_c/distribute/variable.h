@@ -74,7 +74,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_sub(dist_value_t* var
 
 /* The variable's name, owned by the variable. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_name(const dist_value_t* variable,
-                                                         const char** out_name);
+                                                         const char** out_borrowed_name);
 
 /* The synchronization and aggregation the variable was created with (AUTO resolved). */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_synchronization(

@@ -251,7 +251,7 @@ static void check_after_batch(int32_t n, int which) {
   example_init(&d);
   batched = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   switch (which) {
-    case 0: DT_OK(dist_dataset_map(batched, copy_fn, 2, 1, NULL, NULL, &after)); break;
+    case 0: DT_OK(dist_dataset_map(batched, copy_fn, NULL, NULL, 2, 1, &after)); break;
     case 1: DT_OK(dist_dataset_take(batched, -1, &after)); break;
     case 2: DT_OK(dist_dataset_prefetch(batched, 2, &after)); break;
     default: DT_OK(dist_dataset_repeat(batched, 1, &after)); break;
@@ -285,7 +285,7 @@ static void check_single_partial_after_map(int32_t n) {
   dist_value_t* outs[2];
   example_init(&d);
   batched = example_dataset(&d, 3, GLOBAL_BATCH);
-  DT_OK(dist_dataset_map(batched, copy_fn, 2, 1, NULL, NULL, &mapped));
+  DT_OK(dist_dataset_map(batched, copy_fn, NULL, NULL, 2, 1, &mapped));
   DT_OK(dist_strategy_distribute_dataset(s, mapped, NULL, &dist));
   DT_OK(dist_dataset_make_iterator(dist, &it));
   DT_OK(dist_iterator_get_next(it, outs, 2));
@@ -389,8 +389,8 @@ static void check_run_over_iterator(int32_t n) {
     rc.per = GLOBAL_BATCH / n;
     DT_OK(dist_iterator_get_next(it, outs, 2));
     DTS_RUN_OK(&rc.errors, n,
-               dist_strategy_run(s, slice_fn, (const dist_value_t* const*)outs, 2, &result, 1,
-                                 &rc));
+               dist_strategy_run(s, slice_fn, &rc, (const dist_value_t* const*)outs, 2, &result,
+                                 1));
     for (i = rc.first; i < rc.first + rc.actual; ++i) expected += d.y[i];
     DT_OK(dist_strategy_reduce(s, DIST_REDUCE_SUM, result, &total));
     assert_float_equal(dts_scalar_f32(total), expected, 1e-3);
@@ -456,7 +456,7 @@ static void test_two_distributed_iterators(void** state) {
 static void test_options(void** state) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(2);
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   dist_dataset_t* ds = NULL;
   dist_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
@@ -512,7 +512,7 @@ static void test_options(void** state) {
 }
 
 static void test_options_misuse(void** state) {
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   (void)state;
   DT_ERR(dist_input_options_create(NULL), DIST_INVALID_ARGUMENT, "dist_input_options_create",
          "out");
@@ -611,7 +611,7 @@ static void test_distributed_source_error(void** state) {
   dist_value_t* v = NULL;
   int step;
   (void)state;
-  DT_OK(dist_dataset_from_generator(failing_gen, 1, NULL, NULL, &g));
+  DT_OK(dist_dataset_from_generator(failing_gen, NULL, NULL, 1, &g));
   DT_OK(dist_dataset_batch(g, 4, 0, &b));
   DT_OK(dist_strategy_distribute_dataset(s, b, NULL, &dist));
   DT_OK(dist_dataset_make_iterator(dist, &it));
@@ -659,7 +659,7 @@ static void test_distributed_dataset_lifetime_and_misuse(void** state) {
   assert_null(out);
   DT_ERR2(dist_dataset_take(dist, 1, &out), DIST_INVALID_ARGUMENT, DIST_FAILED_PRECONDITION,
           "dist_dataset_take", "dataset");
-  DT_ERR2(dist_dataset_map(dist, copy_fn, 2, 1, NULL, NULL, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR2(dist_dataset_map(dist, copy_fn, NULL, NULL, 2, 1, &out), DIST_INVALID_ARGUMENT,
           DIST_FAILED_PRECONDITION, "dist_dataset_map", "dataset");
   DT_ERR2(dist_strategy_distribute_dataset(s, dist, NULL, &out), DIST_INVALID_ARGUMENT,
           DIST_FAILED_PRECONDITION, "dist_strategy_distribute_dataset", "dataset");
@@ -777,7 +777,7 @@ static void test_auto_shard_single_worker(void** state) {
   dist_dataset_t* fb = NULL;
   dist_dataset_t* rb = NULL;
   dist_dataset_t* r = NULL;
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   int64_t got[64], expected[64];
   int f, k, i;
   (void)state;
@@ -797,7 +797,7 @@ static void test_auto_shard_single_worker(void** state) {
   }
   for (i = 0; i < 15; ++i) expected[i] = i;
   DT_OK(dist_dataset_from_tfrecord_files(paths, 2, &files));
-  DT_OK(dist_dataset_map(files, parse_id, 1, 2, NULL, NULL, &ids));
+  DT_OK(dist_dataset_map(files, parse_id, NULL, NULL, 1, 2, &ids));
   DT_OK(dist_dataset_batch(ids, 4, 0, &fb));
   r = ddt_range(0, 15, 1);
   DT_OK(dist_dataset_batch(r, 4, 0, &rb));
@@ -963,7 +963,7 @@ static void test_from_function_per_worker(void** state) {
 static void test_from_function_per_replica(void** state) {
   const int32_t n = 4;
   dist_strategy_t* s = dts_mirrored(n);
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   dist_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* v = NULL;
@@ -1102,7 +1102,7 @@ static void test_make_input_fn_iterator(void** state) {
  * replicas take consecutive batches; a replica left without a batch gets an empty one. */
 static void test_per_replica_batches(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   dist_dataset_t* r = ddt_range(0, 15, 1);
   dist_dataset_t* b = NULL;
   dist_dataset_t* dist = NULL;

@@ -135,8 +135,8 @@ static void iterate_and_check(dist_strategy_t* s, const dist_dataset_t* dist, in
     memset(&job, 0, sizeof(job));
     job.id_arg = id_component;
     DTS_RUN_OK(&job.errors, NUM_REPLICAS,
-               dist_strategy_run(s, sum_ids_fn, (const dist_value_t* const*)outs, count, &result,
-                                 1, &job));
+               dist_strategy_run(s, sum_ids_fn, &job, (const dist_value_t* const*)outs, count,
+                                 &result, 1));
     DT_OK(dist_strategy_reduce(s, DIST_REDUCE_SUM, result, &total));
     {
       double step_sums[3];
@@ -267,7 +267,7 @@ static void test_tfrecord_files(void** state) {
   dist_dataset_t* parsed = NULL;
   dist_dataset_t* batched = NULL;
   dist_dataset_t* dist = NULL;
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   unsigned char record[8 + 17];
   int64_t id = 0;
   int f, j, policy;
@@ -285,7 +285,7 @@ static void test_tfrecord_files(void** state) {
   }
   assert_int_equal(id, 517);
   DT_OK(dist_dataset_from_tfrecord_files(paths, NUM_FILES, &files));
-  DT_OK(dist_dataset_map(files, parse_record, 2, 3, NULL, NULL, &parsed));
+  DT_OK(dist_dataset_map(files, parse_record, NULL, NULL, 2, 3, &parsed));
   DT_OK(dist_dataset_batch(parsed, TFR_PER_REPLICA * NUM_REPLICAS, 0, &batched));
   /* The default options (AUTO sharding: FILE for this source, a no-op on one worker), and
    * explicit ones with deeper prefetching. */

@@ -122,13 +122,12 @@ int main(int argc, char** argv) {
     CHECK(dist_strategy_create_mirrored(NULL, 0, NULL, &strategy));
     snprintf(path, sizeof path, "%s.single", prefix);
   } else {
-    const char* per_worker = getenv("DIST_REPLICAS_PER_WORKER");
+    /* The strategy takes its replica count from DIST_REPLICAS_PER_WORKER (default 1). */
     const char* rank_text = getenv("DIST_RANK");
-    CHECK(dist_set_logical_cpu_device_count(per_worker ? atoi(per_worker) : 1));
     rank = rank_text ? atoi(rank_text) : 0;
     dist_communication_options_t* options = NULL;
     CHECK(dist_communication_options_create(&options));
-    CHECK(dist_communication_options_set_timeout_seconds(options, 30));
+    CHECK(dist_communication_options_set_timeout_ms(options, 30000));
     CHECK(dist_strategy_create_multi_worker_mirrored(NULL, options, &strategy));
     dist_communication_options_destroy(options);
     snprintf(path, sizeof path, "%s.%d", prefix, rank);
@@ -161,7 +160,7 @@ int main(int argc, char** argv) {
   enum { kResults = 7 };
   dist_value_t* results[kResults] = {0};
   const dist_value_t* run_args[1] = {counter};
-  CHECK(dist_strategy_run(strategy, Step, run_args, 1, results, kResults, NULL));
+  CHECK(dist_strategy_run(strategy, Step, NULL, run_args, 1, results, kResults));
   dist_value_t* counted = NULL;
   CHECK(dist_variable_read(counter, &counted));
   Write("sync_on_read_sum", counted);

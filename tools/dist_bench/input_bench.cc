@@ -237,7 +237,7 @@ IterResult MeasureIterator(const IterConfig& config, const float* source, int64_
   CHECK_DIST(dist_dataset_repeat(slices, -1, &repeated));
   dist_dataset_t* batched = nullptr;
   CHECK_DIST(dist_dataset_batch(repeated, global, 1, &batched));
-  dist_options_t* options = nullptr;
+  dist_input_options_t* options = nullptr;
   CHECK_DIST(dist_input_options_create(&options));
   CHECK_DIST(dist_input_options_set_prefetch_depth(options, config.prefetch));
   dist_dataset_t* distributed = nullptr;
