@@ -30,17 +30,11 @@ absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view 
   return *tensor;
 }
 
-// Every collective starts here: the context must be this thread's current replica context.
+// The context behind a handle that must be this thread's current replica context.
 absl::StatusOr<ReplicaContext*> Current(dist_context_t* context) {
   if (context == nullptr) return NullArgument("context");
   ReplicaContext* replica = Unwrap(context);
-  // The innermost replica context of this thread: a run's or joined replica's, or the
-  // default strategy's when no scope is entered.
-  if (distribute::ThreadContext::Current().replica_context() != replica) {
-    return absl::FailedPreconditionError(
-        "the context is not this thread's current replica context: collectives must be called "
-        "in replica context, from the replica function (or joined thread) the context belongs to");
-  }
+  RETURN_IF_ERROR(distribute::RequireCurrentReplicaContext(*replica));
   return replica;
 }
 
@@ -189,23 +183,7 @@ dist_status_t dist_context_leave(dist_context_t* context) {
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return absl::OkStatus();
     ReplicaContext* replica = Unwrap(context);
-    if (!replica->joined()) {
-      return absl::FailedPreconditionError(
-          "the context was handed to a replica function by run; only contexts from "
-          "dist_strategy_join_replica are left");
-    }
-    const distribute::ThreadContext& thread = distribute::ThreadContext::Current();
-    const distribute::Frame* top = thread.top();
-    if (top == nullptr || top->kind != distribute::FrameKind::kReplica || top->reentered ||
-        top->replica != replica) {
-      return absl::FailedPreconditionError(
-          "a joined replica must be left on the thread that joined it, after every scope it "
-          "entered since has been exited");
-    }
-    // Keep the strategy alive until the context is gone: the frame being popped may hold
-    // its last reference.
-    std::shared_ptr<distribute::Strategy> keep = replica->strategy_ref();
-    keep->LeaveReplica(replica->replica_id());
+    RETURN_IF_ERROR(replica->strategy().LeaveReplica(*replica));
     delete replica;
     return absl::OkStatus();
   });

@@ -100,6 +100,13 @@ inline const InputContext* Unwrap(const dist_input_context_t* context) {
 inline const dist_input_context_t* Wrap(const InputContext* context) {
   return reinterpret_cast<const dist_input_context_t*>(context);
 }
+// ... or created by dist_input_context_create, owned by the caller.
+inline dist_input_context_t* Wrap(InputContext* context) {
+  return reinterpret_cast<dist_input_context_t*>(context);
+}
+inline InputContext* Unwrap(dist_input_context_t* context) {
+  return reinterpret_cast<InputContext*>(context);
+}
 }  // namespace distribute::c_api
 
 #endif  // DISTRIBUTE_CORE_C_API_HANDLES_H_

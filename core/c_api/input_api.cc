@@ -201,6 +201,22 @@ dist_status_t dist_strategy_make_input_fn_iterator(dist_strategy_t* strategy, di
   });
 }
 
+dist_status_t dist_input_context_create(int32_t num_input_pipelines, int32_t input_pipeline_id,
+                                        int32_t num_replicas_in_sync, dist_input_context_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(InputContext context,
+                     InputContext::Create(num_input_pipelines, input_pipeline_id, num_replicas_in_sync));
+    *out = distribute::c_api::Wrap(new InputContext(context));
+    return absl::OkStatus();
+  });
+}
+
+void dist_input_context_destroy(dist_input_context_t* context) {
+  delete distribute::c_api::Unwrap(context);
+}
+
 dist_status_t dist_input_context_num_input_pipelines(const dist_input_context_t* context,
                                                      int32_t* out_count) {
   return ContextAccessor<int32_t>(__func__, context, out_count, "out_count",

@@ -7,10 +7,12 @@
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
 #include "core/cluster/tf_config.h"
+#include "core/c_api/replica_fn.h"
 #include "core/c_api/value_args.h"
 #include "core/strategy/checkpoint.h"
 #include "core/strategy/cross_replica.h"
 #include "core/strategy/replica_context.h"
+#include "core/strategy/run.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
@@ -264,50 +266,26 @@ dist_status_t dist_get_loss_reduction(dist_reduce_op_t* out_op) {
   });
 }
 
-dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn,
-                                void* user_data, const dist_value_t* const* args,
-                                int32_t num_args, dist_value_t** results, int32_t num_results) {
+dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn, void* user_data,
+                                const dist_value_t* const* args, int32_t num_args,
+                                dist_value_t** results, int32_t num_results) {
   if (results != nullptr) {
     for (int32_t i = 0; i < num_results; ++i) results[i] = nullptr;
   }
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
     if (fn == nullptr) return NullArgument("fn");
-    if (num_results < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("num_results is ", num_results, ": expected >= 0"));
-    }
     if (num_results > 0 && results == nullptr) return NullArgument("results");
     ASSIGN_OR_RETURN(std::vector<Value> values, ValuesOf(args, num_args, "args"));
-    Strategy& core = *strategy->strategy;
-    const int32_t n = core.num_replicas();
-    ASSIGN_OR_RETURN(auto per_replica, distribute::UnwrapForReplicas(values, n));
-    std::vector<HandleArray> handles;
-    for (const auto& replica_args : per_replica) handles.emplace_back(replica_args);
-    std::vector<std::vector<dist_value_t*>> outs(
-        static_cast<size_t>(n), std::vector<dist_value_t*>(static_cast<size_t>(num_results), nullptr));
-    absl::Status status = core.Run([&](distribute::ReplicaContext& context) -> absl::Status {
-      const auto r = static_cast<size_t>(context.replica_id());
-      distribute::c_api::ClearLastError();
-      const dist_status_t code = fn(distribute::c_api::Wrap(&context), handles[r].data(), num_args,
-                                    outs[r].data(), num_results, user_data);
-      if (code == DIST_OK) return absl::OkStatus();
-      return distribute::c_api::CallbackStatus(code, absl::StrCat("replica ", r));
-    });
-    // Take every value the replicas stored, even on failure, so none leaks.
-    std::vector<std::vector<std::optional<Value>>> slots(
-        static_cast<size_t>(num_results), std::vector<std::optional<Value>>(static_cast<size_t>(n)));
-    for (int32_t r = 0; r < n; ++r) {
-      for (int32_t s = 0; s < num_results; ++s) {
-        slots[s][r] = distribute::c_api::TakeValue(outs[r][s]);
-      }
-    }
-    RETURN_IF_ERROR(status);
-    std::vector<std::optional<Value>> merged;
-    for (int32_t s = 0; s < num_results; ++s) {
-      ASSIGN_OR_RETURN(std::optional<Value> value, distribute::MergeResults(slots[s], s, core.num_workers() > 1));
-      merged.push_back(std::move(value));
-    }
-    for (int32_t s = 0; s < num_results; ++s) {
+    ASSIGN_OR_RETURN(
+        std::vector<std::optional<Value>> merged,
+        distribute::RunReplicas(*strategy->strategy, values, num_results,
+                                [&](distribute::ReplicaContext& context, std::span<const Value> replica_args,
+                                    std::span<std::optional<Value>> slots) {
+                                  return distribute::c_api::CallReplicaFn(fn, user_data, context,
+                                                                          replica_args, slots);
+                                }));
+    for (size_t s = 0; s < merged.size(); ++s) {
       if (merged[s].has_value()) results[s] = new dist_value(std::move(*merged[s]));
     }
     return absl::OkStatus();

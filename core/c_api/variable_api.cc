@@ -96,6 +96,28 @@ dist_status_t dist_variable_name(const dist_value_t* variable, const char** out_
                    [](const Variable& v) { return v.name().c_str(); });
 }
 
+dist_status_t dist_variable_device_count(const dist_value_t* variable, int32_t* out_count) {
+  ClearOut(out_count);
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(VariableOf(variable).status());
+    if (out_count == nullptr) return NullArgument("out_count");
+    *out_count = variable->value.num_components();
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_variable_device(const dist_value_t* variable, int32_t index,
+                                   const char** out_borrowed_device) {
+  ClearOut(out_borrowed_device);
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(VariableOf(variable).status());
+    if (out_borrowed_device == nullptr) return NullArgument("out_borrowed_device");
+    ASSIGN_OR_RETURN(const std::string* name, variable->value.VariableDeviceName(index));
+    *out_borrowed_device = name->c_str();
+    return absl::OkStatus();
+  });
+}
+
 dist_status_t dist_variable_synchronization(const dist_value_t* variable,
                                             dist_variable_sync_t* out_sync) {
   return ReadField(__func__, variable, out_sync, "out_sync",

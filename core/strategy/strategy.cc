@@ -276,14 +276,27 @@ absl::StatusOr<std::unique_ptr<ReplicaContext>> Strategy::JoinReplica(int32_t re
   return context;
 }
 
-void Strategy::LeaveReplica(int32_t replica) {
-  // dist_context_leave checked that this replica's frame is the innermost one.
+absl::Status Strategy::LeaveReplica(const ReplicaContext& context) {
+  if (!context.joined()) {
+    return absl::FailedPreconditionError(
+        "the context was handed to a replica function by run; only contexts from "
+        "join_replica are left");
+  }
   ThreadContext& thread = ThreadContext::Current();
+  const Frame* top = thread.top();
+  if (top == nullptr || top->kind != FrameKind::kReplica || top->reentered || top->replica != &context) {
+    return absl::FailedPreconditionError(
+        "a joined replica must be left on the thread that joined it, after every scope it "
+        "entered since has been exited");
+  }
+  // The frame may hold the last reference to this strategy: keep it alive to the end.
+  std::shared_ptr<Strategy> self = shared_from_this();
   thread.Truncate(thread.depth() - 1);
   MutexLock lock(&state_mu_);
-  joined_[static_cast<size_t>(replica)] = false;
+  joined_[static_cast<size_t>(context.replica_id())] = false;
   // When the last joined replica leaves, a failure among them no longer matters.
   if (--joined_count_ == 0) group_->Reset();
+  return absl::OkStatus();
 }
 
 std::string Strategy::UniqueVariableName(absl::string_view requested) {

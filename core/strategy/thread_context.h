@@ -95,6 +95,12 @@ class ScopedFrame {
 // cross-replica calls with no scope at all (the default context), and so do we.
 absl::Status RequireCrossReplica(const Strategy& strategy, absl::string_view what);
 
+// FailedPrecondition unless `context` is this thread's current replica context (a run's
+// replica function, a joined replica's thread, or the default context with no scope): a
+// context used from another thread, after its function returned, or from merge_call's
+// function would rendezvous as a replica that is not there.
+absl::Status RequireCurrentReplicaContext(const ReplicaContext& context);
+
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_CORE_STRATEGY_THREAD_CONTEXT_H_

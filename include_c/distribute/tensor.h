@@ -116,6 +116,22 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_copy_to_device(const dist_valu
                                                                  const char* device,
                                                                  dist_value_t** out);
 
+/* The one element of a tensor that is a scalar or has exactly one element (any rank), as
+ * a C value: dist_tensor_scalar_float32 reads a DIST_FLOAT32 tensor, _float64 a
+ * DIST_FLOAT64, _int32 a DIST_INT32, _int64 a DIST_INT64. Nothing is converted: another
+ * dtype, or another number of elements, is DIST_INVALID_ARGUMENT naming the tensor's dtype
+ * or shape. A GPU tensor is copied to the host first. A distributed value is not a tensor:
+ * take a component first (dist_value_component_tensor) or reduce it.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_float32(const dist_value_t* tensor,
+                                                                 float* out_value);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_float64(const dist_value_t* tensor,
+                                                                 double* out_value);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_int32(const dist_value_t* tensor,
+                                                               int32_t* out_value);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_int64(const dist_value_t* tensor,
+                                                               int64_t* out_value);
+
 DIST_EXTERN_C_END
 
 #endif /* DISTRIBUTE_TENSOR_H_ */

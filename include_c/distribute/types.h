@@ -2,8 +2,9 @@
  *
  * Every handle is a pointer to an incomplete struct. A handle returned through an
  * `**out` parameter is owned by the caller and released with its type's
- * dist_<object>_destroy(), which accepts NULL. Children keep their parents alive, so
- * handles may be destroyed in any order. */
+ * dist_<object>_destroy(), which accepts NULL; borrowed handles are only ever return
+ * values (see distribute.h). Children keep their parents alive, so handles may be
+ * destroyed in any order. */
 #ifndef DISTRIBUTE_TYPES_H_
 #define DISTRIBUTE_TYPES_H_
 
@@ -28,10 +29,11 @@ typedef struct dist_dataset dist_dataset_t;
 /* An iterator over a distributed dataset, yielding PerReplica values. */
 typedef struct dist_iterator dist_iterator_t;
 
-/* The input context handed to a dataset function (tf.distribute.InputContext). */
+/* The input context handed to a dataset function, or made with
+ * dist_input_context_create (tf.distribute.InputContext). */
 typedef struct dist_input_context dist_input_context_t;
 
-/* Configuration for the object that takes it, set through typed setters. */
+/* How a dataset is distributed (tf.distribute.InputOptions; see input.h). */
 typedef struct dist_input_options dist_input_options_t;
 
 /* A cluster description: TF_CONFIG or an explicit cluster spec. */

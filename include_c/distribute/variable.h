@@ -51,7 +51,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* i
  * MirroredVariable's first copy, a SyncOnReadVariable's copies aggregated (SUM, MEAN,
  * ONLY_FIRST_REPLICA; with aggregation NONE there is no cross-replica value and the read is
  * DIST_INVALID_ARGUMENT, as in TF), a plain variable's value. *out is a new tensor (a
- * snapshot). */
+ * snapshot). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* variable,
                                                          dist_value_t** out);
 
@@ -64,21 +64,41 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* var
  *   MirroredVariable); a PerReplica value is DIST_INVALID_ARGUMENT. A SyncOnReadVariable
  *   accepts only a tensor: SUM writes value / num_replicas to every copy, the others the
  *   value itself.
- * The value must match the variable's dtype and shape. */
+ * The value must match the variable's dtype and shape.
+ * Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign(dist_value_t* variable,
                                                            const dist_value_t* value);
+/* Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_add(dist_value_t* variable,
                                                                const dist_value_t* value);
+/* Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_sub(dist_value_t* variable,
                                                                const dist_value_t* value);
 
-/* The variable's name, owned by the variable. */
+/* The variable's name, owned by the variable. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_name(const dist_value_t* variable,
                                                          const char** out_borrowed_name);
 
-/* The synchronization and aggregation the variable was created with (AUTO resolved). */
+/* The number of devices holding a copy of the variable: one per replica for a
+ * MirroredVariable or SyncOnReadVariable under MirroredStrategy, 1 for a plain variable
+ * or one copy of a distributed variable (dist_value_component).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_device_count(const dist_value_t* variable,
+                                                                 int32_t* out_count);
+
+/* The canonical name of the device of copy `index` (0 ... device count - 1), borrowed:
+ * valid as long as any handle to the variable lives.
+ * Errors: DIST_INVALID_ARGUMENT for a value that is not a variable; DIST_OUT_OF_RANGE
+ * for a bad index. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_device(const dist_value_t* variable,
+                                                           int32_t index,
+                                                           const char** out_borrowed_device);
+
+/* The synchronization and aggregation the variable was created with (AUTO resolved).
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_synchronization(
     const dist_value_t* variable, dist_variable_sync_t* out_sync);
+/* Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_aggregation(
     const dist_value_t* variable, dist_variable_aggregation_t* out_aggregation);
 

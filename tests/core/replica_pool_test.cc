@@ -146,9 +146,6 @@ TEST(ReplicaPoolTest, OnWorkerThread) {
   EXPECT_FALSE(pool.OnWorkerThread());
 }
 
-}  // namespace
-}  // namespace distribute
-
 // Replica threads carry their replica's name; replica 0 is the caller's thread, whose
 // name the pool leaves alone.
 TEST(ReplicaPoolTest, ReplicaThreadsAreNamedAfterTheirReplica) {
@@ -165,3 +162,6 @@ TEST(ReplicaPoolTest, ReplicaThreadsAreNamedAfterTheirReplica) {
   EXPECT_EQ(names[1], "dist-replica-1");
   EXPECT_EQ(names[2], "dist-replica-2");
 }
+
+}  // namespace
+}  // namespace distribute
