@@ -42,9 +42,6 @@ absl::StatusOr<DistributedPtr> DistributeDataset(dist_strategy_t* strategy,
                                                  const InputOptions& options) {
   if (strategy == nullptr) return NullArgument("strategy");
   if (dataset == nullptr) return NullArgument("dataset");
-  if (dataset->dataset == nullptr) {
-    return absl::InvalidArgumentError("dataset is already a distributed dataset");
-  }
   return DistributedDataset::FromDataset(*strategy->strategy, dataset->dataset, options);
 }
 
@@ -64,10 +61,6 @@ absl::StatusOr<DistributedPtr> DistributeFromFunction(dist_strategy_t* strategy,
             absl::StrCat("fn for input pipeline ", context.input_pipeline_id());
         if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, who);
         if (owned == nullptr) return absl::InvalidArgumentError(absl::StrCat(who, " stored no dataset"));
-        if (owned->dataset == nullptr) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(who, " stored a distributed dataset: expected a plain one"));
-        }
         return owned->dataset;
       },
       options);
@@ -79,10 +72,9 @@ dist_status_t NewIterator(const char* function, dist_iterator_t** out,
   return Guard(function, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(DistributedPtr distributed, distribute_input());
-    auto iterator = std::make_unique<dist_iterator>();
-    ASSIGN_OR_RETURN(iterator->distributed, distributed->MakeIterator());
-    iterator->num_components = distributed->num_components();
-    *out = iterator.release();
+    ASSIGN_OR_RETURN(std::unique_ptr<distribute::ValueIterator> iterator,
+                     distribute::IterateDistributed(*distributed));
+    *out = new dist_iterator(std::move(iterator));
     return absl::OkStatus();
   });
 }
@@ -159,13 +151,13 @@ dist_status_t dist_input_options_set_per_replica_batches(dist_input_options_t* o
 dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                const dist_dataset_t* dataset,
                                                const dist_input_options_t* options,
-                                               dist_dataset_t** out) {
+                                               dist_distributed_dataset_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(DistributedPtr distributed,
                      DistributeDataset(strategy, dataset, OptionsOf(options)));
-    *out = new dist_dataset(std::move(distributed));
+    *out = new dist_distributed_dataset(std::move(distributed));
     return absl::OkStatus();
   });
 }
@@ -174,19 +166,38 @@ dist_status_t dist_strategy_distribute_datasets_from_function(dist_strategy_t* s
                                                               dist_dataset_fn fn, void* user_data,
                                                               dist_free_fn free_fn,
                                                               const dist_input_options_t* options,
-                                                              dist_dataset_t** out) {
+                                                              dist_distributed_dataset_t** out) {
   ClearOut(out);
   const dist_status_t status = Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(DistributedPtr distributed,
                      DistributeFromFunction(strategy, fn, user_data, OptionsOf(options)));
-    *out = new dist_dataset(std::move(distributed));
+    *out = new dist_distributed_dataset(std::move(distributed));
     return absl::OkStatus();
   });
   // fn is no longer needed; on failure the caller keeps user_data.
   if (status == DIST_OK && free_fn != nullptr) free_fn(user_data);
   return status;
 }
+
+dist_status_t dist_distributed_dataset_make_iterator(const dist_distributed_dataset_t* dataset,
+                                                    dist_iterator_t** out) {
+  return NewIterator(__func__, out, [&]() -> absl::StatusOr<DistributedPtr> {
+    if (dataset == nullptr) return NullArgument("dataset");
+    return dataset->dataset;
+  });
+}
+
+dist_status_t dist_distributed_dataset_num_components(const dist_distributed_dataset_t* dataset,
+                                                      int32_t* out_count) {
+  return distribute::c_api::Accessor(__func__, dataset, "dataset", out_count, "out_count",
+                                     [](const dist_distributed_dataset& d, int32_t& count) {
+                                       count = d.dataset->num_components();
+                                       return absl::OkStatus();
+                                     });
+}
+
+void dist_distributed_dataset_destroy(dist_distributed_dataset_t* dataset) { delete dataset; }
 
 dist_status_t dist_strategy_make_dataset_iterator(dist_strategy_t* strategy,
                                                   const dist_dataset_t* dataset,

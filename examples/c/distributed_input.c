@@ -62,12 +62,12 @@ int main(void) {
 
   dist_dataset_t* rows = NULL;
   dist_dataset_t* batches = NULL;
-  dist_dataset_t* distributed = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
   dist_iterator_t* iterator = NULL;
   CHECK(dist_dataset_from_tensor_slices((const dist_value_t* const*)columns, 2, &rows));
   CHECK(dist_dataset_batch(rows, 4, 0, &batches));
   CHECK(dist_strategy_distribute_dataset(strategy, batches, NULL, &distributed));
-  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
 
   for (int step = 0;; ++step) {
     dist_value_t* batch[2] = {NULL, NULL};
@@ -98,7 +98,7 @@ int main(void) {
   }
 
   dist_iterator_destroy(iterator);
-  dist_dataset_destroy(distributed);
+  dist_distributed_dataset_destroy(distributed);
   dist_dataset_destroy(batches);
   dist_dataset_destroy(rows);
   dist_value_destroy(columns[0]);

@@ -6,12 +6,14 @@
  * iterator walks one pass over a dataset. Datasets are reference-counted: destroying a
  * dataset that another dataset or an iterator was built from is safe.
  *
- * Distribution follows tf.distribute: dist_strategy_distribute_dataset splits each global
- * batch of a batched dataset across the replicas in sync (a partial last batch fills the
+ * Distribution follows tf.distribute (see input.h): dist_strategy_distribute_dataset makes
+ * a dist_distributed_dataset_t that splits each global batch of a batched dataset across
+ * the replicas in sync (a partial last batch fills the
  * replicas in order with the per-replica batch size; replicas left without data get empty
  * batches), and dist_strategy_distribute_datasets_from_function calls a function once per
- * input pipeline with a dist_input_context_t. Iterators over distributed datasets yield
- * PerReplica values, which dist_strategy_run unwraps per replica.
+ * input pipeline with a dist_input_context_t. Iterators over distributed datasets
+ * (dist_distributed_dataset_make_iterator) yield PerReplica values, which
+ * dist_strategy_run unwraps per replica; both kinds of iterator are a dist_iterator_t.
  *
  * Element tensors are host tensors on CPU:0 (distributed ones on each replica's device).
  * Text and record sources yield uint8 tensors of rank 1 holding the bytes of a line or
@@ -154,13 +156,14 @@ DIST_API void dist_dataset_destroy(dist_dataset_t* dataset);
 
 /* ---- Iterators ---- */
 
-/* A new iterator at the start of `dataset` (a plain or a distributed dataset). Every
- * iterator is an independent pass. Thread-safety: safe. */
+/* A new iterator at the start of `dataset`, owned by the caller. Every iterator is an
+ * independent pass. (A distributed dataset has dist_distributed_dataset_make_iterator.) Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_make_iterator(const dist_dataset_t* dataset,
                                                                  dist_iterator_t** out);
 
 /* The next element: `count` must equal the number of components; outs[i] receives a new
- * value (a tensor for a plain dataset, a PerReplica value for a distributed one). At the
+ * value owned by the caller (a tensor for a plain dataset, a PerReplica value for a
+ * distributed one). At the
  * end: DIST_OUT_OF_RANGE, outs all NULL, and every later call returns it again. An error
  * from a source or callback is returned with its message; the iterator stays destroyable.
  * Blocks while the pipeline produces the element.

@@ -66,7 +66,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches
 
 /* Strategy.experimental_distribute_dataset: `dataset` must be batched by the global batch
  * size; each batch is split along its first axis across the replicas. `options` may be
- * NULL (defaults). The result is a distributed dataset for dist_dataset_make_iterator.
+ * NULL (defaults). *out is a new distributed dataset, owned by the caller: iterate it
+ * with dist_distributed_dataset_make_iterator.
  * Errors: a dataset whose elements are not batches (a rank-0 component) fails at the
  * first get_next; FILE sharding with fewer files than input pipelines fails here (with
  * one input pipeline, as on a single worker, no policy shards anything).
@@ -74,7 +75,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                                        const dist_dataset_t* dataset,
                                                                        const dist_input_options_t* options,
-                                                                       dist_dataset_t** out);
+                                                                       dist_distributed_dataset_t** out);
 
 /* Strategy.experimental_distribute_datasets_from_function: `fn` is called (on this thread,
  * during this call) once per worker (PER_WORKER: its dataset yields per-replica batches,
@@ -84,7 +85,22 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_stra
  * this call returns). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_datasets_from_function(
     dist_strategy_t* strategy, dist_dataset_fn fn, void* user_data, dist_free_fn free_fn,
-    const dist_input_options_t* options, dist_dataset_t** out);
+    const dist_input_options_t* options, dist_distributed_dataset_t** out);
+
+/* A new iterator at the start of a distributed dataset, owned by the caller; its
+ * get_next yields one PerReplica value per component, every replica ending in the same
+ * step. Every iterator is an independent pass.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_distributed_dataset_make_iterator(
+    const dist_distributed_dataset_t* dataset, dist_iterator_t** out);
+
+/* The number of components of each element. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_distributed_dataset_num_components(
+    const dist_distributed_dataset_t* dataset, int32_t* out_count);
+
+/* Releases a distributed dataset. Accepts NULL. Iterators made from it stay valid.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API void dist_distributed_dataset_destroy(dist_distributed_dataset_t* dataset);
 
 /* The contrib entry points of the reference pages: make_dataset_iterator is
  * distribute_dataset then make_iterator; make_input_fn_iterator is

@@ -23,10 +23,15 @@ typedef struct dist_strategy dist_strategy_t;
 /* A replica context, handed to a replica function (tf.distribute.ReplicaContext). */
 typedef struct dist_context dist_context_t;
 
-/* An input pipeline (tf.data.Dataset) and a distributed dataset over replicas. */
+/* An input pipeline (tf.data.Dataset; see dataset.h). */
 typedef struct dist_dataset dist_dataset_t;
 
-/* An iterator over a distributed dataset, yielding PerReplica values. */
+/* A dataset distributed over a strategy's replicas (tf.distribute.DistributedDataset; see
+ * input.h): iterated, never transformed. */
+typedef struct dist_distributed_dataset dist_distributed_dataset_t;
+
+/* One pass over a dataset (yielding tensors) or a distributed dataset (yielding PerReplica
+ * values). */
 typedef struct dist_iterator dist_iterator_t;
 
 /* The input context handed to a dataset function, or made with

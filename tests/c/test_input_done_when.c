@@ -74,7 +74,7 @@ static dist_status_t sum_ids_fn(dist_context_t* context, const dist_value_t* con
  * checksums both ways. */
 typedef void (*row_check_fn)(dist_value_t* const* components, int64_t row, int64_t id);
 
-static void iterate_and_check(dist_strategy_t* s, const dist_dataset_t* dist, int32_t count,
+static void iterate_and_check(dist_strategy_t* s, const dist_distributed_dataset_t* dist, int32_t count,
                               int32_t id_component, int64_t n, int64_t per,
                               row_check_fn check_row) {
   dist_iterator_t* it = NULL;
@@ -92,7 +92,7 @@ static void iterate_and_check(dist_strategy_t* s, const dist_dataset_t* dist, in
   sum_job job;
   assert_non_null(seen);
   assert_true(count <= 4);
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   while ((status = dist_iterator_get_next(it, outs, count)) == DIST_OK) {
     const int64_t actual = n - consumed < global ? n - consumed : global;
     int32_t r;
@@ -190,7 +190,7 @@ static void test_host_arrays(void** state) {
   dist_value_t* parts[2];
   dist_dataset_t* ds = NULL;
   dist_dataset_t* batched = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   int i;
   (void)state;
   for (i = 0; i < HOST_ROWS; ++i) {
@@ -208,7 +208,7 @@ static void test_host_arrays(void** state) {
   iterate_and_check(s, dist, 2, 1, HOST_ROWS, HOST_PER_REPLICA, check_host_row);
   /* A second pass over the same distributed dataset sees everything again. */
   iterate_and_check(s, dist, 2, 1, HOST_ROWS, HOST_PER_REPLICA, check_host_row);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(batched);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
@@ -266,7 +266,7 @@ static void test_tfrecord_files(void** state) {
   dist_dataset_t* files = NULL;
   dist_dataset_t* parsed = NULL;
   dist_dataset_t* batched = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_input_options_t* o = NULL;
   unsigned char record[8 + 17];
   int64_t id = 0;
@@ -297,7 +297,7 @@ static void test_tfrecord_files(void** state) {
     }
     DT_OK(dist_strategy_distribute_dataset(s, batched, o, &dist));
     iterate_and_check(s, dist, 2, 0, 517, TFR_PER_REPLICA, check_tfrecord_row);
-    dist_dataset_destroy(dist);
+    dist_distributed_dataset_destroy(dist);
     dist_input_options_destroy(o);
     o = NULL;
   }

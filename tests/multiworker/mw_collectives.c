@@ -190,10 +190,10 @@ int main(int argc, char** argv) {
   dist_dataset_t *slices = NULL, *batched = NULL;
   CHECK(dist_dataset_from_tensor_slices((const dist_value_t* const*)&table, 1, &slices));
   CHECK(dist_dataset_batch(slices, 8, 0, &batched));
-  dist_dataset_t* distributed = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
   CHECK(dist_strategy_distribute_dataset(strategy, batched, NULL, &distributed));
   dist_iterator_t* iterator = NULL;
-  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
   for (;;) {
     dist_value_t* element = NULL;
     int32_t has = 0;

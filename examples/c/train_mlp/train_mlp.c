@@ -398,7 +398,7 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
   dist_dataset_t* shuffled = NULL;
   dist_dataset_t* batches = NULL;
   dist_dataset_t* decoded = NULL;
-  dist_dataset_t* distributed = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
   dist_iterator_t* iterator = NULL;
   CHECK(dist_dataset_from_fixed_length_records(&path, 1, GLYPHS_RECORD_BYTES, GLYPHS_HEADER_BYTES,
                                                0, &records));
@@ -411,13 +411,13 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
   CHECK(dist_dataset_batch(shuffled, global_batch, training, &batches));
   CHECK(dist_dataset_map(batches, decode_batch, NULL, NULL, 2, 2, &decoded));
   CHECK(dist_strategy_distribute_dataset(strategy, decoded, NULL, &distributed));
-  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
   /* The iterator keeps what it needs alive. */
   dist_dataset_destroy(records);
   dist_dataset_destroy(shuffled);
   dist_dataset_destroy(batches);
   dist_dataset_destroy(decoded);
-  dist_dataset_destroy(distributed);
+  dist_distributed_dataset_destroy(distributed);
   return iterator;
 }
 
