@@ -22,12 +22,10 @@ using distribute::c_api::Unwrap;
 
 namespace {
 
-// A collective's input: a tensor, or this replica's value of a variable.
+// A collective's input behind a handle.
 absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view name) {
   if (value == nullptr) return NullArgument(name);
-  if (value->value.is_variable()) return distribute::ReadVariable(value->value);
-  ASSIGN_OR_RETURN(const Tensor* tensor, value->value.AsTensor());
-  return *tensor;
+  return distribute::CollectiveInput(value->value);
 }
 
 // The context behind a handle that must be this thread's current replica context.

@@ -261,7 +261,7 @@ dist_status_t dist_get_loss_reduction(dist_reduce_op_t* out_op) {
   ClearOut(out_op);
   return Guard(__func__, [&]() -> absl::Status {
     if (out_op == nullptr) return NullArgument("out_op");
-    *out_op = DIST_REDUCE_SUM;
+    *out_op = static_cast<dist_reduce_op_t>(distribute::LossReduction());
     return absl::OkStatus();
   });
 }
@@ -300,27 +300,20 @@ dist_status_t dist_strategy_distribute_values_from_function(dist_strategy_t* str
     if (strategy == nullptr) return NullArgument("strategy");
     if (fn == nullptr) return NullArgument("fn");
     if (out == nullptr) return NullArgument("out");
-    Strategy& core = *strategy->strategy;
-    ASSIGN_OR_RETURN(Value value, distribute::DistributeValuesFromFunction(
-                                      core, [&](int32_t r) -> absl::StatusOr<distribute::Tensor> {
-                                        dist_value_t* component = nullptr;
-                                        distribute::c_api::ClearLastError();
-                                        const dist_status_t code =
-                                            fn(core.first_replica_in_sync() + r,
-                                               core.num_replicas_in_sync(), &component, user_data);
-                                        std::optional<Value> taken =
-                                            distribute::c_api::TakeValue(component);
-                                        if (code != DIST_OK) {
-                                          return distribute::c_api::CallbackStatus(
-                                              code, absl::StrCat("fn for replica ", r));
-                                        }
-                                        if (!taken.has_value()) {
-                                          return absl::InvalidArgumentError(absl::StrCat(
-                                              "fn for replica ", r, " stored no value"));
-                                        }
-                                        ASSIGN_OR_RETURN(const distribute::Tensor* t, taken->AsTensor());
-                                        return *t;
-                                      }));
+    ASSIGN_OR_RETURN(
+        Value value,
+        distribute::DistributeValuesFromFunction(
+            *strategy->strategy,
+            [&](int32_t replica_id, int32_t num_replicas) -> absl::StatusOr<std::optional<Value>> {
+              dist_value_t* component = nullptr;
+              distribute::c_api::ClearLastError();
+              const dist_status_t code = fn(replica_id, num_replicas, &component, user_data);
+              std::optional<Value> taken = distribute::c_api::TakeValue(component);
+              if (code != DIST_OK) {
+                return distribute::c_api::CallbackStatus(code, absl::StrCat("fn for replica ", replica_id));
+              }
+              return taken;
+            }));
     *out = new dist_value(std::move(value));
     return absl::OkStatus();
   });
@@ -333,10 +326,7 @@ dist_status_t dist_strategy_value_container(dist_strategy_t* strategy, const dis
     if (strategy == nullptr) return NullArgument("strategy");
     if (value == nullptr) return NullArgument("value");
     if (out == nullptr) return NullArgument("out");
-    const Value& v = value->value;
-    *out = new dist_value(v.is_variable() && v.component_index() >= 0
-                              ? Value::OfVariable(v.variable())
-                              : v);
+    *out = new dist_value(distribute::ValueContainer(value->value));
     return absl::OkStatus();
   });
 }
@@ -463,12 +453,7 @@ dist_status_t dist_strategy_colocate_vars_with_enter(dist_strategy_t* strategy,
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
     if (variable == nullptr) return NullArgument("variable");
-    if (!variable->value.is_variable()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable is a ", distribute::ValueKindName(variable->value.kind()), ", not a variable"));
-    }
-    ASSIGN_OR_RETURN(distribute::Destinations devices, distribute::DestinationsOf(variable->value));
-    return ThreadContext::Current().ColocateEnter(strategy->strategy.get(), std::move(devices));
+    return distribute::ColocateVarsWithEnter(*strategy->strategy, variable->value);
   });
 }
 
@@ -487,11 +472,9 @@ dist_status_t dist_strategy_variable_created_in_scope(const dist_strategy_t* str
     if (strategy == nullptr) return NullArgument("strategy");
     if (variable == nullptr) return NullArgument("variable");
     if (out_created == nullptr) return NullArgument("out_created");
-    if (!variable->value.is_variable()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable is a ", distribute::ValueKindName(variable->value.kind()), ", not a variable"));
-    }
-    *out_created = variable->value.variable()->strategy_id() == strategy->strategy->id() ? 1 : 0;
+    ASSIGN_OR_RETURN(const bool created,
+                     distribute::VariableCreatedInScope(*strategy->strategy, variable->value));
+    *out_created = created ? 1 : 0;
     return absl::OkStatus();
   });
 }

@@ -134,6 +134,8 @@ absl::Status RequireCrossReplica(const Strategy& strategy, absl::string_view wha
   return absl::OkStatus();
 }
 
+ReduceOp LossReduction() { return ReduceOp::kSum; }
+
 absl::Status RequireCurrentReplicaContext(const ReplicaContext& context) {
   if (ThreadContext::Current().replica_context() != &context) {
     return absl::FailedPreconditionError(

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/collective/reduce_op.h"
 #include "core/device/device_spec.h"
 
 namespace distribute {
@@ -89,6 +90,9 @@ class ScopedFrame {
  private:
   const size_t depth_;
 };
+
+// tf.distribute.get_loss_reduction: SUM, as TF returns outside Estimator.
+ReduceOp LossReduction();
 
 // FailedPrecondition naming `what` when this thread is in replica context (inside a
 // replica function), or inside the scope of a strategy other than `strategy`. TF allows
