@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/core/numeric_reference.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/strategy_test_util.h"
 
 namespace distribute {
 namespace {
@@ -75,13 +76,7 @@ class CrossReplicaTest : public ::testing::Test {
     two_ = Make2();
   }
 
-  static std::shared_ptr<Strategy> Mirrored(int32_t n) {
-    std::vector<std::string> devices;
-    for (int32_t i = 0; i < n; ++i) devices.push_back(absl::StrCat("CPU:", i));
-    absl::StatusOr<std::shared_ptr<Strategy>> strategy = Strategy::CreateMirrored(devices, std::nullopt);
-    EXPECT_TRUE(IsOk(strategy));
-    return *strategy;
-  }
+  static std::shared_ptr<Strategy> Mirrored(int32_t n) { return testing::MirroredOnCpus(n); }
   static std::shared_ptr<Strategy> Make2() { return Mirrored(2); }
 
   // A variable of `strategy` created in its scope.

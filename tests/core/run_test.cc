@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "tests/core/numeric_reference.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/strategy_test_util.h"
 
 namespace distribute {
 namespace {
@@ -42,13 +43,7 @@ class RunTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(IsOk(SetLogicalCpuDeviceCount(4))); }
 
-  static std::shared_ptr<Strategy> Mirrored(int32_t n) {
-    std::vector<std::string> devices;
-    for (int32_t i = 0; i < n; ++i) devices.push_back(absl::StrCat("CPU:", i));
-    absl::StatusOr<std::shared_ptr<Strategy>> strategy = Strategy::CreateMirrored(devices, std::nullopt);
-    EXPECT_TRUE(IsOk(strategy));
-    return *strategy;
-  }
+  static std::shared_ptr<Strategy> Mirrored(int32_t n) { return testing::MirroredOnCpus(n); }
 };
 
 // Replica r sees component r of a PerReplica argument and the tensor itself for a plain
