@@ -2,10 +2,11 @@
  *
  * A dist_context_t is handed to each replica function by dist_strategy_run (borrowed,
  * valid until the function returns), returned by dist_current_replica_context (borrowed),
- * or created by dist_strategy_join_replica (owned, released with dist_context_leave). Its calls are collective: every replica of the
- * strategy must make the same sequence of collective calls with values of the same dtype
- * and shape (the op and count must match too); a mismatch is DIST_INVALID_ARGUMENT on
- * every replica, naming the replicas that disagree; so is an argument one replica finds
+ * or created by dist_strategy_join_replica (owned, released with dist_context_leave).
+ * Its calls are collective: every replica of the strategy must make the same sequence of
+ * collective calls with values of the same dtype and shape (the op and count must match
+ * too); a mismatch is DIST_INVALID_ARGUMENT on every replica, naming the replicas that
+ * disagree; so is an argument one replica finds
  * invalid (a bad axis, a bool SUM): every replica's call fails with that replica's reason,
  * and the replicas may go on to the next collective. Each wait is bounded by the
  * strategy's timeout (DIST_DEADLINE_EXCEEDED), and a failure of another replica releases
@@ -68,7 +69,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_device(const dist_context_t* 
  * replica, DIST_ABORTED on the others).
  * Thread-safety: owner thread only. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_set_timeout_ms(dist_context_t* context,
-                                                               int64_t timeout_ms);
+                                                                  int64_t timeout_ms);
 
 /* All-reduces a tensor (or this replica's variable value) across replicas; *out is a new
  * tensor on this replica's device, bit-identical on every replica. Collective.
@@ -107,10 +108,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_broadcast(dist_context_t* con
  * replica arrives and fn returns; the wait for the others is bounded by the timeout, fn's
  * own run time is not. Thread-safety: owner thread only. */
 DIST_API DIST_NODISCARD dist_status_t dist_context_merge_call(dist_context_t* context,
-                                                              dist_merge_fn fn,
-                                                              void* user_data,
-                                                              const dist_value_t* const* args, int32_t num_args,
-                                                              dist_value_t** out);
+                                                              dist_merge_fn fn, void* user_data,
+                                                              const dist_value_t* const* args,
+                                                              int32_t num_args, dist_value_t** out);
 
 /* Leaves a replica joined with dist_strategy_join_replica and releases the context.
  * Accepts NULL (DIST_OK). Contexts handed out by dist_strategy_run or

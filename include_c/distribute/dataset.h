@@ -131,7 +131,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_shuffle(const dist_dataset_t*
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_map(const dist_dataset_t* dataset,
                                                        dist_map_fn fn, void* user_data,
                                                        dist_free_fn free_fn, int32_t num_outputs,
-                                                       int32_t num_parallel_calls, dist_dataset_t** out);
+                                                       int32_t num_parallel_calls,
+                                                       dist_dataset_t** out);
 
 /* Produces up to buffer_size (>= 0; 0 means no prefetching) elements ahead on a library
  * thread. Thread-safety: safe. */
@@ -157,7 +158,8 @@ DIST_API void dist_dataset_destroy(dist_dataset_t* dataset);
 /* ---- Iterators ---- */
 
 /* A new iterator at the start of `dataset`, owned by the caller. Every iterator is an
- * independent pass. (A distributed dataset has dist_distributed_dataset_make_iterator.) Thread-safety: safe. */
+ * independent pass. (A distributed dataset has dist_distributed_dataset_make_iterator.)
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_make_iterator(const dist_dataset_t* dataset,
                                                                  dist_iterator_t** out);
 
@@ -166,7 +168,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_make_iterator(const dist_data
  * distributed one). At the
  * end: DIST_OUT_OF_RANGE, outs all NULL, and every later call returns it again. An error
  * from a source or callback is returned with its message; the iterator stays destroyable.
- * Blocks while the pipeline produces the element.
+ * Blocks while the pipeline produces the element: bounded by the sources and callbacks
+ * (file reads, generator and map functions), not by a timeout.
  * Thread-safety: one thread at a time per iterator. */
 DIST_API DIST_NODISCARD dist_status_t dist_iterator_get_next(dist_iterator_t* iterator,
                                                              dist_value_t** outs, int32_t count);

@@ -81,8 +81,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_stra
  * during this call) once per worker (PER_WORKER: its dataset yields per-replica batches,
  * and the worker's replicas take consecutive batches, one each per step) or once per
  * replica (PER_REPLICA: replica i iterates its own dataset). A replica whose dataset ends
- * first gets empty batches until every replica's has ended. `free_fn` (may be NULL) releases user_data once fn is no longer needed (before
- * this call returns). Thread-safety: safe. */
+ * first gets empty batches until every replica's has ended. `free_fn` (may be NULL)
+ * releases user_data once fn is no longer needed (before this call returns).
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_datasets_from_function(
     dist_strategy_t* strategy, dist_dataset_fn fn, void* user_data, dist_free_fn free_fn,
     const dist_input_options_t* options, dist_distributed_dataset_t** out);

@@ -225,7 +225,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device(
  * default is 60000).
  * Thread-safety: safe; waits already in progress keep their deadline. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy,
-                                                                int64_t timeout_ms);
+                                                                   int64_t timeout_ms);
 
 /* ---- Scopes and the current strategy ---- */
 
@@ -275,18 +275,19 @@ DIST_API DIST_NODISCARD dist_status_t dist_get_loss_reduction(dist_reduce_op_t* 
 
 /* Calls `fn(..., user_data)` once per replica, concurrently, in replica context: replica 0
  * on the calling thread, the others on the strategy's threads (named "dist-replica-<i>").
- * Each result slot i
- * merges the replicas' results: one replica's value as it is; the same variable from
- * every replica as that variable; otherwise a PerReplica value. A slot no replica filled
- * is NULL. `results` has room for num_results values, owned by the caller.
+ * Each result slot i merges the replicas' results: one replica's value as it is; the same
+ * variable from every replica as that variable; otherwise a PerReplica value. A slot no
+ * replica filled is NULL. `results` has room for num_results values, owned by the caller.
  * Errors: the first replica error (see dist_replica_fn); DIST_FAILED_PRECONDITION when
- * called from replica context or from merge_call's function. Blocks until every replica returned.
+ * called from replica context or from merge_call's function. Blocks until every replica
+ * function returned: the library's own waits in it (collectives, merge_call, the
+ * rendezvous) are bounded by the timeout, the functions' own work is not.
  * Thread-safety: one `run` per strategy at a time; others wait their turn. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_run(dist_strategy_t* strategy,
-                                                        dist_replica_fn fn,
-                                                        void* user_data,
-                                                        const dist_value_t* const* args, int32_t num_args,
-                                                        dist_value_t** results, int32_t num_results);
+                                                        dist_replica_fn fn, void* user_data,
+                                                        const dist_value_t* const* args,
+                                                        int32_t num_args, dist_value_t** results,
+                                                        int32_t num_results);
 
 /* A PerReplica value whose component i is fn(i, num_replicas)
  * (experimental_distribute_values_from_function); with one replica, that tensor. `fn`
@@ -385,10 +386,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_batch_reduce_to(
  * Thread-safety: safe; updates of one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_update(dist_strategy_t* strategy,
                                                            dist_value_t* variable,
-                                                           dist_update_fn fn,
-                                                           void* user_data,
-                                                           const dist_value_t* const* args, int32_t num_args,
-                                                           int32_t group, dist_value_t** out);
+                                                           dist_update_fn fn, void* user_data,
+                                                           const dist_value_t* const* args,
+                                                           int32_t num_args, int32_t group,
+                                                           dist_value_t** out);
 
 /* Variables created (on this thread) until the matching exit are placed on the devices
  * of `variable` (StrategyExtended.colocate_vars_with). Must be inside this strategy's

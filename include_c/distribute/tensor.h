@@ -101,7 +101,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_byte_size(const dist_value_t* 
  * borrowed, valid while any value sharing the buffer lives, and may be written in place
  * (every value sharing it sees the write). An empty tensor may give NULL.
  * Thread-safety: the call is safe; synchronising access to the bytes is the caller's. */
-DIST_API DIST_NODISCARD dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_borrowed_data);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_data(const dist_value_t* tensor,
+                                                       void** out_borrowed_data);
 
 /* The canonical name of the tensor's device ("/device:CPU:0"). Owned by the tensor and
  * valid while it lives. Thread-safety: safe. */

@@ -57,7 +57,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* var
 
 /* Assigns `value`, adds it, or subtracts it, with TF's rules:
  * - replica context, MirroredVariable: the replicas' values are aggregated with the
- *   variable's aggregation (a collective: every replica must call it) and the result is
+ *   variable's aggregation (a collective: every replica must call it; the wait is bounded
+ *   by the strategy's timeout) and the result is
  *   written to every copy; aggregation NONE is DIST_INVALID_ARGUMENT asking for one.
  * - replica context, SyncOnReadVariable: only this replica's copy changes.
  * - cross-replica context: `value` must be a tensor or a Mirrored value (or another
