@@ -3,7 +3,8 @@
  * OUT.<rank> (OUT.single with --single): the results of SUM and MEAN all-reduces of
  * arbitrary floats (where the order of additions shows in the bits), a large all-reduce,
  * an all-gather of replicas with different row counts, a broadcast, cross-replica reduce
- * and gather, the initial value of a variable each worker proposes differently, and the
+ * and gather, a reduce inside merge_call's function (with one replica per worker its
+ * argument is a PerReplica value of one component, so the reduce spans every worker), the initial value of a variable each worker proposes differently, and the
  * rows a distributed dataset gives each replica. The test compares the files byte for
  * byte: every worker must agree, and with the single process.
  *
@@ -51,6 +52,14 @@ static void Write(const char* label, const dist_value_t* tensor) {
   fputc('\n', out_file);
 }
 
+/* merge_call's function: the SUM of every replica's argument, across all workers. */
+static dist_status_t ReduceInMerge(dist_strategy_t* strategy, const dist_value_t* const* args,
+                                   int32_t num_args, dist_value_t** out, void* user_data) {
+  (void)num_args;
+  (void)user_data;
+  return dist_strategy_reduce(strategy, DIST_REDUCE_SUM, args[0], out);
+}
+
 static dist_status_t Step(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
                           dist_value_t** results, int32_t num_results, void* user_data) {
   (void)num_args;
@@ -86,6 +95,9 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   CHECK(dist_context_all_reduce(context, DIST_REDUCE_SUM, y, &big));
   CHECK(dist_context_all_gather(context, z, 0, &gathered));
   CHECK(dist_context_broadcast(context, x, n - 1, &from_last));
+  dist_value_t* merged = NULL;
+  const dist_value_t* merge_args[1] = {x};
+  CHECK(dist_context_merge_call(context, ReduceInMerge, NULL, merge_args, 1, &merged));
   results[0] = x;  /* for the cross-replica reduce */
   results[1] = z;  /* for the cross-replica gather */
   results[2] = sum;
@@ -93,6 +105,7 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   results[4] = big;
   results[5] = gathered;
   results[6] = from_last;
+  results[7] = merged;
   dist_value_destroy(y);
   return DIST_OK;
 }
@@ -157,14 +170,15 @@ int main(int argc, char** argv) {
   dist_value_t* counter = NULL;
   CHECK(dist_variable_create(zero, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, "counter", &counter));
 
-  enum { kResults = 7 };
+  enum { kResults = 8 };
   dist_value_t* results[kResults] = {0};
   const dist_value_t* run_args[1] = {counter};
   CHECK(dist_strategy_run(strategy, Step, NULL, run_args, 1, results, kResults));
   dist_value_t* counted = NULL;
   CHECK(dist_variable_read(counter, &counted));
   Write("sync_on_read_sum", counted);
-  const char* labels[kResults] = {"x", "z", "sum", "mean", "large", "all_gather", "broadcast"};
+  const char* labels[kResults] = {"x",          "z",         "sum",       "mean",
+                                  "large",      "all_gather", "broadcast", "merge_reduce_sum"};
   for (int r = 2; r < kResults; ++r) {
     dist_value_t* first = NULL;
     CHECK(dist_value_component(results[r], 0, &first));
