@@ -29,11 +29,17 @@ InputOptions OptionsOf(const dist_input_options_t* options) {
   return options != nullptr ? options->options : InputOptions{};
 }
 
+// Changes a copy and stores it only when the core accepts it: a rejected value changes
+// nothing.
 dist_status_t SetOption(const char* function, dist_input_options_t* options,
-                        absl::FunctionRef<absl::Status(InputOptions&)> set) {
+                        absl::FunctionRef<void(InputOptions&)> change) {
   return Guard(function, [&]() -> absl::Status {
     if (options == nullptr) return NullArgument("options");
-    return set(options->options);
+    InputOptions changed = options->options;
+    change(changed);
+    RETURN_IF_ERROR(distribute::ValidateInputOptions(changed));
+    options->options = changed;
+    return absl::OkStatus();
   });
 }
 
@@ -109,43 +115,29 @@ dist_status_t dist_input_options_create(dist_input_options_t** out) {
 void dist_input_options_destroy(dist_input_options_t* options) { delete options; }
 
 dist_status_t dist_input_options_set_prefetch_depth(dist_input_options_t* options, int64_t depth) {
-  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
-    if (depth < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("depth is ", depth, ": expected >= 0"));
-    }
-    o.prefetch_depth = depth;
-    return absl::OkStatus();
-  });
+  return SetOption(__func__, options, [&](InputOptions& o) { o.prefetch_depth = depth; });
 }
 
 dist_status_t dist_input_options_set_replication_mode(dist_input_options_t* options,
                                                       dist_input_replication_mode_t mode) {
-  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
-    ASSIGN_OR_RETURN(o.replication_mode, distribute::InputReplicationModeFromInt(mode));
-    return absl::OkStatus();
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.replication_mode = static_cast<distribute::InputReplicationMode>(mode);
   });
 }
 
 dist_status_t dist_input_options_set_auto_shard_policy(dist_input_options_t* options,
                                                        dist_auto_shard_policy_t policy) {
-  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
-    ASSIGN_OR_RETURN(o.auto_shard_policy, distribute::AutoShardPolicyFromInt(policy));
-    return absl::OkStatus();
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.auto_shard_policy = static_cast<distribute::AutoShardPolicy>(policy);
   });
 }
 
 dist_status_t dist_input_options_set_fetch_to_device(dist_input_options_t* options, int32_t enable) {
-  return SetOption(__func__, options, [&](InputOptions& o) {
-    o.fetch_to_device = enable != 0;
-    return absl::OkStatus();
-  });
+  return SetOption(__func__, options, [&](InputOptions& o) { o.fetch_to_device = enable != 0; });
 }
 
 dist_status_t dist_input_options_set_per_replica_batches(dist_input_options_t* options, int32_t enable) {
-  return SetOption(__func__, options, [&](InputOptions& o) {
-    o.per_replica_batches = enable != 0;
-    return absl::OkStatus();
-  });
+  return SetOption(__func__, options, [&](InputOptions& o) { o.per_replica_batches = enable != 0; });
 }
 
 dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
