@@ -79,7 +79,7 @@ struct dist_input_options {
 };
 
 // dist_context_t is the core's ReplicaContext itself (the struct stays incomplete), so
-// dist_get_replica_context hands out the very pointer the replica function received.
+// dist_current_replica_context hands out the very pointer the replica function received.
 namespace distribute::c_api {
 inline ReplicaContext* Unwrap(dist_context_t* context) {
   return reinterpret_cast<ReplicaContext*>(context);

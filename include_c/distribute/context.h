@@ -113,10 +113,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_merge_call(dist_context_t* co
                                                               int32_t num_args, dist_value_t** out);
 
 /* Leaves a replica joined with dist_strategy_join_replica and releases the context.
- * Accepts NULL (DIST_OK). Contexts handed out by dist_strategy_run or
- * dist_current_replica_context are not left this way, and a joined replica is left on its
- * own thread after every scope entered since has been exited: otherwise
- * DIST_FAILED_PRECONDITION and the context stays valid. Not marked warn-unused-result so
+ * Accepts NULL (DIST_OK). Only a joined replica's context is left this way (a run's
+ * context or the default one is not), on the joining thread, after every scope entered
+ * since has been exited: otherwise DIST_FAILED_PRECONDITION and the context stays valid. Not marked warn-unused-result so
  * that failure paths can call it as cleanup; the status reports misuse. Never blocks.
  * Thread-safety: owner thread only (the joining thread). */
 DIST_API dist_status_t dist_context_leave(dist_context_t* context);

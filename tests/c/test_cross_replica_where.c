@@ -198,6 +198,10 @@ static void test_cleanup_calls_in_failure_paths(void** state) {
   assert_int_equal(dist_strategy_scope_exit(s), DIST_FAILED_PRECONDITION);
   (void)dist_strategy_colocate_vars_with_exit(s);
   assert_int_equal(dist_context_leave(NULL), DIST_OK);
+  /* The default replica context (no scope) is borrowed: leaving it is misuse. */
+  assert_int_equal(dist_context_leave(dist_current_replica_context()), DIST_FAILED_PRECONDITION);
+  assert_non_null(strstr(dist_last_error_message(), "dist_context_leave"));
+  assert_non_null(dist_current_replica_context());
   (void)dist_context_leave(NULL);
   (void)dist_server_stop(NULL);
   dist_strategy_destroy(s);
