@@ -66,7 +66,10 @@ typedef dist_status_t (*dist_replica_fn)(dist_context_t* context, const dist_val
                                          int32_t num_args, dist_value_t** results,
                                          int32_t num_results, void* user_data);
 
-/* Builds replica `replica_id`'s component of a per-replica value; *out takes a new tensor. */
+/* Builds replica `replica_id`'s component of a per-replica value (replica_id counts every
+ * worker's replicas); *out takes a new tensor (pre-set to NULL). Called on the thread that
+ * called dist_strategy_distribute_values_from_function, in cross-replica context: tensor
+ * calls are legal in it, replica-context calls are not. */
 typedef dist_status_t (*dist_value_fn)(int32_t replica_id, int32_t num_replicas,
                                        dist_value_t** out, void* user_data);
 
