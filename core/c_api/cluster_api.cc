@@ -54,8 +54,8 @@ dist_status_t dist_cluster_set_task(dist_cluster_t* cluster, const char* job, in
   });
 }
 
-dist_status_t dist_cluster_task_type(const dist_cluster_t* cluster, const char** out_type) {
-  return Accessor(__func__, cluster, "cluster", out_type, "out_type",
+dist_status_t dist_cluster_task_type(const dist_cluster_t* cluster, const char** out_borrowed_type) {
+  return Accessor(__func__, cluster, "cluster", out_borrowed_type, "out_borrowed_type",
                   [](const dist_cluster& c, const char*& type) -> absl::Status {
                     ASSIGN_OR_RETURN(distribute::Job job, c.spec.task_type());
                     type = distribute::JobName(job);
@@ -108,8 +108,8 @@ dist_status_t dist_cluster_task_index_at(const dist_cluster_t* cluster, const ch
 }
 
 dist_status_t dist_cluster_task_address(const dist_cluster_t* cluster, const char* job, int32_t index,
-                                        const char** out_address) {
-  return Accessor(__func__, cluster, "cluster", out_address, "out_address",
+                                        const char** out_borrowed_address) {
+  return Accessor(__func__, cluster, "cluster", out_borrowed_address, "out_borrowed_address",
                   [&](const dist_cluster& c, const char*& address) -> absl::Status {
                     if (job == nullptr) return NullArgument("job");
                     ASSIGN_OR_RETURN(const std::string* found, c.spec.task_address(job, index));

@@ -51,9 +51,15 @@ dist_status_t dist_communication_options_set_bytes_per_pack(dist_communication_o
   return Change(__func__, options, [&](CommunicationOptions& o) { o.bytes_per_pack = bytes_per_pack; });
 }
 
-dist_status_t dist_communication_options_set_timeout_seconds(dist_communication_options_t* options,
-                                                             double timeout_seconds) {
-  return Change(__func__, options, [&](CommunicationOptions& o) { o.timeout_seconds = timeout_seconds; });
+dist_status_t dist_communication_options_set_timeout_ms(dist_communication_options_t* options,
+                                                        int64_t timeout_ms) {
+  return Change(__func__, options, [&](CommunicationOptions& o) { o.timeout_ms = timeout_ms; });
+}
+
+dist_status_t dist_communication_options_set_replicas_per_worker(
+    dist_communication_options_t* options, int32_t replicas_per_worker) {
+  return Change(__func__, options,
+                [&](CommunicationOptions& o) { o.replicas_per_worker = replicas_per_worker; });
 }
 
 }  // extern "C"

@@ -22,25 +22,17 @@ using distribute::c_api::Unwrap;
 
 namespace {
 
-// A collective's input: a tensor, or this replica's value of a variable.
+// A collective's input behind a handle.
 absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view name) {
   if (value == nullptr) return NullArgument(name);
-  if (value->value.is_variable()) return distribute::ReadVariable(value->value);
-  ASSIGN_OR_RETURN(const Tensor* tensor, value->value.AsTensor());
-  return *tensor;
+  return distribute::CollectiveInput(value->value);
 }
 
-// Every collective starts here: the context must be this thread's current replica context.
+// The context behind a handle that must be this thread's current replica context.
 absl::StatusOr<ReplicaContext*> Current(dist_context_t* context) {
   if (context == nullptr) return NullArgument("context");
   ReplicaContext* replica = Unwrap(context);
-  // The innermost replica context of this thread: a run's or joined replica's, or the
-  // default strategy's when no scope is entered.
-  if (distribute::ThreadContext::Current().replica_context() != replica) {
-    return absl::FailedPreconditionError(
-        "the context is not this thread's current replica context: collectives must be called "
-        "in replica context, from the replica function (or joined thread) the context belongs to");
-  }
+  RETURN_IF_ERROR(distribute::RequireCurrentReplicaContext(*replica));
   return replica;
 }
 
@@ -93,17 +85,17 @@ dist_status_t dist_context_strategy(const dist_context_t* context, dist_strategy
   });
 }
 
-dist_status_t dist_context_device(const dist_context_t* context, const char** out_device) {
-  ClearOut(out_device);
+dist_status_t dist_context_device(const dist_context_t* context, const char** out_borrowed_device) {
+  ClearOut(out_borrowed_device);
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return NullArgument("context");
-    if (out_device == nullptr) return NullArgument("out_device");
-    *out_device = Unwrap(context)->device_name().c_str();
+    if (out_borrowed_device == nullptr) return NullArgument("out_borrowed_device");
+    *out_borrowed_device = Unwrap(context)->device_name().c_str();
     return absl::OkStatus();
   });
 }
 
-dist_status_t dist_context_set_timeout(dist_context_t* context, int64_t timeout_ms) {
+dist_status_t dist_context_set_timeout_ms(dist_context_t* context, int64_t timeout_ms) {
   return Guard(__func__, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
     return replica->SetTimeoutMs(timeout_ms);
@@ -159,8 +151,8 @@ dist_status_t dist_context_broadcast(dist_context_t* context, const dist_value_t
 }
 
 dist_status_t dist_context_merge_call(dist_context_t* context, dist_merge_fn fn,
-                                      const dist_value_t* const* args, int32_t num_args,
-                                      dist_value_t** out, void* user_data) {
+                                      void* user_data, const dist_value_t* const* args,
+                                      int32_t num_args, dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
@@ -189,23 +181,7 @@ dist_status_t dist_context_leave(dist_context_t* context) {
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return absl::OkStatus();
     ReplicaContext* replica = Unwrap(context);
-    if (!replica->joined()) {
-      return absl::FailedPreconditionError(
-          "the context was handed to a replica function by run; only contexts from "
-          "dist_strategy_join_replica are left");
-    }
-    const distribute::ThreadContext& thread = distribute::ThreadContext::Current();
-    const distribute::Frame* top = thread.top();
-    if (top == nullptr || top->kind != distribute::FrameKind::kReplica || top->reentered ||
-        top->replica != replica) {
-      return absl::FailedPreconditionError(
-          "a joined replica must be left on the thread that joined it, after every scope it "
-          "entered since has been exited");
-    }
-    // Keep the strategy alive until the context is gone: the frame being popped may hold
-    // its last reference.
-    std::shared_ptr<distribute::Strategy> keep = replica->strategy_ref();
-    keep->LeaveReplica(replica->replica_id());
+    RETURN_IF_ERROR(replica->strategy().LeaveReplica(*replica));
     delete replica;
     return absl::OkStatus();
   });

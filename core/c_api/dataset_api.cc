@@ -42,22 +42,12 @@ dist_status_t NewDataset(const char* function, dist_dataset_t** out,
   });
 }
 
-// The plain dataset behind a handle; transformations do not apply to distributed ones.
-absl::StatusOr<DatasetPtr> PlainDataset(const dist_dataset_t* dataset) {
-  if (dataset == nullptr) return NullArgument("dataset");
-  if (dataset->dataset == nullptr) {
-    return absl::InvalidArgumentError(
-        "dataset is a distributed dataset: only plain datasets can be transformed");
-  }
-  return dataset->dataset;
-}
-
 // A transformation: (dataset, ..., out) -> new dataset.
 dist_status_t Transform(const char* function, const dist_dataset_t* dataset, dist_dataset_t** out,
                         absl::FunctionRef<absl::StatusOr<DatasetPtr>(DatasetPtr)> transform) {
   return NewDataset(function, out, [&]() -> absl::StatusOr<DatasetPtr> {
-    ASSIGN_OR_RETURN(DatasetPtr input, PlainDataset(dataset));
-    return transform(std::move(input));
+    if (dataset == nullptr) return NullArgument("dataset");
+    return transform(dataset->dataset);
   });
 }
 
@@ -178,8 +168,8 @@ dist_status_t dist_dataset_range(int64_t start, int64_t stop, int64_t step, dist
   return NewDataset(__func__, out, [&] { return distribute::Range(start, stop, step); });
 }
 
-dist_status_t dist_dataset_from_generator(dist_generator_fn fn, int32_t num_components,
-                                          void* user_data, dist_free_fn free_fn,
+dist_status_t dist_dataset_from_generator(dist_generator_fn fn, void* user_data,
+                                          dist_free_fn free_fn, int32_t num_components,
                                           dist_dataset_t** out) {
   auto owner = std::make_shared<UserData>(user_data, free_fn);
   const dist_status_t status = NewDataset(__func__, out, [&]() -> absl::StatusOr<DatasetPtr> {
@@ -244,8 +234,8 @@ dist_status_t dist_dataset_shuffle(const dist_dataset_t* dataset, int64_t buffer
   });
 }
 
-dist_status_t dist_dataset_map(const dist_dataset_t* dataset, dist_map_fn fn, int32_t num_outputs,
-                               int32_t num_parallel_calls, void* user_data, dist_free_fn free_fn,
+dist_status_t dist_dataset_map(const dist_dataset_t* dataset, dist_map_fn fn, void* user_data,
+                               dist_free_fn free_fn, int32_t num_outputs, int32_t num_parallel_calls,
                                dist_dataset_t** out) {
   auto owner = std::make_shared<UserData>(user_data, free_fn);
   const dist_status_t status = Transform(__func__, dataset, out, [&](DatasetPtr input)
@@ -283,8 +273,7 @@ dist_status_t dist_dataset_num_components(const dist_dataset_t* dataset, int32_t
   return distribute::c_api::Accessor(
       __func__, dataset, "dataset", out_count, "out_count",
       [](const dist_dataset& d, int32_t& count) {
-        count = d.distributed != nullptr ? d.distributed->num_components()
-                                         : d.dataset->num_components();
+        count = d.dataset->num_components();
         return absl::OkStatus();
       });
 }
@@ -296,16 +285,9 @@ dist_status_t dist_dataset_make_iterator(const dist_dataset_t* dataset, dist_ite
   return Guard(__func__, [&]() -> absl::Status {
     if (dataset == nullptr) return NullArgument("dataset");
     if (out == nullptr) return NullArgument("out");
-    auto iterator = std::make_unique<dist_iterator>();
-    if (dataset->distributed != nullptr) {
-      ASSIGN_OR_RETURN(iterator->distributed, dataset->distributed->MakeIterator());
-      iterator->num_components = dataset->distributed->num_components();
-    } else {
-      ASSIGN_OR_RETURN(iterator->plain, dataset->dataset->MakeIterator(0));
-      iterator->dataset = dataset->dataset;
-      iterator->num_components = dataset->dataset->num_components();
-    }
-    *out = iterator.release();
+    ASSIGN_OR_RETURN(std::unique_ptr<distribute::ValueIterator> iterator,
+                     distribute::IterateDataset(dataset->dataset));
+    *out = new dist_iterator(std::move(iterator));
     return absl::OkStatus();
   });
 }

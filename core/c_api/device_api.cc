@@ -43,12 +43,12 @@ dist_status_t dist_device_parse(const char* name, dist_device_t** out) {
 
 void dist_device_destroy(dist_device_t* device) { delete device; }
 
-dist_status_t dist_device_name(const dist_device_t* device, const char** out_name) {
-  return ReadField(__func__, device, out_name, "out_name", [](const dist_device& d) { return d.name.c_str(); });
+dist_status_t dist_device_name(const dist_device_t* device, const char** out_borrowed_name) {
+  return ReadField(__func__, device, out_borrowed_name, "out_borrowed_name", [](const dist_device& d) { return d.name.c_str(); });
 }
 
-dist_status_t dist_device_job(const dist_device_t* device, const char** out_job) {
-  return ReadField(__func__, device, out_job, "out_job", [](const dist_device& d) { return d.spec.job.c_str(); });
+dist_status_t dist_device_job(const dist_device_t* device, const char** out_borrowed_job) {
+  return ReadField(__func__, device, out_borrowed_job, "out_borrowed_job", [](const dist_device& d) { return d.spec.job.c_str(); });
 }
 
 dist_status_t dist_device_replica(const dist_device_t* device, int32_t* out_replica) {
@@ -91,11 +91,11 @@ dist_status_t dist_local_device_get(int32_t index, dist_device_t** out) {
   });
 }
 
-dist_status_t dist_gpu_unavailable_reason(const char** out_reason) {
-  ClearOut(out_reason);
+dist_status_t dist_gpu_unavailable_reason(const char** out_borrowed_reason) {
+  ClearOut(out_borrowed_reason);
   return Guard(__func__, [&]() -> absl::Status {
-    if (out_reason == nullptr) return NullArgument("out_reason");
-    *out_reason = distribute::GpuRuntime::Get().unavailable_reason().c_str();
+    if (out_borrowed_reason == nullptr) return NullArgument("out_borrowed_reason");
+    *out_borrowed_reason = distribute::GpuRuntime::Get().unavailable_reason().c_str();
     return absl::OkStatus();
   });
 }

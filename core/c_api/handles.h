@@ -14,6 +14,7 @@
 #include "core/input/distributed_dataset.h"
 #include "core/input/input_context.h"
 #include "core/input/input_options.h"
+#include "core/input/value_iterator.h"
 #include "core/server/server.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
@@ -45,23 +46,20 @@ struct dist_communication_options {
   distribute::CommunicationOptions options;
 };
 
-// A plain dataset, or a distributed one (from dist_strategy_distribute_dataset*): exactly
-// one of the two is set.
 struct dist_dataset {
   explicit dist_dataset(distribute::DatasetPtr d) : dataset(std::move(d)) {}
-  explicit dist_dataset(std::shared_ptr<const distribute::DistributedDataset> d)
-      : distributed(std::move(d)) {}
   distribute::DatasetPtr dataset;
-  std::shared_ptr<const distribute::DistributedDataset> distributed;
 };
 
-// One pass over a plain dataset (`plain`, with the dataset kept alive) or a distributed
-// one (`distributed`, which keeps its sources alive).
+struct dist_distributed_dataset {
+  explicit dist_distributed_dataset(std::shared_ptr<const distribute::DistributedDataset> d)
+      : dataset(std::move(d)) {}
+  std::shared_ptr<const distribute::DistributedDataset> dataset;
+};
+
 struct dist_iterator {
-  distribute::DatasetPtr dataset;
-  std::unique_ptr<distribute::DatasetIterator> plain;
-  std::unique_ptr<distribute::DistributedIterator> distributed;
-  int32_t num_components = 0;
+  explicit dist_iterator(std::unique_ptr<distribute::ValueIterator> i) : iterator(std::move(i)) {}
+  std::unique_ptr<distribute::ValueIterator> iterator;
 };
 
 struct dist_cluster {
@@ -76,12 +74,12 @@ struct dist_server_options {
   distribute::Server::Options options;
 };
 
-struct dist_options {
+struct dist_input_options {
   distribute::InputOptions options;
 };
 
 // dist_context_t is the core's ReplicaContext itself (the struct stays incomplete), so
-// dist_get_replica_context hands out the very pointer the replica function received.
+// dist_current_replica_context hands out the very pointer the replica function received.
 namespace distribute::c_api {
 inline ReplicaContext* Unwrap(dist_context_t* context) {
   return reinterpret_cast<ReplicaContext*>(context);
@@ -99,6 +97,13 @@ inline const InputContext* Unwrap(const dist_input_context_t* context) {
 }
 inline const dist_input_context_t* Wrap(const InputContext* context) {
   return reinterpret_cast<const dist_input_context_t*>(context);
+}
+// ... or created by dist_input_context_create, owned by the caller.
+inline dist_input_context_t* Wrap(InputContext* context) {
+  return reinterpret_cast<dist_input_context_t*>(context);
+}
+inline InputContext* Unwrap(dist_input_context_t* context) {
+  return reinterpret_cast<InputContext*>(context);
 }
 }  // namespace distribute::c_api
 

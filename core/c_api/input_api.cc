@@ -25,15 +25,21 @@ namespace {
 
 using DistributedPtr = std::shared_ptr<const DistributedDataset>;
 
-InputOptions OptionsOf(const dist_options_t* options) {
+InputOptions OptionsOf(const dist_input_options_t* options) {
   return options != nullptr ? options->options : InputOptions{};
 }
 
-dist_status_t SetOption(const char* function, dist_options_t* options,
-                        absl::FunctionRef<absl::Status(InputOptions&)> set) {
+// Changes a copy and stores it only when the core accepts it: a rejected value changes
+// nothing.
+dist_status_t SetOption(const char* function, dist_input_options_t* options,
+                        absl::FunctionRef<void(InputOptions&)> change) {
   return Guard(function, [&]() -> absl::Status {
     if (options == nullptr) return NullArgument("options");
-    return set(options->options);
+    InputOptions changed = options->options;
+    change(changed);
+    RETURN_IF_ERROR(distribute::ValidateInputOptions(changed));
+    options->options = changed;
+    return absl::OkStatus();
   });
 }
 
@@ -42,9 +48,6 @@ absl::StatusOr<DistributedPtr> DistributeDataset(dist_strategy_t* strategy,
                                                  const InputOptions& options) {
   if (strategy == nullptr) return NullArgument("strategy");
   if (dataset == nullptr) return NullArgument("dataset");
-  if (dataset->dataset == nullptr) {
-    return absl::InvalidArgumentError("dataset is already a distributed dataset");
-  }
   return DistributedDataset::FromDataset(*strategy->strategy, dataset->dataset, options);
 }
 
@@ -64,10 +67,6 @@ absl::StatusOr<DistributedPtr> DistributeFromFunction(dist_strategy_t* strategy,
             absl::StrCat("fn for input pipeline ", context.input_pipeline_id());
         if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, who);
         if (owned == nullptr) return absl::InvalidArgumentError(absl::StrCat(who, " stored no dataset"));
-        if (owned->dataset == nullptr) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(who, " stored a distributed dataset: expected a plain one"));
-        }
         return owned->dataset;
       },
       options);
@@ -79,10 +78,9 @@ dist_status_t NewIterator(const char* function, dist_iterator_t** out,
   return Guard(function, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(DistributedPtr distributed, distribute_input());
-    auto iterator = std::make_unique<dist_iterator>();
-    ASSIGN_OR_RETURN(iterator->distributed, distributed->MakeIterator());
-    iterator->num_components = distributed->num_components();
-    *out = iterator.release();
+    ASSIGN_OR_RETURN(std::unique_ptr<distribute::ValueIterator> iterator,
+                     distribute::IterateDistributed(*distributed));
+    *out = new dist_iterator(std::move(iterator));
     return absl::OkStatus();
   });
 }
@@ -105,67 +103,53 @@ dist_status_t ContextAccessor(const char* function, const dist_input_context_t* 
 
 extern "C" {
 
-dist_status_t dist_input_options_create(dist_options_t** out) {
+dist_status_t dist_input_options_create(dist_input_options_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
-    *out = new dist_options();
+    *out = new dist_input_options();
     return absl::OkStatus();
   });
 }
 
-void dist_input_options_destroy(dist_options_t* options) { delete options; }
+void dist_input_options_destroy(dist_input_options_t* options) { delete options; }
 
-dist_status_t dist_input_options_set_prefetch_depth(dist_options_t* options, int64_t depth) {
-  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
-    if (depth < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("depth is ", depth, ": expected >= 0"));
-    }
-    o.prefetch_depth = depth;
-    return absl::OkStatus();
-  });
+dist_status_t dist_input_options_set_prefetch_depth(dist_input_options_t* options, int64_t depth) {
+  return SetOption(__func__, options, [&](InputOptions& o) { o.prefetch_depth = depth; });
 }
 
-dist_status_t dist_input_options_set_replication_mode(dist_options_t* options,
+dist_status_t dist_input_options_set_replication_mode(dist_input_options_t* options,
                                                       dist_input_replication_mode_t mode) {
-  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
-    ASSIGN_OR_RETURN(o.replication_mode, distribute::InputReplicationModeFromInt(mode));
-    return absl::OkStatus();
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.replication_mode = static_cast<distribute::InputReplicationMode>(mode);
   });
 }
 
-dist_status_t dist_input_options_set_auto_shard_policy(dist_options_t* options,
+dist_status_t dist_input_options_set_auto_shard_policy(dist_input_options_t* options,
                                                        dist_auto_shard_policy_t policy) {
-  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
-    ASSIGN_OR_RETURN(o.auto_shard_policy, distribute::AutoShardPolicyFromInt(policy));
-    return absl::OkStatus();
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.auto_shard_policy = static_cast<distribute::AutoShardPolicy>(policy);
   });
 }
 
-dist_status_t dist_input_options_set_fetch_to_device(dist_options_t* options, int32_t enable) {
-  return SetOption(__func__, options, [&](InputOptions& o) {
-    o.fetch_to_device = enable != 0;
-    return absl::OkStatus();
-  });
+dist_status_t dist_input_options_set_fetch_to_device(dist_input_options_t* options, int32_t enable) {
+  return SetOption(__func__, options, [&](InputOptions& o) { o.fetch_to_device = enable != 0; });
 }
 
-dist_status_t dist_input_options_set_per_replica_batches(dist_options_t* options, int32_t enable) {
-  return SetOption(__func__, options, [&](InputOptions& o) {
-    o.per_replica_batches = enable != 0;
-    return absl::OkStatus();
-  });
+dist_status_t dist_input_options_set_per_replica_batches(dist_input_options_t* options, int32_t enable) {
+  return SetOption(__func__, options, [&](InputOptions& o) { o.per_replica_batches = enable != 0; });
 }
 
 dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                const dist_dataset_t* dataset,
-                                               const dist_options_t* options,
-                                               dist_dataset_t** out) {
+                                               const dist_input_options_t* options,
+                                               dist_distributed_dataset_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(DistributedPtr distributed,
                      DistributeDataset(strategy, dataset, OptionsOf(options)));
-    *out = new dist_dataset(std::move(distributed));
+    *out = new dist_distributed_dataset(std::move(distributed));
     return absl::OkStatus();
   });
 }
@@ -173,20 +157,39 @@ dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
 dist_status_t dist_strategy_distribute_datasets_from_function(dist_strategy_t* strategy,
                                                               dist_dataset_fn fn, void* user_data,
                                                               dist_free_fn free_fn,
-                                                              const dist_options_t* options,
-                                                              dist_dataset_t** out) {
+                                                              const dist_input_options_t* options,
+                                                              dist_distributed_dataset_t** out) {
   ClearOut(out);
   const dist_status_t status = Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(DistributedPtr distributed,
                      DistributeFromFunction(strategy, fn, user_data, OptionsOf(options)));
-    *out = new dist_dataset(std::move(distributed));
+    *out = new dist_distributed_dataset(std::move(distributed));
     return absl::OkStatus();
   });
   // fn is no longer needed; on failure the caller keeps user_data.
   if (status == DIST_OK && free_fn != nullptr) free_fn(user_data);
   return status;
 }
+
+dist_status_t dist_distributed_dataset_make_iterator(const dist_distributed_dataset_t* dataset,
+                                                    dist_iterator_t** out) {
+  return NewIterator(__func__, out, [&]() -> absl::StatusOr<DistributedPtr> {
+    if (dataset == nullptr) return NullArgument("dataset");
+    return dataset->dataset;
+  });
+}
+
+dist_status_t dist_distributed_dataset_num_components(const dist_distributed_dataset_t* dataset,
+                                                      int32_t* out_count) {
+  return distribute::c_api::Accessor(__func__, dataset, "dataset", out_count, "out_count",
+                                     [](const dist_distributed_dataset& d, int32_t& count) {
+                                       count = d.dataset->num_components();
+                                       return absl::OkStatus();
+                                     });
+}
+
+void dist_distributed_dataset_destroy(dist_distributed_dataset_t* dataset) { delete dataset; }
 
 dist_status_t dist_strategy_make_dataset_iterator(dist_strategy_t* strategy,
                                                   const dist_dataset_t* dataset,
@@ -199,6 +202,22 @@ dist_status_t dist_strategy_make_input_fn_iterator(dist_strategy_t* strategy, di
   return NewIterator(__func__, out, [&] {
     return DistributeFromFunction(strategy, fn, user_data, InputOptions{});
   });
+}
+
+dist_status_t dist_input_context_create(int32_t num_input_pipelines, int32_t input_pipeline_id,
+                                        int32_t num_replicas_in_sync, dist_input_context_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(InputContext context,
+                     InputContext::Create(num_input_pipelines, input_pipeline_id, num_replicas_in_sync));
+    *out = distribute::c_api::Wrap(new InputContext(context));
+    return absl::OkStatus();
+  });
+}
+
+void dist_input_context_destroy(dist_input_context_t* context) {
+  delete distribute::c_api::Unwrap(context);
 }
 
 dist_status_t dist_input_context_num_input_pipelines(const dist_input_context_t* context,

@@ -1,4 +1,4 @@
-// C entry points for iterators over plain and distributed datasets.
+// C entry points for iterators (over plain and distributed datasets alike).
 #include <utility>
 #include <vector>
 
@@ -20,21 +20,17 @@ void ClearOuts(dist_value_t** outs, int32_t count) {
   for (int32_t i = 0; i < count; ++i) outs[i] = nullptr;
 }
 
-// The next element of either kind of iterator, after checking the arguments.
+// The next element, after checking the arguments.
 absl::StatusOr<bool> Next(dist_iterator_t* iterator, dist_value_t** outs, int32_t count,
                           std::vector<Value>* values) {
   if (iterator == nullptr) return NullArgument("iterator");
-  if (count != iterator->num_components) {
+  const int32_t components = iterator->iterator->num_components();
+  if (count != components) {
     return absl::InvalidArgumentError(absl::StrCat("count is ", count, ": the dataset's elements have ",
-                                                   iterator->num_components, " components"));
+                                                   components, " components"));
   }
   if (count > 0 && outs == nullptr) return NullArgument("outs");
-  if (iterator->distributed != nullptr) return iterator->distributed->GetNext(values);
-  distribute::Element element;
-  ASSIGN_OR_RETURN(const bool has_value, iterator->plain->GetNext(&element));
-  values->clear();
-  for (distribute::Tensor& tensor : element) values->emplace_back(std::move(tensor));
-  return has_value;
+  return iterator->iterator->GetNext(values);
 }
 
 absl::Status Store(std::vector<Value>& values, dist_value_t** outs, int32_t count) {

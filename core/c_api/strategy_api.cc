@@ -7,10 +7,12 @@
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
 #include "core/cluster/tf_config.h"
+#include "core/c_api/replica_fn.h"
 #include "core/c_api/value_args.h"
 #include "core/strategy/checkpoint.h"
 #include "core/strategy/cross_replica.h"
 #include "core/strategy/replica_context.h"
+#include "core/strategy/run.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
@@ -170,8 +172,8 @@ dist_status_t dist_strategy_num_replicas_in_sync(const dist_strategy_t* strategy
 }
 
 dist_status_t dist_strategy_worker_device(const dist_strategy_t* strategy, int32_t index,
-                                          const char** out_device) {
-  return Accessor(__func__, strategy, "strategy", out_device, "out_device",
+                                          const char** out_borrowed_device) {
+  return Accessor(__func__, strategy, "strategy", out_borrowed_device, "out_borrowed_device",
                   [&](const dist_strategy& s, const char*& device) {
                     absl::Status status;
                     device = DeviceAt(s.strategy->worker_names(), index, status, "replicas");
@@ -189,8 +191,8 @@ dist_status_t dist_strategy_parameter_device_count(const dist_strategy_t* strate
 }
 
 dist_status_t dist_strategy_parameter_device(const dist_strategy_t* strategy, int32_t index,
-                                             const char** out_device) {
-  return Accessor(__func__, strategy, "strategy", out_device, "out_device",
+                                             const char** out_borrowed_device) {
+  return Accessor(__func__, strategy, "strategy", out_borrowed_device, "out_borrowed_device",
                   [&](const dist_strategy& s, const char*& device) {
                     absl::Status status;
                     device = DeviceAt(s.strategy->parameter_names(), index, status,
@@ -199,7 +201,7 @@ dist_status_t dist_strategy_parameter_device(const dist_strategy_t* strategy, in
                   });
 }
 
-dist_status_t dist_strategy_set_timeout(dist_strategy_t* strategy, int64_t timeout_ms) {
+dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy, int64_t timeout_ms) {
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
     return strategy->strategy->SetTimeoutMs(timeout_ms);
@@ -244,13 +246,9 @@ dist_status_t dist_in_cross_replica_context(int32_t* out_in_cross) {
   });
 }
 
-dist_status_t dist_get_replica_context(dist_context_t** out) {
-  ClearOut(out);
-  return Guard(__func__, [&]() -> absl::Status {
-    if (out == nullptr) return NullArgument("out");
-    *out = distribute::c_api::Wrap(ThreadContext::Current().replica_context());
-    return absl::OkStatus();
-  });
+dist_context_t* dist_current_replica_context(void) {
+  distribute::c_api::ClearLastError();
+  return distribute::c_api::Wrap(ThreadContext::Current().replica_context());
 }
 
 dist_status_t dist_experimental_set_strategy(dist_strategy_t* strategy) {
@@ -263,55 +261,31 @@ dist_status_t dist_get_loss_reduction(dist_reduce_op_t* out_op) {
   ClearOut(out_op);
   return Guard(__func__, [&]() -> absl::Status {
     if (out_op == nullptr) return NullArgument("out_op");
-    *out_op = DIST_REDUCE_SUM;
+    *out_op = static_cast<dist_reduce_op_t>(distribute::LossReduction());
     return absl::OkStatus();
   });
 }
 
-dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn,
+dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn, void* user_data,
                                 const dist_value_t* const* args, int32_t num_args,
-                                dist_value_t** results, int32_t num_results, void* user_data) {
+                                dist_value_t** results, int32_t num_results) {
   if (results != nullptr) {
     for (int32_t i = 0; i < num_results; ++i) results[i] = nullptr;
   }
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
     if (fn == nullptr) return NullArgument("fn");
-    if (num_results < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("num_results is ", num_results, ": expected >= 0"));
-    }
     if (num_results > 0 && results == nullptr) return NullArgument("results");
     ASSIGN_OR_RETURN(std::vector<Value> values, ValuesOf(args, num_args, "args"));
-    Strategy& core = *strategy->strategy;
-    const int32_t n = core.num_replicas();
-    ASSIGN_OR_RETURN(auto per_replica, distribute::UnwrapForReplicas(values, n));
-    std::vector<HandleArray> handles;
-    for (const auto& replica_args : per_replica) handles.emplace_back(replica_args);
-    std::vector<std::vector<dist_value_t*>> outs(
-        static_cast<size_t>(n), std::vector<dist_value_t*>(static_cast<size_t>(num_results), nullptr));
-    absl::Status status = core.Run([&](distribute::ReplicaContext& context) -> absl::Status {
-      const auto r = static_cast<size_t>(context.replica_id());
-      distribute::c_api::ClearLastError();
-      const dist_status_t code = fn(distribute::c_api::Wrap(&context), handles[r].data(), num_args,
-                                    outs[r].data(), num_results, user_data);
-      if (code == DIST_OK) return absl::OkStatus();
-      return distribute::c_api::CallbackStatus(code, absl::StrCat("replica ", r));
-    });
-    // Take every value the replicas stored, even on failure, so none leaks.
-    std::vector<std::vector<std::optional<Value>>> slots(
-        static_cast<size_t>(num_results), std::vector<std::optional<Value>>(static_cast<size_t>(n)));
-    for (int32_t r = 0; r < n; ++r) {
-      for (int32_t s = 0; s < num_results; ++s) {
-        slots[s][r] = distribute::c_api::TakeValue(outs[r][s]);
-      }
-    }
-    RETURN_IF_ERROR(status);
-    std::vector<std::optional<Value>> merged;
-    for (int32_t s = 0; s < num_results; ++s) {
-      ASSIGN_OR_RETURN(std::optional<Value> value, distribute::MergeResults(slots[s], s, core.num_workers() > 1));
-      merged.push_back(std::move(value));
-    }
-    for (int32_t s = 0; s < num_results; ++s) {
+    ASSIGN_OR_RETURN(
+        std::vector<std::optional<Value>> merged,
+        distribute::RunReplicas(*strategy->strategy, values, num_results,
+                                [&](distribute::ReplicaContext& context, std::span<const Value> replica_args,
+                                    std::span<std::optional<Value>> slots) {
+                                  return distribute::c_api::CallReplicaFn(fn, user_data, context,
+                                                                          replica_args, slots);
+                                }));
+    for (size_t s = 0; s < merged.size(); ++s) {
       if (merged[s].has_value()) results[s] = new dist_value(std::move(*merged[s]));
     }
     return absl::OkStatus();
@@ -326,27 +300,20 @@ dist_status_t dist_strategy_distribute_values_from_function(dist_strategy_t* str
     if (strategy == nullptr) return NullArgument("strategy");
     if (fn == nullptr) return NullArgument("fn");
     if (out == nullptr) return NullArgument("out");
-    Strategy& core = *strategy->strategy;
-    ASSIGN_OR_RETURN(Value value, distribute::DistributeValuesFromFunction(
-                                      core, [&](int32_t r) -> absl::StatusOr<distribute::Tensor> {
-                                        dist_value_t* component = nullptr;
-                                        distribute::c_api::ClearLastError();
-                                        const dist_status_t code =
-                                            fn(core.first_replica_in_sync() + r,
-                                               core.num_replicas_in_sync(), &component, user_data);
-                                        std::optional<Value> taken =
-                                            distribute::c_api::TakeValue(component);
-                                        if (code != DIST_OK) {
-                                          return distribute::c_api::CallbackStatus(
-                                              code, absl::StrCat("fn for replica ", r));
-                                        }
-                                        if (!taken.has_value()) {
-                                          return absl::InvalidArgumentError(absl::StrCat(
-                                              "fn for replica ", r, " stored no value"));
-                                        }
-                                        ASSIGN_OR_RETURN(const distribute::Tensor* t, taken->AsTensor());
-                                        return *t;
-                                      }));
+    ASSIGN_OR_RETURN(
+        Value value,
+        distribute::DistributeValuesFromFunction(
+            *strategy->strategy,
+            [&](int32_t replica_id, int32_t num_replicas) -> absl::StatusOr<std::optional<Value>> {
+              dist_value_t* component = nullptr;
+              distribute::c_api::ClearLastError();
+              const dist_status_t code = fn(replica_id, num_replicas, &component, user_data);
+              std::optional<Value> taken = distribute::c_api::TakeValue(component);
+              if (code != DIST_OK) {
+                return distribute::c_api::CallbackStatus(code, absl::StrCat("fn for replica ", replica_id));
+              }
+              return taken;
+            }));
     *out = new dist_value(std::move(value));
     return absl::OkStatus();
   });
@@ -359,10 +326,7 @@ dist_status_t dist_strategy_value_container(dist_strategy_t* strategy, const dis
     if (strategy == nullptr) return NullArgument("strategy");
     if (value == nullptr) return NullArgument("value");
     if (out == nullptr) return NullArgument("out");
-    const Value& v = value->value;
-    *out = new dist_value(v.is_variable() && v.component_index() >= 0
-                              ? Value::OfVariable(v.variable())
-                              : v);
+    *out = new dist_value(distribute::ValueContainer(value->value));
     return absl::OkStatus();
   });
 }
@@ -452,9 +416,9 @@ dist_status_t dist_strategy_batch_reduce_to(dist_strategy_t* strategy, dist_redu
 }
 
 dist_status_t dist_strategy_update(dist_strategy_t* strategy, dist_value_t* variable,
-                                   dist_update_fn fn, const dist_value_t* const* args,
-                                   int32_t num_args, int32_t group, dist_value_t** out,
-                                   void* user_data) {
+                                   dist_update_fn fn, void* user_data,
+                                   const dist_value_t* const* args, int32_t num_args, int32_t group,
+                                   dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
@@ -489,12 +453,7 @@ dist_status_t dist_strategy_colocate_vars_with_enter(dist_strategy_t* strategy,
   return Guard(__func__, [&]() -> absl::Status {
     if (strategy == nullptr) return NullArgument("strategy");
     if (variable == nullptr) return NullArgument("variable");
-    if (!variable->value.is_variable()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable is a ", distribute::ValueKindName(variable->value.kind()), ", not a variable"));
-    }
-    ASSIGN_OR_RETURN(distribute::Destinations devices, distribute::DestinationsOf(variable->value));
-    return ThreadContext::Current().ColocateEnter(strategy->strategy.get(), std::move(devices));
+    return distribute::ColocateVarsWithEnter(*strategy->strategy, variable->value);
   });
 }
 
@@ -513,11 +472,9 @@ dist_status_t dist_strategy_variable_created_in_scope(const dist_strategy_t* str
     if (strategy == nullptr) return NullArgument("strategy");
     if (variable == nullptr) return NullArgument("variable");
     if (out_created == nullptr) return NullArgument("out_created");
-    if (!variable->value.is_variable()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable is a ", distribute::ValueKindName(variable->value.kind()), ", not a variable"));
-    }
-    *out_created = variable->value.variable()->strategy_id() == strategy->strategy->id() ? 1 : 0;
+    ASSIGN_OR_RETURN(const bool created,
+                     distribute::VariableCreatedInScope(*strategy->strategy, variable->value));
+    *out_created = created ? 1 : 0;
     return absl::OkStatus();
   });
 }

@@ -4,6 +4,7 @@
 
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
+#include "core/tensor/scalar.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 #include "core/util/status_macros.h"
@@ -42,6 +43,17 @@ dist_status_t ReadTensor(const char* function, const dist_value_t* value, T* out
                     ASSIGN_OR_RETURN(const Tensor* tensor, v.value.AsTensor());
                     result = property(*tensor);
                     return absl::OkStatus();
+                  });
+}
+
+// The typed scalar getters: one element of exactly `dtype`, read by the core.
+template <typename T>
+dist_status_t ReadScalar(const char* function, const dist_value_t* value, distribute::DType dtype,
+                         T* out) {
+  return Accessor(function, value, "tensor", out, "out_value",
+                  [&](const dist_value& v, T& result) -> absl::Status {
+                    ASSIGN_OR_RETURN(const Tensor* tensor, v.value.AsTensor());
+                    return distribute::ReadScalar(*tensor, dtype, &result);
                   });
 }
 
@@ -129,12 +141,12 @@ dist_status_t dist_tensor_byte_size(const dist_value_t* tensor, size_t* out_size
                     [](const Tensor& t) { return t.byte_size(); });
 }
 
-dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_data) {
-  return ReadTensor(__func__, tensor, out_data, "out_data", [](const Tensor& t) { return t.data(); });
+dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_borrowed_data) {
+  return ReadTensor(__func__, tensor, out_borrowed_data, "out_borrowed_data", [](const Tensor& t) { return t.data(); });
 }
 
-dist_status_t dist_tensor_device(const dist_value_t* tensor, const char** out_device) {
-  return ReadTensor(__func__, tensor, out_device, "out_device",
+dist_status_t dist_tensor_device(const dist_value_t* tensor, const char** out_borrowed_device) {
+  return ReadTensor(__func__, tensor, out_borrowed_device, "out_borrowed_device",
                     [](const Tensor& t) { return t.device_name().c_str(); });
 }
 
@@ -150,6 +162,22 @@ dist_status_t dist_tensor_copy_to_device(const dist_value_t* tensor, const char*
     *out = new dist_value(distribute::Value(std::move(copy)));
     return absl::OkStatus();
   });
+}
+
+dist_status_t dist_tensor_scalar_float32(const dist_value_t* tensor, float* out_value) {
+  return ReadScalar(__func__, tensor, distribute::DType::kFloat32, out_value);
+}
+
+dist_status_t dist_tensor_scalar_float64(const dist_value_t* tensor, double* out_value) {
+  return ReadScalar(__func__, tensor, distribute::DType::kFloat64, out_value);
+}
+
+dist_status_t dist_tensor_scalar_int32(const dist_value_t* tensor, int32_t* out_value) {
+  return ReadScalar(__func__, tensor, distribute::DType::kInt32, out_value);
+}
+
+dist_status_t dist_tensor_scalar_int64(const dist_value_t* tensor, int64_t* out_value) {
+  return ReadScalar(__func__, tensor, distribute::DType::kInt64, out_value);
 }
 
 }  // extern "C"

@@ -67,6 +67,18 @@ dist_status_t dist_value_component(const dist_value_t* value, int32_t index, dis
   });
 }
 
+dist_status_t dist_value_component_tensor(const dist_value_t* value, int32_t index,
+                                          dist_value_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (value == nullptr) return NullArgument("value");
+    if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(Tensor snapshot, value->value.ComponentSnapshot(index));
+    *out = new dist_value(Value(std::move(snapshot)));
+    return absl::OkStatus();
+  });
+}
+
 dist_status_t dist_value_create_per_replica(const dist_value_t* const* components, int32_t count,
                                             dist_value_t** out) {
   ClearOut(out);

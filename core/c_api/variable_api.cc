@@ -91,9 +91,31 @@ dist_status_t dist_variable_assign_sub(dist_value_t* variable, const dist_value_
   return Assign(__func__, variable, value, AssignKind::kSub);
 }
 
-dist_status_t dist_variable_name(const dist_value_t* variable, const char** out_name) {
-  return ReadField(__func__, variable, out_name, "out_name",
+dist_status_t dist_variable_name(const dist_value_t* variable, const char** out_borrowed_name) {
+  return ReadField(__func__, variable, out_borrowed_name, "out_borrowed_name",
                    [](const Variable& v) { return v.name().c_str(); });
+}
+
+dist_status_t dist_variable_device_count(const dist_value_t* variable, int32_t* out_count) {
+  ClearOut(out_count);
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(VariableOf(variable).status());
+    if (out_count == nullptr) return NullArgument("out_count");
+    *out_count = variable->value.num_components();
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_variable_device(const dist_value_t* variable, int32_t index,
+                                   const char** out_borrowed_device) {
+  ClearOut(out_borrowed_device);
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(VariableOf(variable).status());
+    if (out_borrowed_device == nullptr) return NullArgument("out_borrowed_device");
+    ASSIGN_OR_RETURN(const std::string* name, variable->value.VariableDeviceName(index));
+    *out_borrowed_device = name->c_str();
+    return absl::OkStatus();
+  });
 }
 
 dist_status_t dist_variable_synchronization(const dist_value_t* variable,

@@ -1,8 +1,11 @@
 #include "core/collective/communication_options.h"
 
-#include <cmath>
+#include <cstdlib>
+#include <string>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/device/local_devices.h"
 
 namespace distribute {
 
@@ -21,13 +24,30 @@ absl::Status CommunicationOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("bytes_per_pack is ", bytes_per_pack, ": expected >= 0 (0: the default)"));
   }
-  // A week bounds the deadline arithmetic far from overflow.
-  if (!std::isfinite(timeout_seconds) || timeout_seconds < 0 || timeout_seconds > 7 * 24 * 3600.0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "timeout_seconds is ", timeout_seconds, ": expected 0 (the default) or a positive number "
-                                                "of seconds up to a week"));
+  if (timeout_ms < 0 || timeout_ms > kMaxTimeoutMs) {
+    return absl::InvalidArgumentError(absl::StrCat("timeout_ms is ", timeout_ms,
+                                                   ": expected 0 (the default) or 1 to ",
+                                                   kMaxTimeoutMs, " (a week)"));
+  }
+  if (replicas_per_worker < 0 || replicas_per_worker > kMaxLogicalCpuDevices) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replicas_per_worker is ", replicas_per_worker, ": expected 0 (the default) or 1 to ",
+                     kMaxLogicalCpuDevices));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> CommunicationOptions::ResolveReplicasPerWorker() const {
+  if (replicas_per_worker > 0) return replicas_per_worker;
+  const char* env = std::getenv(kReplicasPerWorkerEnv);
+  if (env == nullptr) return 1;  // TF's MultiWorkerMirroredStrategy: one replica per worker
+  int32_t count = 0;
+  if (!absl::SimpleAtoi(env, &count) || count < 1 || count > kMaxLogicalCpuDevices) {
+    return absl::InvalidArgumentError(absl::StrCat(kReplicasPerWorkerEnv, " is \"", env,
+                                                   "\": expected an integer from 1 to ",
+                                                   kMaxLogicalCpuDevices));
+  }
+  return count;
 }
 
 }  // namespace distribute

@@ -1,11 +1,12 @@
 // tf.distribute.experimental.CommunicationOptions: how MultiWorkerMirroredStrategy's
-// collectives run between workers.
+// collectives run between workers, and how many replicas each worker runs.
 #ifndef DISTRIBUTE_CORE_COLLECTIVE_COMMUNICATION_OPTIONS_H_
 #define DISTRIBUTE_CORE_COLLECTIVE_COMMUNICATION_OPTIONS_H_
 
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace distribute {
 
@@ -15,14 +16,26 @@ enum class CommunicationImplementation : int32_t {
   kNccl = 2,  // GPUs only
 };
 
+// The environment variable that sets the replicas per worker when the options do not.
+inline constexpr char kReplicasPerWorkerEnv[] = "DIST_REPLICAS_PER_WORKER";
+
 struct CommunicationOptions {
+  // A week bounds the deadline arithmetic far from overflow.
+  static constexpr int64_t kMaxTimeoutMs = int64_t{7} * 24 * 3600 * 1000;
+
   CommunicationImplementation implementation = CommunicationImplementation::kAuto;
   // Upper bound of one fused all-reduce's pack; 0: the strategy's default.
   int64_t bytes_per_pack = 0;
   // The deadline of every collective and of start-up; 0: the strategy's default (60 s).
-  double timeout_seconds = 0;
+  int64_t timeout_ms = 0;
+  // This worker's replicas; 0: kReplicasPerWorkerEnv when set, else 1 (TF's default).
+  int32_t replicas_per_worker = 0;
 
   absl::Status Validate() const;
+  // timeout_ms, or `default_ms` when it is 0.
+  int64_t TimeoutMsOr(int64_t default_ms) const { return timeout_ms > 0 ? timeout_ms : default_ms; }
+  // The replica count this worker runs, resolving the default (reads the environment).
+  absl::StatusOr<int32_t> ResolveReplicasPerWorker() const;
 };
 
 }  // namespace distribute

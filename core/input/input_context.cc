@@ -4,6 +4,24 @@
 
 namespace distribute {
 
+absl::StatusOr<InputContext> InputContext::Create(int32_t num_input_pipelines,
+                                                  int32_t input_pipeline_id,
+                                                  int32_t num_replicas_in_sync) {
+  if (num_input_pipelines < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_input_pipelines is ", num_input_pipelines, ": expected >= 1"));
+  }
+  if (input_pipeline_id < 0 || input_pipeline_id >= num_input_pipelines) {
+    return absl::InvalidArgumentError(absl::StrCat("input_pipeline_id is ", input_pipeline_id,
+                                                   ": expected 0 to ", num_input_pipelines - 1));
+  }
+  if (num_replicas_in_sync < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_replicas_in_sync is ", num_replicas_in_sync, ": expected >= 1"));
+  }
+  return InputContext(num_input_pipelines, input_pipeline_id, num_replicas_in_sync);
+}
+
 absl::StatusOr<int64_t> InputContext::PerReplicaBatchSize(int64_t global_batch_size) const {
   if (global_batch_size < 0) {
     return absl::InvalidArgumentError(

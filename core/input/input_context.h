@@ -17,6 +17,13 @@ class InputContext {
         input_pipeline_id_(input_pipeline_id),
         num_replicas_in_sync_(num_replicas_in_sync) {}
 
+  // A context built by the caller (the C API's dist_input_context_create): at least one
+  // input pipeline, an id among them, and at least one replica; InvalidArgument naming
+  // the argument otherwise.
+  static absl::StatusOr<InputContext> Create(int32_t num_input_pipelines,
+                                             int32_t input_pipeline_id,
+                                             int32_t num_replicas_in_sync);
+
   int32_t num_input_pipelines() const { return num_input_pipelines_; }
   int32_t input_pipeline_id() const { return input_pipeline_id_; }
   int32_t num_replicas_in_sync() const { return num_replicas_in_sync_; }

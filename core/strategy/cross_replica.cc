@@ -377,16 +377,45 @@ absl::StatusOr<std::optional<Value>> Update(Strategy& strategy, const Value& var
   return std::optional<Value>(std::move(per_replica));
 }
 
-absl::StatusOr<Value> DistributeValuesFromFunction(
-    Strategy& strategy, absl::FunctionRef<absl::StatusOr<Tensor>(int32_t replica)> fn) {
+absl::StatusOr<Value> DistributeValuesFromFunction(Strategy& strategy, ValueFn fn) {
   RETURN_IF_ERROR(RequireCrossReplica(strategy, "distribute_values_from_function"));
   std::vector<Tensor> components;
   for (int32_t r = 0; r < strategy.num_replicas(); ++r) {
-    ASSIGN_OR_RETURN(Tensor t, fn(r));  // the caller maps r to its id in the sync group
-    components.push_back(std::move(t));
+    const int32_t id = strategy.first_replica_in_sync() + r;
+    ASSIGN_OR_RETURN(std::optional<Value> produced, fn(id, strategy.num_replicas_in_sync()));
+    if (!produced.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat("fn for replica ", id, " stored no value"));
+    }
+    absl::StatusOr<const Tensor*> tensor = produced->AsTensor();
+    if (!tensor.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("fn for replica ", id, ": ", tensor.status().message()));
+    }
+    components.push_back(**tensor);
   }
   if (components.size() == 1) return Value(components.front());
   return Value::PerReplica(std::move(components));
+}
+
+Value ValueContainer(const Value& value) {
+  if (value.is_variable() && value.component_index() >= 0) return Value::OfVariable(value.variable());
+  return value;
+}
+
+absl::StatusOr<bool> VariableCreatedInScope(const Strategy& strategy, const Value& variable) {
+  if (!variable.is_variable()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable is a ", ValueKindName(variable.kind()), ", not a variable"));
+  }
+  return variable.variable()->strategy_id() == strategy.id();
+}
+
+absl::Status ColocateVarsWithEnter(const Strategy& strategy, const Value& variable) {
+  if (!variable.is_variable()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("variable is a ", ValueKindName(variable.kind()), ", not a variable"));
+  }
+  ASSIGN_OR_RETURN(Destinations devices, DestinationsOf(variable));
+  return ThreadContext::Current().ColocateEnter(&strategy, std::move(devices));
 }
 
 }  // namespace distribute

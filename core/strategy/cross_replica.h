@@ -44,9 +44,26 @@ using UpdateFn = absl::FunctionRef<absl::StatusOr<std::optional<Value>>(
 absl::StatusOr<std::optional<Value>> Update(Strategy& strategy, const Value& variable,
                                             UpdateFn fn, std::span<const Value> args, bool group);
 
-// experimental_distribute_values_from_function.
-absl::StatusOr<Value> DistributeValuesFromFunction(
-    Strategy& strategy, absl::FunctionRef<absl::StatusOr<Tensor>(int32_t replica)> fn);
+// experimental_distribute_values_from_function: fn(replica_id_in_sync_group,
+// num_replicas_in_sync) once per local replica, in order, must produce a tensor (nothing,
+// or another kind of value, is InvalidArgument naming the replica). One replica: that
+// tensor; several: a PerReplica value of them.
+using ValueFn = absl::FunctionRef<absl::StatusOr<std::optional<Value>>(
+    int32_t replica_id_in_sync, int32_t num_replicas_in_sync)>;
+absl::StatusOr<Value> DistributeValuesFromFunction(Strategy& strategy, ValueFn fn);
+
+// StrategyExtended.value_container: the distributed variable a component view belongs
+// to; anything else is its own container.
+Value ValueContainer(const Value& value);
+
+// Whether `variable` was created in `strategy`'s scope; InvalidArgument for a value that
+// is not a variable.
+absl::StatusOr<bool> VariableCreatedInScope(const Strategy& strategy, const Value& variable);
+
+// colocate_vars_with: until the matching exit, this thread's new variables go to the
+// devices of `variable` (InvalidArgument for a value that is not a variable;
+// FailedPrecondition outside `strategy`'s scope).
+absl::Status ColocateVarsWithEnter(const Strategy& strategy, const Value& variable);
 
 // The per-replica tensors of a value, for reductions: PerReplica/Mirrored components,
 // variable copies (snapshots), or the tensor itself.

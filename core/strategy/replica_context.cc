@@ -138,7 +138,20 @@ absl::StatusOr<std::optional<Value>> ReplicaContext::MergeCall(std::span<const V
   if (n == 1) {
     // One replica: merge_call's function runs right here, in cross-replica context.
     ScopedFrame frame(Frame{FrameKind::kMerge, self});
-    return fn(args);
+    if (strategy_.num_workers() == 1) return fn(args);
+    // A multi-worker replica has peers on other workers: as in TF (and as run's results),
+    // its tensors reach fn as PerReplica values of one component, so that cross-replica
+    // reductions in fn span every worker; fn's result is unwrapped for this replica.
+    std::vector<Value> wrapped;
+    for (size_t i = 0; i < args.size(); ++i) {
+      ASSIGN_OR_RETURN(Value value, Regroup(args.subspan(i, 1), absl::StrCat("merge_call argument ", i),
+                                            /*always_wrap=*/true));
+      wrapped.push_back(std::move(value));
+    }
+    ASSIGN_OR_RETURN(std::optional<Value> result, fn(wrapped));
+    if (!result.has_value()) return result;
+    ASSIGN_OR_RETURN(Value part, PartForReplica(*result, 0, 1));
+    return std::optional<Value>(std::move(part));
   }
   using Arguments = std::span<const Value>;
   auto leader = [&](std::span<const Arguments* const> payloads) -> absl::StatusOr<std::optional<Value>> {

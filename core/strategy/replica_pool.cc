@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdio>
+
 #include "core/util/spin.h"
 
 namespace distribute {
@@ -17,6 +19,14 @@ void BlockSigpipe() {
   sigemptyset(&set);
   sigaddset(&set, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// Names the thread "dist-replica-<r>" so that debuggers, top -H and profilers show which
+// replica a thread serves. Linux allows 15 characters: ids past 99999 are cut, harmlessly.
+void NameReplicaThread(int32_t replica) {
+  char name[16];
+  std::snprintf(name, sizeof name, "dist-replica-%d", static_cast<int>(replica));
+  pthread_setname_np(pthread_self(), name);
 }
 
 }  // namespace
@@ -66,6 +76,7 @@ void ReplicaPool::Run(absl::FunctionRef<void(int32_t)> task) {
 
 void ReplicaPool::WorkerLoop(int32_t replica) {
   BlockSigpipe();
+  NameReplicaThread(replica);
   current_pool = this;
   uint64_t seen = 0;
   while (true) {

@@ -36,6 +36,22 @@ absl::StatusOr<DeviceSpec> ResolveStrategyDevice(absl::string_view name) {
   return resolved;
 }
 
+// A worker's replicas: its logical CPU devices CPU:0 ... CPU:n-1, n from the options.
+// The process gets at least n logical CPU devices (never fewer than it had), so the
+// replicas' devices resolve like any other local device.
+absl::StatusOr<std::vector<DeviceSpec>> MultiWorkerDevices(const CommunicationOptions& options) {
+  ASSIGN_OR_RETURN(const int32_t count, options.ResolveReplicasPerWorker());
+  if (LogicalCpuDeviceCount() < count) RETURN_IF_ERROR(SetLogicalCpuDeviceCount(count));
+  std::vector<DeviceSpec> devices;
+  for (int32_t i = 0; i < count; ++i) {
+    DeviceSpec spec;
+    spec.type = DeviceType::kCpu;
+    spec.index = i;
+    devices.push_back(spec);
+  }
+  return devices;
+}
+
 absl::StatusOr<std::vector<DeviceSpec>> ResolveDeviceList(const std::vector<std::string>& names) {
   std::vector<DeviceSpec> devices;
   if (names.empty()) {
@@ -128,13 +144,11 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
     const ClusterSpec& cluster, const CommunicationOptions& options) {
   RETURN_IF_ERROR(options.Validate());
-  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList({}));
+  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, MultiWorkerDevices(options));
   BackendRequest request;
   request.cluster = &cluster;
   request.communication = options;
-  request.timeout_ms = options.timeout_seconds > 0
-                           ? std::max<int64_t>(1, static_cast<int64_t>(options.timeout_seconds * 1000))
-                           : kDefaultTimeoutMs;
+  request.timeout_ms = options.TimeoutMsOr(kDefaultTimeoutMs);
   const int64_t timeout_ms = request.timeout_ms;
   std::vector<DeviceSpec> parameters = workers;
   ASSIGN_OR_RETURN(std::shared_ptr<Strategy> strategy,
@@ -252,14 +266,27 @@ absl::StatusOr<std::unique_ptr<ReplicaContext>> Strategy::JoinReplica(int32_t re
   return context;
 }
 
-void Strategy::LeaveReplica(int32_t replica) {
-  // dist_context_leave checked that this replica's frame is the innermost one.
+absl::Status Strategy::LeaveReplica(const ReplicaContext& context) {
+  if (!context.joined()) {
+    return absl::FailedPreconditionError(
+        "the context was handed to a replica function by run; only contexts from "
+        "join_replica are left");
+  }
   ThreadContext& thread = ThreadContext::Current();
+  const Frame* top = thread.top();
+  if (top == nullptr || top->kind != FrameKind::kReplica || top->reentered || top->replica != &context) {
+    return absl::FailedPreconditionError(
+        "a joined replica must be left on the thread that joined it, after every scope it "
+        "entered since has been exited");
+  }
+  // The frame may hold the last reference to this strategy: keep it alive to the end.
+  std::shared_ptr<Strategy> self = shared_from_this();
   thread.Truncate(thread.depth() - 1);
   MutexLock lock(&state_mu_);
-  joined_[static_cast<size_t>(replica)] = false;
+  joined_[static_cast<size_t>(context.replica_id())] = false;
   // When the last joined replica leaves, a failure among them no longer matters.
   if (--joined_count_ == 0) collective().Reset();
+  return absl::OkStatus();
 }
 
 std::string Strategy::UniqueVariableName(absl::string_view requested) {

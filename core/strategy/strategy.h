@@ -92,7 +92,11 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
 
   // Bring your own threads: the calling thread becomes replica `replica`.
   absl::StatusOr<std::unique_ptr<ReplicaContext>> JoinReplica(int32_t replica);
-  void LeaveReplica(int32_t replica);
+  // Ends a JoinReplica on this thread: FailedPrecondition (changing nothing) for a context
+  // a run handed out, or when the joined replica's frame is not this thread's innermost
+  // (another thread, or a scope entered since and not exited). The caller then destroys
+  // `context`; the strategy may be gone by then, as the frame held a reference to it.
+  absl::Status LeaveReplica(const ReplicaContext& context);
 
   // Variables created in this strategy's scope, for checkpoints and naming.
   std::string UniqueVariableName(absl::string_view requested);

@@ -134,4 +134,15 @@ absl::Status RequireCrossReplica(const Strategy& strategy, absl::string_view wha
   return absl::OkStatus();
 }
 
+ReduceOp LossReduction() { return ReduceOp::kSum; }
+
+absl::Status RequireCurrentReplicaContext(const ReplicaContext& context) {
+  if (ThreadContext::Current().replica_context() != &context) {
+    return absl::FailedPreconditionError(
+        "the context is not this thread's current replica context: collectives must be called "
+        "in replica context, from the replica function (or joined thread) the context belongs to");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace distribute

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/collective/reduce_op.h"
 #include "core/device/device_spec.h"
 
 namespace distribute {
@@ -90,10 +91,19 @@ class ScopedFrame {
   const size_t depth_;
 };
 
+// tf.distribute.get_loss_reduction: SUM, as TF returns outside Estimator.
+ReduceOp LossReduction();
+
 // FailedPrecondition naming `what` when this thread is in replica context (inside a
 // replica function), or inside the scope of a strategy other than `strategy`. TF allows
 // cross-replica calls with no scope at all (the default context), and so do we.
 absl::Status RequireCrossReplica(const Strategy& strategy, absl::string_view what);
+
+// FailedPrecondition unless `context` is this thread's current replica context (a run's
+// replica function, a joined replica's thread, or the default context with no scope): a
+// context used from another thread, after its function returned, or from merge_call's
+// function would rendezvous as a replica that is not there.
+absl::Status RequireCurrentReplicaContext(const ReplicaContext& context);
 
 }  // namespace distribute
 

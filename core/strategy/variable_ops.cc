@@ -290,4 +290,10 @@ absl::Status AssignVariable(const Value& target, const Value& value, AssignKind 
   return AssignInCrossReplicaContext(variable, value, kind);
 }
 
+absl::StatusOr<Tensor> CollectiveInput(const Value& value) {
+  if (value.is_variable()) return ReadVariable(value);
+  ASSIGN_OR_RETURN(const Tensor* tensor, value.AsTensor());
+  return *tensor;
+}
+
 }  // namespace distribute

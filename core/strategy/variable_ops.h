@@ -16,6 +16,10 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
 
 absl::StatusOr<Tensor> ReadVariable(const Value& variable);
 
+// What a replica contributes to a collective: a tensor as it is, a variable's value as
+// this replica reads it; InvalidArgument naming the kind for other distributed values.
+absl::StatusOr<Tensor> CollectiveInput(const Value& value);
+
 enum class AssignKind { kAssign, kAdd, kSub };
 absl::Status AssignVariable(const Value& variable, const Value& value, AssignKind kind);
 

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/status_macros.h"
 #include "core/values/variable.h"
 
 namespace distribute {
@@ -76,6 +77,24 @@ absl::StatusOr<Value> Value::Component(int32_t index) const {
   if (variable_ == nullptr) return Value(components_[static_cast<size_t>(index)]);
   if (component_ >= 0 || variable_->num_copies() == 1) return *this;
   return VariableComponent(variable_, index);
+}
+
+absl::StatusOr<Tensor> Value::ComponentSnapshot(int32_t index) const {
+  ASSIGN_OR_RETURN(Value component, Component(index));
+  if (component.variable_ != nullptr) {
+    return variable_->Snapshot(component.component_ >= 0 ? component.component_ : 0);
+  }
+  const Tensor& tensor = component.components_.front();
+  return tensor.CopyTo(tensor.device_name());
+}
+
+absl::StatusOr<const std::string*> Value::VariableDeviceName(int32_t index) const {
+  if (variable_ == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the value is a ", ValueKindName(kind_), ", not a variable"));
+  }
+  ASSIGN_OR_RETURN(Value component, Component(index));
+  return variable_->DeviceName(component.component_ >= 0 ? component.component_ : 0);
 }
 
 absl::StatusOr<const Tensor*> Value::AsTensor() const {

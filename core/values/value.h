@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,13 @@ class Value {
   // experimental_local_results: 1 for tensors and plain variables.
   int32_t num_components() const;
   absl::StatusOr<Value> Component(int32_t index) const;
+  // Component `index` as a tensor with its own buffer: a copy of a PerReplica or Mirrored
+  // component or of a tensor (index 0), a snapshot of a variable's copy. Later writes to
+  // either side never reach the other.
+  absl::StatusOr<Tensor> ComponentSnapshot(int32_t index) const;
+  // The canonical device name of a variable's component `index` (one per copy; one for a
+  // component view), alive as long as the variable; InvalidArgument for a non-variable.
+  absl::StatusOr<const std::string*> VariableDeviceName(int32_t index) const;
 
   // The tensor, or InvalidArgument naming the kind this value has instead.
   absl::StatusOr<const Tensor*> AsTensor() const;

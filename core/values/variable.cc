@@ -16,6 +16,12 @@ std::vector<DeviceSpec> DevicesOf(const std::vector<Tensor>& copies) {
   return devices;
 }
 
+std::vector<std::string> NamesOf(const std::vector<DeviceSpec>& devices) {
+  std::vector<std::string> names;
+  for (const DeviceSpec& d : devices) names.push_back(d.ToString());
+  return names;
+}
+
 }  // namespace
 
 absl::StatusOr<VariableSync> VariableSyncFromInt(int32_t value) {
@@ -61,6 +67,7 @@ Variable::Variable(std::string name, ValueKind kind, VariableSync sync,
       shape_(copies.front().shape()),
       num_copies_(static_cast<int32_t>(copies.size())),
       devices_(DevicesOf(copies)),
+      device_names_(NamesOf(devices_)),
       strategy_id_(strategy_id),
       copies_(std::move(copies)) {}
 
@@ -79,6 +86,11 @@ absl::Status Variable::CheckCopy(int32_t copy) const {
                                               " copies; there is no copy ", copy));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<const std::string*> Variable::DeviceName(int32_t copy) const {
+  RETURN_IF_ERROR(CheckCopy(copy));
+  return &device_names_[static_cast<size_t>(copy)];
 }
 
 absl::StatusOr<Tensor> Variable::Snapshot(int32_t copy) const {

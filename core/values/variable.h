@@ -44,6 +44,9 @@ class Variable {
   const Shape& shape() const { return shape_; }
   int32_t num_copies() const { return num_copies_; }
   const DeviceSpec& device(int32_t copy) const { return devices_[static_cast<size_t>(copy)]; }
+  // The canonical name of copy `copy`'s device, alive as long as the variable (the C API
+  // lends it out); OutOfRange naming the copy count for a bad index.
+  absl::StatusOr<const std::string*> DeviceName(int32_t copy) const;
   uint64_t strategy_id() const { return strategy_id_; }
 
   // InvalidArgument unless `value` has this variable's dtype and shape.
@@ -69,6 +72,7 @@ class Variable {
   const Shape shape_;
   const int32_t num_copies_;
   const std::vector<DeviceSpec> devices_;
+  const std::vector<std::string> device_names_;
   const uint64_t strategy_id_;
   mutable Mutex mu_;
   std::vector<Tensor> copies_ ABSL_GUARDED_BY(mu_);

@@ -62,12 +62,12 @@ int main(void) {
 
   dist_dataset_t* rows = NULL;
   dist_dataset_t* batches = NULL;
-  dist_dataset_t* distributed = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
   dist_iterator_t* iterator = NULL;
   CHECK(dist_dataset_from_tensor_slices((const dist_value_t* const*)columns, 2, &rows));
   CHECK(dist_dataset_batch(rows, 4, 0, &batches));
   CHECK(dist_strategy_distribute_dataset(strategy, batches, NULL, &distributed));
-  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
 
   for (int step = 0;; ++step) {
     dist_value_t* batch[2] = {NULL, NULL};
@@ -76,8 +76,8 @@ int main(void) {
     if (!has_value) break;
     dist_value_t* losses = NULL;
     dist_value_t* mean = NULL;
-    CHECK(dist_strategy_run(strategy, per_example_loss, (const dist_value_t* const*)batch, 2,
-                            &losses, 1, NULL));
+    CHECK(dist_strategy_run(strategy, per_example_loss, NULL, (const dist_value_t* const*)batch,
+                            2, &losses, 1));
     CHECK(dist_strategy_reduce_axis(strategy, DIST_REDUCE_MEAN, losses, 0, &mean));
     printf("step %d: rows per replica", step);
     for (int32_t r = 0; r < 2; ++r) {
@@ -98,7 +98,7 @@ int main(void) {
   }
 
   dist_iterator_destroy(iterator);
-  dist_dataset_destroy(distributed);
+  dist_distributed_dataset_destroy(distributed);
   dist_dataset_destroy(batches);
   dist_dataset_destroy(rows);
   dist_value_destroy(columns[0]);

@@ -67,8 +67,8 @@ static dist_status_t merge_sum_and_assign(dist_strategy_t* strategy, const dist_
       dist_strategy_batch_reduce_to(strategy, DIST_REDUCE_SUM, &args[0], &args[1], 1, &reduced);
   if (status == DIST_OK) {
     const dist_value_t* update_args[1] = {reduced};
-    status = dist_strategy_update(strategy, (dist_value_t*)args[1], assign_update, update_args, 1,
-                                  1, &updated, NULL);
+    status = dist_strategy_update(strategy, (dist_value_t*)args[1], assign_update, NULL, update_args,
+                                  1, 1, &updated);
   }
   dist_value_destroy(reduced);
   dist_value_destroy(updated);
@@ -88,7 +88,7 @@ static dist_status_t reference_step(dist_context_t* context, const dist_value_t*
   dist_status_t status = dist_tensor_create(DIST_FLOAT32, NULL, 0, &one, sizeof one, NULL, &value);
   if (status == DIST_OK) {
     const dist_value_t* merge_args[2] = {value, args[0]};
-    status = dist_context_merge_call(context, merge_sum_and_assign, merge_args, 2, &merged, NULL);
+    status = dist_context_merge_call(context, merge_sum_and_assign, NULL, merge_args, 2, &merged);
   }
   dist_value_destroy(value);
   dist_value_destroy(merged);
@@ -103,7 +103,7 @@ static void run_reference_example(const char* label, dist_strategy_t* strategy) 
   CHECK(dist_strategy_scope_enter(strategy));
   CHECK(dist_variable_create(initial, DIST_SYNC_AUTO, DIST_AGGREGATION_NONE, "v", &variable));
   const dist_value_t* args[1] = {variable};
-  CHECK(dist_strategy_run(strategy, reference_step, args, 1, NULL, 0, NULL));
+  CHECK(dist_strategy_run(strategy, reference_step, NULL, args, 1, NULL, 0));
   int32_t copies = 0;
   CHECK(dist_value_num_components(variable, &copies));
   printf("  %-15s v =", label);
@@ -136,7 +136,7 @@ int main(void) {
   CHECK(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_MEAN, "weight", &weight));
   const dist_value_t* args[1] = {weight};
   dist_value_t* summed = NULL;
-  CHECK(dist_strategy_run(mirrored, train_step, args, 1, &summed, 1, NULL));
+  CHECK(dist_strategy_run(mirrored, train_step, NULL, args, 1, &summed, 1));
   dist_value_t* first = NULL;
   dist_value_t* now = NULL;
   CHECK(dist_value_component(summed, 0, &first));

@@ -25,13 +25,13 @@ static dist_status_t step(dist_context_t* ctx, const dist_value_t* const* args, 
 int main(void) {
   dist_strategy_t* strategy;
   dist_value_t *per_replica, *total;
-  void* data;
+  float mean;
   CHECK(dist_set_logical_cpu_device_count(4));
   CHECK(dist_strategy_create_mirrored(NULL, 0, NULL, &strategy));  /* CPU:0..CPU:3 */
-  CHECK(dist_strategy_run(strategy, step, NULL, 0, &per_replica, 1, NULL));
+  CHECK(dist_strategy_run(strategy, step, NULL, NULL, 0, &per_replica, 1));
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, per_replica, &total));
-  CHECK(dist_tensor_data(total, &data));
-  printf("all_reduce(0+1+2+3) on every replica, then their MEAN: %g\n", *(float*)data);
+  CHECK(dist_tensor_scalar_float32(total, &mean));  /* exactly float32, one element */
+  printf("all_reduce(0+1+2+3) on every replica, then their MEAN: %g\n", mean);
   dist_value_destroy(total);
   dist_value_destroy(per_replica);
   dist_strategy_destroy(strategy);

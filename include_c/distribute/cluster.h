@@ -69,7 +69,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_set_task(dist_cluster_t* clus
  * Errors: DIST_FAILED_PRECONDITION before a current task is set.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_type(const dist_cluster_t* cluster,
-                                                             const char** out_type);
+                                                             const char** out_borrowed_type);
 
 /* The index of the current task.
  * Errors: DIST_FAILED_PRECONDITION before a current task is set.
@@ -109,7 +109,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_index_at(const dist_clus
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_address(const dist_cluster_t* cluster,
                                                                 const char* job, int32_t index,
-                                                                const char** out_address);
+                                                                const char** out_borrowed_address);
 
 /* Releases a cluster; borrowed addresses become invalid. Accepts NULL.
  * Thread-safety: owner thread only, with no other call on this cluster in flight. */

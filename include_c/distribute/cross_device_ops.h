@@ -50,7 +50,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_cross_device_ops_create_shared_memory
 DIST_API DIST_NODISCARD dist_status_t dist_cross_device_ops_kind(
     const dist_cross_device_ops_t* ops, dist_cross_device_ops_kind_t* out_kind);
 
-/* Releases `ops`. Accepts NULL. A strategy created with it keeps its own reference. */
+/* Releases `ops`. Accepts NULL. A strategy created with it keeps its own reference.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API void dist_cross_device_ops_destroy(dist_cross_device_ops_t* ops);
 
 DIST_EXTERN_C_END

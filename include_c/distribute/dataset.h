@@ -6,12 +6,14 @@
  * iterator walks one pass over a dataset. Datasets are reference-counted: destroying a
  * dataset that another dataset or an iterator was built from is safe.
  *
- * Distribution follows tf.distribute: dist_strategy_distribute_dataset splits each global
- * batch of a batched dataset across the replicas in sync (a partial last batch fills the
+ * Distribution follows tf.distribute (see input.h): dist_strategy_distribute_dataset makes
+ * a dist_distributed_dataset_t that splits each global batch of a batched dataset across
+ * the replicas in sync (a partial last batch fills the
  * replicas in order with the per-replica batch size; replicas left without data get empty
  * batches), and dist_strategy_distribute_datasets_from_function calls a function once per
- * input pipeline with a dist_input_context_t. Iterators over distributed datasets yield
- * PerReplica values, which dist_strategy_run unwraps per replica.
+ * input pipeline with a dist_input_context_t. Iterators over distributed datasets
+ * (dist_distributed_dataset_make_iterator) yield PerReplica values, which
+ * dist_strategy_run unwraps per replica; both kinds of iterator are a dist_iterator_t.
  *
  * Element tensors are host tensors on CPU:0 (distributed ones on each replica's device).
  * Text and record sources yield uint8 tensors of rank 1 holding the bytes of a line or
@@ -54,39 +56,42 @@ typedef dist_status_t (*dist_map_fn)(const dist_value_t* const* inputs, int32_t 
 
 /* Slices every component along its first axis (tf.data.Dataset.from_tensor_slices): element
  * i is (components[0][i], components[1][i], ...). All components must have rank >= 1 and
- * the same first dimension. The tensors are shared, not copied. */
+ * the same first dimension. The tensors are shared, not copied. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_tensor_slices(
     const dist_value_t* const* components, int32_t num_components, dist_dataset_t** out);
 
-/* start, start + step, ... up to (excluding) stop, as int64 scalars; step != 0. */
+/* start, start + step, ... up to (excluding) stop, as int64 scalars; step != 0.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_range(int64_t start, int64_t stop, int64_t step,
                                                          dist_dataset_t** out);
 
 /* Elements from a generator callback (see dist_generator_fn). Each iterator restarts the
  * generator at index 0. `free_fn` (may be NULL) releases user_data when the dataset and
- * every iterator over it are gone; if this call fails it is not called. */
+ * every iterator over it are gone; if this call fails it is not called.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_generator(dist_generator_fn fn,
-                                                                  int32_t num_components,
                                                                   void* user_data,
                                                                   dist_free_fn free_fn,
+                                                                  int32_t num_components,
                                                                   dist_dataset_t** out);
 
 /* The lines of text files, in file order, without their line terminators ("\n" or "\r\n"),
- * each as a uint8 [length] tensor (tf.data.TextLineDataset). */
+ * each as a uint8 [length] tensor (tf.data.TextLineDataset). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_text_files(const char* const* paths,
                                                                    int32_t num_paths,
                                                                    dist_dataset_t** out);
 
 /* Fixed-length records (tf.data.FixedLengthRecordDataset): each file is header_bytes, then
  * records of record_bytes (> 0), then footer_bytes; a file whose body is not a whole
- * number of records is an error naming the file. */
+ * number of records is an error naming the file. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_fixed_length_records(
     const char* const* paths, int32_t num_paths, int64_t record_bytes, int64_t header_bytes,
     int64_t footer_bytes, dist_dataset_t** out);
 
 /* TFRecord files (tf.data.TFRecordDataset, uncompressed): each record is a uint64 length,
  * the masked CRC32C of the length, the data, and the masked CRC32C of the data. A corrupt
- * or truncated record fails get_next with DIST_DATA_LOSS naming the file and offset. */
+ * or truncated record fails get_next with DIST_DATA_LOSS naming the file and offset.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_tfrecord_files(const char* const* paths,
                                                                        int32_t num_paths,
                                                                        dist_dataset_t** out);
@@ -94,80 +99,91 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_tfrecord_files(const cha
 /* ---- Transformations (each returns a new dataset) ---- */
 
 /* Stacks batch_size (> 0) consecutive elements along a new first axis; the last batch may
- * be smaller unless drop_remainder != 0. Components must keep their shapes across elements. */
+ * be smaller unless drop_remainder != 0. Components must keep their shapes across elements.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_batch(const dist_dataset_t* dataset,
                                                          int64_t batch_size, int32_t drop_remainder,
                                                          dist_dataset_t** out);
 
-/* Every num_shards-th element, starting at element `index` (0 <= index < num_shards). */
+/* Every num_shards-th element, starting at element `index` (0 <= index < num_shards).
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_shard(const dist_dataset_t* dataset,
                                                          int64_t num_shards, int64_t index,
                                                          dist_dataset_t** out);
 
-/* The dataset `count` times (count >= 0), or forever when count is -1. */
+/* The dataset `count` times (count >= 0), or forever when count is -1.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_repeat(const dist_dataset_t* dataset,
                                                           int64_t count, dist_dataset_t** out);
 
 /* Shuffles with a buffer of buffer_size (> 0) elements. The order is reproducible: pass k
  * over the shuffled dataset (k counts the repetitions of a repeat that follows it) draws
  * from a generator seeded with (seed, k), so two iterators give the same sequence and
- * every epoch of a repeat gets a different order, as TF's reshuffle_each_iteration. */
+ * every epoch of a repeat gets a different order, as TF's reshuffle_each_iteration.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_shuffle(const dist_dataset_t* dataset,
                                                            int64_t buffer_size, uint64_t seed,
                                                            dist_dataset_t** out);
 
 /* Applies `fn` to every element (see dist_map_fn), num_parallel_calls (>= 1) at a time.
  * `free_fn` (may be NULL) releases user_data when the dataset and its iterators are gone;
- * if this call fails it is not called. */
+ * if this call fails it is not called. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_map(const dist_dataset_t* dataset,
-                                                       dist_map_fn fn, int32_t num_outputs,
-                                                       int32_t num_parallel_calls, void* user_data,
-                                                       dist_free_fn free_fn, dist_dataset_t** out);
+                                                       dist_map_fn fn, void* user_data,
+                                                       dist_free_fn free_fn, int32_t num_outputs,
+                                                       int32_t num_parallel_calls,
+                                                       dist_dataset_t** out);
 
 /* Produces up to buffer_size (>= 0; 0 means no prefetching) elements ahead on a library
- * thread. */
+ * thread. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_prefetch(const dist_dataset_t* dataset,
                                                             int64_t buffer_size,
                                                             dist_dataset_t** out);
 
-/* The first `count` elements (count >= 0, or -1 for all). */
+/* The first `count` elements (count >= 0, or -1 for all). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_take(const dist_dataset_t* dataset,
                                                         int64_t count, dist_dataset_t** out);
 
-/* All but the first `count` elements (count >= 0). */
+/* All but the first `count` elements (count >= 0). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_skip(const dist_dataset_t* dataset,
                                                         int64_t count, dist_dataset_t** out);
 
-/* The number of components of each element. */
+/* The number of components of each element. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_num_components(const dist_dataset_t* dataset,
                                                                   int32_t* out_count);
 
-/* Releases a dataset. Accepts NULL. */
+/* Releases a dataset. Accepts NULL. Thread-safety: one thread at a time per handle. */
 DIST_API void dist_dataset_destroy(dist_dataset_t* dataset);
 
 /* ---- Iterators ---- */
 
-/* A new iterator at the start of `dataset` (a plain or a distributed dataset). Every
- * iterator is an independent pass. */
+/* A new iterator at the start of `dataset`, owned by the caller. Every iterator is an
+ * independent pass. (A distributed dataset has dist_distributed_dataset_make_iterator.)
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_make_iterator(const dist_dataset_t* dataset,
                                                                  dist_iterator_t** out);
 
 /* The next element: `count` must equal the number of components; outs[i] receives a new
- * value (a tensor for a plain dataset, a PerReplica value for a distributed one). At the
+ * value owned by the caller (a tensor for a plain dataset, a PerReplica value for a
+ * distributed one). At the
  * end: DIST_OUT_OF_RANGE, outs all NULL, and every later call returns it again. An error
  * from a source or callback is returned with its message; the iterator stays destroyable.
- * Blocks while the pipeline produces the element. */
+ * Blocks while the pipeline produces the element: bounded by the sources and callbacks
+ * (file reads, generator and map functions), not by a timeout.
+ * Thread-safety: one thread at a time per iterator. */
 DIST_API DIST_NODISCARD dist_status_t dist_iterator_get_next(dist_iterator_t* iterator,
                                                              dist_value_t** outs, int32_t count);
 
-/* As dist_iterator_get_next, but the end is *out_has_value = 0 and DIST_OK. */
+/* As dist_iterator_get_next, but the end is *out_has_value = 0 and DIST_OK.
+ * Thread-safety: one thread at a time per iterator. */
 DIST_API DIST_NODISCARD dist_status_t dist_iterator_get_next_as_optional(dist_iterator_t* iterator,
                                                                          dist_value_t** outs,
                                                                          int32_t count,
                                                                          int32_t* out_has_value);
 
 /* Releases an iterator, stopping its background threads (they finish the element they are
- * on; no element is lost or duplicated for other iterators). Accepts NULL. */
+ * on; no element is lost or duplicated for other iterators). Accepts NULL.
+ * Thread-safety: one thread at a time per handle, with no get_next in flight. */
 DIST_API void dist_iterator_destroy(dist_iterator_t* iterator);
 
 DIST_EXTERN_C_END

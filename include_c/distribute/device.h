@@ -38,33 +38,35 @@ typedef int32_t dist_device_type_t;
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_parse(const char* name, dist_device_t** out);
 
-/* Releases a device. Accepts NULL. */
+/* Releases a device. Accepts NULL. Thread-safety: one thread at a time per handle. */
 DIST_API void dist_device_destroy(dist_device_t* device);
 
 /* The canonical name ("/job:worker/replica:0/task:1/device:GPU:0"). The string is owned by
  * the device and valid while it lives.
  * Thread-safety: safe (a device never changes after creation). */
 DIST_API DIST_NODISCARD dist_status_t dist_device_name(const dist_device_t* device,
-                                                       const char** out_name);
+                                                       const char** out_borrowed_name);
 
-/* The job name, or "" when the name has no job part. Owned by the device. */
+/* The job name, or "" when the name has no job part. Owned by the device.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_job(const dist_device_t* device,
-                                                      const char** out_job);
+                                                      const char** out_borrowed_job);
 
-/* The replica number, or -1 when the name has no replica part. */
+/* The replica number, or -1 when the name has no replica part. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_replica(const dist_device_t* device,
                                                           int32_t* out_replica);
 
-/* The task number, or -1 when the name has no task part. */
+/* The task number, or -1 when the name has no task part. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_task(const dist_device_t* device,
                                                        int32_t* out_task);
 
 /* The device type (DIST_DEVICE_CPU or DIST_DEVICE_GPU), or 0 when the name has no device
- * part ("/job:worker/task:0"). */
+ * part ("/job:worker/task:0"). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_type(const dist_device_t* device,
                                                        dist_device_type_t* out_type);
 
-/* The device index, or -1 when it is unspecified ("/device:CPU:*") or absent. */
+/* The device index, or -1 when it is unspecified ("/device:CPU:*") or absent.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_device_index(const dist_device_t* device,
                                                         int32_t* out_index);
 
@@ -87,7 +89,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_local_device_get(int32_t index, dist_
  * libdistribute_cuda.so.0 was not found" or "no CUDA driver"; "" when GPUs were found.
  * The string is owned by the library and valid until the process ends.
  * Thread-safety: safe. */
-DIST_API DIST_NODISCARD dist_status_t dist_gpu_unavailable_reason(const char** out_reason);
+DIST_API DIST_NODISCARD dist_status_t dist_gpu_unavailable_reason(const char** out_borrowed_reason);
 
 DIST_EXTERN_C_END
 

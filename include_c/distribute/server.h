@@ -87,7 +87,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_port(const dist_server_t* serv
  * the service down, releasing every task's waiting calls with DIST_UNAVAILABLE) and stops
  * listening. Idempotent. Blocks about a second at most.
  * Thread-safety: safe. */
-DIST_API DIST_NODISCARD dist_status_t dist_server_stop(dist_server_t* server);
+DIST_API dist_status_t dist_server_stop(dist_server_t* server);
 
 /* Blocks until the server has been stopped by dist_server_stop (from another thread) and
  * its shutdown has completed; returns at once when it already was. This is the one call

@@ -3,15 +3,23 @@
  * A strategy owns a set of replicas, one per compute device, each served by a persistent
  * library thread created with the strategy. dist_strategy_run calls a C function once
  * per replica, concurrently, in replica context (see context.h); the calling thread acts
- * as replica 0. Outside `run`, code is in cross-replica context: the functions below
- * whose doc says "cross-replica" must be called there, and fail with
- * DIST_FAILED_PRECONDITION naming the expected context otherwise.
+ * as replica 0.
+ *
+ * Where the cross-replica calls may be made: the functions below marked "Cross-replica"
+ * (reduce, reduce_axis, gather, reduce_to, reduce_to_device, batch_reduce_to, update,
+ * distribute_values_from_function, save_variables, restore_variables) work with no scope
+ * entered (as in TF), inside this strategy's scope, inside merge_call's function and
+ * inside an update function. In replica context (inside a replica function, or on a
+ * thread joined with dist_strategy_join_replica) and inside the scope of a different
+ * non-default strategy they fail with DIST_FAILED_PRECONDITION naming the call and the
+ * expected context, and change nothing. dist_strategy_run itself fails the same way from a
+ * replica function or merge_call's function.
  *
  * The default strategy is active when no scope is entered: one replica on CPU:0,
  * reduce_to returns values unchanged, and variables are plain variables.
  *
  * Every blocking wait (a collective, merge_call, the rendezvous of `run`) is bounded by
- * the strategy's timeout (dist_strategy_set_timeout, 60 s by default); an expired wait
+ * the strategy's timeout (dist_strategy_set_timeout_ms, 60 s by default); an expired wait
  * fails with DIST_DEADLINE_EXCEEDED. When one replica fails, every replica waiting in a
  * collective or merge_call is released with DIST_ABORTED and `run` returns the first
  * error; the strategy is usable again for the next `run`. */
@@ -58,7 +66,10 @@ typedef dist_status_t (*dist_replica_fn)(dist_context_t* context, const dist_val
                                          int32_t num_args, dist_value_t** results,
                                          int32_t num_results, void* user_data);
 
-/* Builds replica `replica_id`'s component of a per-replica value; *out takes a new tensor. */
+/* Builds replica `replica_id`'s component of a per-replica value (replica_id counts every
+ * worker's replicas); *out takes a new tensor (pre-set to NULL). Called on the thread that
+ * called dist_strategy_distribute_values_from_function, in cross-replica context: tensor
+ * calls are legal in it, replica-context calls are not. */
 typedef dist_status_t (*dist_value_fn)(int32_t replica_id, int32_t num_replicas,
                                        dist_value_t** out, void* user_data);
 
@@ -103,33 +114,50 @@ typedef int32_t dist_communication_implementation_t;
 /* NCCL: GPU replicas only (not available yet: creation fails with DIST_FAILED_PRECONDITION). */
 #define DIST_COMMUNICATION_NCCL 2
 
-/* New communication options with the defaults: AUTO, the default pack size, and the
- * strategy's default timeout (60 s). Thread-safety: safe. */
+/* New communication options with the defaults: AUTO, the default pack size, the
+ * strategy's default timeout (60000 ms) and the default replicas per worker (see
+ * dist_communication_options_set_replicas_per_worker). On success *out is the caller's.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_create(
     dist_communication_options_t** out);
-/* Accepts NULL. */
+/* Releases options. Accepts NULL. A strategy created with them keeps its own copy.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API void dist_communication_options_destroy(dist_communication_options_t* options);
 
-/* DIST_INVALID_ARGUMENT for a value that is not a DIST_COMMUNICATION_* constant. */
+/* DIST_INVALID_ARGUMENT for a value that is not a DIST_COMMUNICATION_* constant.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_implementation(
     dist_communication_options_t* options, dist_communication_implementation_t implementation);
-/* The largest pack small tensors are fused into (bytes, >= 0; 0: the default). */
+/* The largest pack small tensors are fused into (bytes, >= 0; 0: the default).
+ * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_bytes_per_pack(
     dist_communication_options_t* options, int64_t bytes_per_pack);
 /* The deadline of start-up (every worker must arrive within it) and of every collective
- * between workers, in seconds (finite, 0 < s <= 604800; 0: the default, 60 s). A worker
- * that stops responding makes the collectives of the others fail with
+ * between workers, in milliseconds (0 < ms <= 604800000, a week; 0: the default, 60000).
+ * A worker that stops responding makes the collectives of the others fail with
  * DIST_DEADLINE_EXCEEDED when it passes; a worker that dies makes them fail with
  * DIST_UNAVAILABLE naming it, at once. Either failure is final for the strategy: every
- * later collective fails at once with the same cause. */
-DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_seconds(
-    dist_communication_options_t* options, double timeout_seconds);
+ * later collective fails at once with the same cause.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_ms(
+    dist_communication_options_t* options, int64_t timeout_ms);
+/* How many replicas this worker runs (1 <= n <= DIST_MAX_LOGICAL_CPU_DEVICES): its
+ * logical CPU devices CPU:0 ... CPU:n-1, made available if the process exposes fewer
+ * (the logical CPU device count is raised to n, never lowered). 0 restores the default:
+ * the DIST_REPLICAS_PER_WORKER environment variable when it is set (read at strategy
+ * creation; a value that is not an integer in that range makes creation fail with
+ * DIST_INVALID_ARGUMENT naming it), else one replica per worker, as in TF. Every worker
+ * must use the same count.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_replicas_per_worker(
+    dist_communication_options_t* options, int32_t replicas_per_worker);
 
 /* A MultiWorkerMirroredStrategy: synchronous training on every worker task (the chief and
  * the worker tasks) of `cluster`, whose current task is this process; NULL `cluster`
  * reads TF_CONFIG from the environment. Every worker runs the same program and creates
  * its strategies in the same order. This process's replicas are its logical CPU devices
- * (dist_set_logical_cpu_device_count; the same count on every worker);
+ * CPU:0 ... CPU:n-1, n from dist_communication_options_set_replicas_per_worker (by
+ * default DIST_REPLICAS_PER_WORKER, else 1; the same n on every worker);
  * num_replicas_in_sync counts the replicas of all workers, and replica ids run over
  * them, worker by worker in rank order (the chief first).
  *
@@ -170,31 +198,37 @@ DIST_API void dist_strategy_destroy(dist_strategy_t* strategy);
 
 /* ---- Properties ---- */
 
+/* The strategy's kind (a DIST_STRATEGY_* constant). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_kind(const dist_strategy_t* strategy,
                                                          dist_strategy_kind_t* out_kind);
 
-/* The number of replicas (tf.distribute.Strategy.num_replicas_in_sync). */
+/* The number of replicas (tf.distribute.Strategy.num_replicas_in_sync): every worker's
+ * under MultiWorkerMirrored. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_num_replicas_in_sync(
     const dist_strategy_t* strategy, int32_t* out_count);
 
-/* The compute device of replica `index` (StrategyExtended.worker_devices), canonical name,
- * owned by the strategy. */
+/* The compute device of this process's replica `index` (StrategyExtended.worker_devices),
+ * canonical name, borrowed: valid while the strategy lives. DIST_OUT_OF_RANGE for a bad
+ * index. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_worker_device(const dist_strategy_t* strategy,
                                                                   int32_t index,
-                                                                  const char** out_device);
+                                                                  const char** out_borrowed_device);
 
-/* The number of devices variables are placed on (StrategyExtended.parameter_devices). */
+/* The number of devices variables are placed on (StrategyExtended.parameter_devices).
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device_count(
     const dist_strategy_t* strategy, int32_t* out_count);
 
-/* Parameter device `index`, canonical name, owned by the strategy. */
+/* Parameter device `index`, canonical name, borrowed: valid while the strategy lives.
+ * DIST_OUT_OF_RANGE for a bad index. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device(
-    const dist_strategy_t* strategy, int32_t index, const char** out_device);
+    const dist_strategy_t* strategy, int32_t index, const char** out_borrowed_device);
 
-/* Sets the bound on every blocking wait of this strategy, in milliseconds (> 0).
+/* Sets the bound on every blocking wait of this strategy, in milliseconds (> 0; the
+ * default is 60000).
  * Thread-safety: safe; waits already in progress keep their deadline. */
-DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout(dist_strategy_t* strategy,
-                                                                int64_t timeout_ms);
+DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy,
+                                                                   int64_t timeout_ms);
 
 /* ---- Scopes and the current strategy ---- */
 
@@ -204,58 +238,71 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout(dist_strategy_t*
  * Thread-safety: affects the calling thread only. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_scope_enter(dist_strategy_t* strategy);
 
-/* Leaves the innermost scope, which must be `strategy`'s. */
-DIST_API DIST_NODISCARD dist_status_t dist_strategy_scope_exit(dist_strategy_t* strategy);
+/* Leaves the innermost scope, which must be `strategy`'s (else DIST_FAILED_PRECONDITION,
+ * and nothing changes). Not marked warn-unused-result, so that failure paths can call it
+ * as cleanup. Thread-safety: affects the calling thread only. */
+DIST_API dist_status_t dist_strategy_scope_exit(dist_strategy_t* strategy);
 
 /* A new reference to the current strategy: the innermost scope's, the one set with
  * dist_experimental_set_strategy, or the default strategy. Inside a replica function,
- * the strategy running it. */
+ * the strategy running it. Owned by the caller. Thread-safety: safe (per thread). */
 DIST_API DIST_NODISCARD dist_status_t dist_get_strategy(dist_strategy_t** out);
 
-/* 1 when a non-default strategy is current on this thread, else 0. */
+/* 1 when a non-default strategy is current on this thread, else 0.
+ * Thread-safety: safe (per thread). */
 DIST_API DIST_NODISCARD dist_status_t dist_has_strategy(int32_t* out_has);
 
 /* 1 in cross-replica context (inside a scope, or inside merge_call's function), 0 in
  * replica context (inside a replica function, or with no scope under the default
- * strategy), as tf.distribute.in_cross_replica_context. */
+ * strategy), as tf.distribute.in_cross_replica_context. Thread-safety: safe (per thread). */
 DIST_API DIST_NODISCARD dist_status_t dist_in_cross_replica_context(int32_t* out_in_cross);
 
-/* The current replica context, borrowed (valid until the replica function returns), or
- * NULL in cross-replica context. With no scope, the default strategy's replica context. */
-DIST_API DIST_NODISCARD dist_status_t dist_get_replica_context(dist_context_t** out);
+/* The current replica context (tf.distribute.get_replica_context), or NULL in
+ * cross-replica context (inside a scope or merge_call's function). With no scope, the
+ * default strategy's replica context. Borrowed, never destroyed by the caller: a run's
+ * context is valid until the replica function returns, a joined replica's until
+ * dist_context_leave, the default strategy's for the life of the process. Never fails.
+ * Thread-safety: safe; the result belongs to the calling thread. */
+DIST_API dist_context_t* dist_current_replica_context(void);
 
 /* Makes `strategy` current on this thread without a scope (NULL restores the default),
- * like tf.distribute.experimental_set_strategy. Fails inside a scope. */
+ * like tf.distribute.experimental_set_strategy. Fails inside a scope
+ * (DIST_FAILED_PRECONDITION). Thread-safety: affects the calling thread only. */
 DIST_API DIST_NODISCARD dist_status_t dist_experimental_set_strategy(dist_strategy_t* strategy);
 
 /* The reduce op a loss should be aggregated with: DIST_REDUCE_SUM, as TF returns outside
- * Estimator. */
+ * Estimator. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_get_loss_reduction(dist_reduce_op_t* out_op);
 
 /* ---- Running replicas ---- */
 
-/* Calls `fn` once per replica, concurrently, in replica context. Each result slot i
- * merges the replicas' results: one replica's value as it is; the same variable from
- * every replica as that variable; otherwise a PerReplica value. A slot no replica filled
- * is NULL. `results` has room for num_results values, owned by the caller.
+/* Calls `fn(..., user_data)` once per replica, concurrently, in replica context: replica 0
+ * on the calling thread, the others on the strategy's threads (named "dist-replica-<i>").
+ * Each result slot i merges the replicas' results: one replica's value as it is; the same
+ * variable from every replica as that variable; otherwise a PerReplica value. A slot no
+ * replica filled is NULL. `results` has room for num_results values, owned by the caller.
  * Errors: the first replica error (see dist_replica_fn); DIST_FAILED_PRECONDITION when
- * called from replica context or from merge_call's function. Blocks until every replica returned.
+ * called from replica context or from merge_call's function. Blocks until every replica
+ * function returned: the library's own waits in it (collectives, merge_call, the
+ * rendezvous) are bounded by the timeout, the functions' own work is not.
  * Thread-safety: one `run` per strategy at a time; others wait their turn. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_run(dist_strategy_t* strategy,
-                                                        dist_replica_fn fn,
+                                                        dist_replica_fn fn, void* user_data,
                                                         const dist_value_t* const* args,
                                                         int32_t num_args, dist_value_t** results,
-                                                        int32_t num_results, void* user_data);
+                                                        int32_t num_results);
 
 /* A PerReplica value whose component i is fn(i, num_replicas)
- * (experimental_distribute_values_from_function); with one replica, that tensor.
- * Cross-replica. */
+ * (experimental_distribute_values_from_function); with one replica, that tensor. `fn`
+ * runs on the calling thread, once per replica, during this call.
+ * Cross-replica. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_values_from_function(
     dist_strategy_t* strategy, dist_value_fn fn, void* user_data, dist_value_t** out);
 
 /* StrategyExtended.value_container: for a component of a distributed variable (from
  * dist_value_component or an update function), a new handle to that distributed
- * variable; for anything else, a new handle to the value itself. */
+ * variable; for anything else, a new handle to the value itself. Owned by the caller.
+ * Works in any context. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_value_container(dist_strategy_t* strategy,
                                                                     const dist_value_t* value,
                                                                     dist_value_t** out);
@@ -263,7 +310,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_value_container(dist_strateg
 /* Lets this thread act as replica `replica_id` without `run` (bring your own threads):
  * every thread 0 ... num_replicas-1 joins, uses the context with the usual replica calls
  * (collectives rendezvous as under `run`), and leaves with dist_context_leave. A replica
- * id can be joined by one thread at a time, and not while `run` is active.
+ * id can be joined by one thread at a time, and not while `run` is active. *out is owned
+ * by the caller and released with dist_context_leave (never dist_*_destroy). Never
+ * blocks; the joined replicas' collectives wait as under `run` (bounded by the timeout).
  * Thread-safety: call from the thread that will act as the replica. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_join_replica(dist_strategy_t* strategy,
                                                                  int32_t replica_id,
@@ -276,7 +325,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_join_replica(dist_strategy_t
  * result is a tensor on the first worker device. A Mirrored value under MEAN, and a plain
  * tensor under MEAN, MIN or MAX or with one replica, reduce to themselves; a plain tensor
  * under SUM or PRODUCT with several replicas is DIST_INVALID_ARGUMENT, as in TF.
- * Cross-replica. */
+ * Cross-replica (see the top of this file). Under MultiWorkerMirrored a collective:
+ * blocks until every worker makes the same call, at most the strategy's timeout.
+ * Thread-safety: one cross-replica call per strategy at a time (under MultiWorkerMirrored,
+ * in the same order on every worker). */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce(dist_strategy_t* strategy,
                                                            dist_reduce_op_t op,
                                                            const dist_value_t* value,
@@ -284,27 +336,35 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce(dist_strategy_t* stra
 
 /* Reduces across replicas and along `axis` of each component (negative counts from the
  * end). Components may differ in that axis's length (a partial batch): MEAN divides by
- * the total number of reduced elements. Cross-replica. */
+ * the total number of reduced elements.
+ * Cross-replica; blocks as dist_strategy_reduce.
+ * Thread-safety: as dist_strategy_reduce. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_axis(dist_strategy_t* strategy,
                                                                 dist_reduce_op_t op,
                                                                 const dist_value_t* value,
                                                                 int32_t axis, dist_value_t** out);
 
-/* Concatenates the components along `axis` (Strategy.gather). Cross-replica. */
+/* Concatenates the components along `axis` (Strategy.gather).
+ * Cross-replica; blocks as dist_strategy_reduce.
+ * Thread-safety: as dist_strategy_reduce. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_gather(dist_strategy_t* strategy,
                                                            const dist_value_t* value, int32_t axis,
                                                            dist_value_t** out);
 
 /* StrategyExtended.reduce_to: reduces `value` to the devices of `destinations` (a
  * variable, a distributed value or a tensor). The result is Mirrored over those devices,
- * or a tensor for one device. Cross-replica. */
+ * or a tensor for one device.
+ * Cross-replica; blocks as dist_strategy_reduce.
+ * Thread-safety: as dist_strategy_reduce. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_to(dist_strategy_t* strategy,
                                                               dist_reduce_op_t op,
                                                               const dist_value_t* value,
                                                               const dist_value_t* destinations,
                                                               dist_value_t** out);
 
-/* reduce_to with a device name as the destination. Cross-replica. */
+/* reduce_to with a device name as the destination.
+ * Cross-replica; blocks as dist_strategy_reduce.
+ * Thread-safety: as dist_strategy_reduce. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_to_device(dist_strategy_t* strategy,
                                                                      dist_reduce_op_t op,
                                                                      const dist_value_t* value,
@@ -312,7 +372,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_reduce_to_device(dist_strate
                                                                      dist_value_t** out);
 
 /* StrategyExtended.batch_reduce_to: `count` reduce_to calls fused into one collective.
- * `outs` has room for `count` values. Cross-replica. */
+ * `outs` has room for `count` values.
+ * Cross-replica; blocks as dist_strategy_reduce.
+ * Thread-safety: as dist_strategy_reduce. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_batch_reduce_to(
     dist_strategy_t* strategy, dist_reduce_op_t op, const dist_value_t* const* values,
     const dist_value_t* const* destinations, int32_t count, dist_value_t** outs);
@@ -321,22 +383,30 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_batch_reduce_to(
  * unwrapped for that component's device (Mirrored values to their component; PerReplica
  * values are an error). With group != 0 the results merge into a Mirrored value (a tensor
  * for one component); with group == 0 *out is a PerReplica value of the results.
- * Cross-replica. */
+ * `fn` runs on the calling thread, in update context (cross-replica: reads, assignments
+ * and cross-replica calls are legal in it; replica-context calls are not). Works with no
+ * scope entered, as in TF. Cross-replica. Never waits for other replicas.
+ * Thread-safety: safe; updates of one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_update(dist_strategy_t* strategy,
                                                            dist_value_t* variable,
-                                                           dist_update_fn fn,
+                                                           dist_update_fn fn, void* user_data,
                                                            const dist_value_t* const* args,
                                                            int32_t num_args, int32_t group,
-                                                           dist_value_t** out, void* user_data);
+                                                           dist_value_t** out);
 
 /* Variables created (on this thread) until the matching exit are placed on the devices
- * of `variable` (StrategyExtended.colocate_vars_with). Must be inside the scope. */
+ * of `variable` (StrategyExtended.colocate_vars_with). Must be inside this strategy's
+ * scope (DIST_FAILED_PRECONDITION otherwise, also in replica context). The exit is not
+ * warn-unused-result (a cleanup call); it fails with DIST_FAILED_PRECONDITION when no
+ * colocation of this strategy is innermost. Never block.
+ * Thread-safety: affect the calling thread only. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_colocate_vars_with_enter(
     dist_strategy_t* strategy, const dist_value_t* variable);
-DIST_API DIST_NODISCARD dist_status_t dist_strategy_colocate_vars_with_exit(
+DIST_API dist_status_t dist_strategy_colocate_vars_with_exit(
     dist_strategy_t* strategy);
 
-/* 1 when `variable` was created inside this strategy's scope, else 0. */
+/* 1 when `variable` was created inside this strategy's scope, else 0.
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_variable_created_in_scope(
     const dist_strategy_t* strategy, const dist_value_t* variable, int32_t* out_created);
 
@@ -344,7 +414,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_variable_created_in_scope(
 
 /* Saves every live variable created in this strategy's scope to `path` in the
  * safetensors format, one entry per variable name. SyncOnRead variables are saved
- * aggregated (their cross-replica value). Cross-replica. */
+ * aggregated (their cross-replica value). Cross-replica. Blocks on file I/O (and, under
+ * MultiWorkerMirrored, on reading SyncOnRead variables across workers, bounded by the
+ * timeout). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy,
                                                                    const char* path);
 
@@ -352,7 +424,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy
  * dist_strategy_save_variables (or any tool). A SyncOnRead variable restored from its
  * single saved value gets value / num_replicas on every replica for SUM aggregation and
  * the value itself for MEAN (and the others). A missing name, or a shape or dtype that
- * does not match, is an error and changes no variable. Cross-replica. */
+ * does not match, is an error and changes no variable. Cross-replica. Blocks on file I/O.
+ * Thread-safety: safe; not concurrently with assignments to the same variables. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_restore_variables(dist_strategy_t* strategy,
                                                                       const char* path);
 

@@ -101,12 +101,13 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_byte_size(const dist_value_t* 
  * borrowed, valid while any value sharing the buffer lives, and may be written in place
  * (every value sharing it sees the write). An empty tensor may give NULL.
  * Thread-safety: the call is safe; synchronising access to the bytes is the caller's. */
-DIST_API DIST_NODISCARD dist_status_t dist_tensor_data(const dist_value_t* tensor, void** out_data);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_data(const dist_value_t* tensor,
+                                                       void** out_borrowed_data);
 
 /* The canonical name of the tensor's device ("/device:CPU:0"). Owned by the tensor and
  * valid while it lives. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_tensor_device(const dist_value_t* tensor,
-                                                         const char** out_device);
+                                                         const char** out_borrowed_device);
 
 /* Copies a tensor to `device` (host to host, host to GPU, GPU to host, GPU to GPU). The
  * result is a new tensor owned by the caller, with its own buffer, even when the device is
@@ -115,6 +116,22 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_device(const dist_value_t* ten
 DIST_API DIST_NODISCARD dist_status_t dist_tensor_copy_to_device(const dist_value_t* tensor,
                                                                  const char* device,
                                                                  dist_value_t** out);
+
+/* The one element of a tensor that is a scalar or has exactly one element (any rank), as
+ * a C value: dist_tensor_scalar_float32 reads a DIST_FLOAT32 tensor, _float64 a
+ * DIST_FLOAT64, _int32 a DIST_INT32, _int64 a DIST_INT64. Nothing is converted: another
+ * dtype, or another number of elements, is DIST_INVALID_ARGUMENT naming the tensor's dtype
+ * or shape. A GPU tensor is copied to the host first. A distributed value is not a tensor:
+ * take a component first (dist_value_component_tensor) or reduce it.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_float32(const dist_value_t* tensor,
+                                                                 float* out_value);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_float64(const dist_value_t* tensor,
+                                                                 double* out_value);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_int32(const dist_value_t* tensor,
+                                                               int32_t* out_value);
+DIST_API DIST_NODISCARD dist_status_t dist_tensor_scalar_int64(const dist_value_t* tensor,
+                                                               int64_t* out_value);
 
 DIST_EXTERN_C_END
 

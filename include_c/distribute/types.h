@@ -2,8 +2,9 @@
  *
  * Every handle is a pointer to an incomplete struct. A handle returned through an
  * `**out` parameter is owned by the caller and released with its type's
- * dist_<object>_destroy(), which accepts NULL. Children keep their parents alive, so
- * handles may be destroyed in any order. */
+ * dist_<object>_destroy(), which accepts NULL; borrowed handles are only ever return
+ * values (see distribute.h). Children keep their parents alive, so handles may be
+ * destroyed in any order. */
 #ifndef DISTRIBUTE_TYPES_H_
 #define DISTRIBUTE_TYPES_H_
 
@@ -22,17 +23,23 @@ typedef struct dist_strategy dist_strategy_t;
 /* A replica context, handed to a replica function (tf.distribute.ReplicaContext). */
 typedef struct dist_context dist_context_t;
 
-/* An input pipeline (tf.data.Dataset) and a distributed dataset over replicas. */
+/* An input pipeline (tf.data.Dataset; see dataset.h). */
 typedef struct dist_dataset dist_dataset_t;
 
-/* An iterator over a distributed dataset, yielding PerReplica values. */
+/* A dataset distributed over a strategy's replicas (tf.distribute.DistributedDataset; see
+ * input.h): iterated, never transformed. */
+typedef struct dist_distributed_dataset dist_distributed_dataset_t;
+
+/* One pass over a dataset (yielding tensors) or a distributed dataset (yielding PerReplica
+ * values). */
 typedef struct dist_iterator dist_iterator_t;
 
-/* The input context handed to a dataset function (tf.distribute.InputContext). */
+/* The input context handed to a dataset function, or made with
+ * dist_input_context_create (tf.distribute.InputContext). */
 typedef struct dist_input_context dist_input_context_t;
 
-/* Configuration for the object that takes it, set through typed setters. */
-typedef struct dist_options dist_options_t;
+/* How a dataset is distributed (tf.distribute.InputOptions; see input.h). */
+typedef struct dist_input_options dist_input_options_t;
 
 /* A cluster description: TF_CONFIG or an explicit cluster spec. */
 typedef struct dist_cluster dist_cluster_t;

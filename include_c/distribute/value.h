@@ -44,6 +44,17 @@ DIST_API DIST_NODISCARD dist_status_t dist_value_num_components(const dist_value
 DIST_API DIST_NODISCARD dist_status_t dist_value_component(const dist_value_t* value,
                                                            int32_t index, dist_value_t** out);
 
+/* Component `index` of any value as a new tensor with its own buffer, owned by the caller:
+ * a copy of a PerReplica or Mirrored component, a snapshot of a MirroredVariable's or
+ * SyncOnReadVariable's copy on one device (its current value, whatever the context), a
+ * copy of a tensor or plain variable for index 0. Later writes to the value or to the
+ * result never reach the other.
+ * Errors: DIST_OUT_OF_RANGE for an index outside 0 ... num_components-1.
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_value_component_tensor(const dist_value_t* value,
+                                                                  int32_t index,
+                                                                  dist_value_t** out);
+
 /* A PerReplica value with the given tensor components (count >= 1), shared, not copied.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_value_create_per_replica(

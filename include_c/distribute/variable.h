@@ -51,34 +51,55 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* i
  * MirroredVariable's first copy, a SyncOnReadVariable's copies aggregated (SUM, MEAN,
  * ONLY_FIRST_REPLICA; with aggregation NONE there is no cross-replica value and the read is
  * DIST_INVALID_ARGUMENT, as in TF), a plain variable's value. *out is a new tensor (a
- * snapshot). */
+ * snapshot). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* variable,
                                                          dist_value_t** out);
 
 /* Assigns `value`, adds it, or subtracts it, with TF's rules:
  * - replica context, MirroredVariable: the replicas' values are aggregated with the
- *   variable's aggregation (a collective: every replica must call it) and the result is
+ *   variable's aggregation (a collective: every replica must call it; the wait is bounded
+ *   by the strategy's timeout) and the result is
  *   written to every copy; aggregation NONE is DIST_INVALID_ARGUMENT asking for one.
  * - replica context, SyncOnReadVariable: only this replica's copy changes.
  * - cross-replica context: `value` must be a tensor or a Mirrored value (or another
  *   MirroredVariable); a PerReplica value is DIST_INVALID_ARGUMENT. A SyncOnReadVariable
  *   accepts only a tensor: SUM writes value / num_replicas to every copy, the others the
  *   value itself.
- * The value must match the variable's dtype and shape. */
+ * The value must match the variable's dtype and shape.
+ * Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign(dist_value_t* variable,
                                                            const dist_value_t* value);
+/* Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_add(dist_value_t* variable,
                                                                const dist_value_t* value);
+/* Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_sub(dist_value_t* variable,
                                                                const dist_value_t* value);
 
-/* The variable's name, owned by the variable. */
+/* The variable's name, owned by the variable. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_name(const dist_value_t* variable,
-                                                         const char** out_name);
+                                                         const char** out_borrowed_name);
 
-/* The synchronization and aggregation the variable was created with (AUTO resolved). */
+/* The number of devices holding a copy of the variable: one per replica for a
+ * MirroredVariable or SyncOnReadVariable under MirroredStrategy, 1 for a plain variable
+ * or one copy of a distributed variable (dist_value_component).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_device_count(const dist_value_t* variable,
+                                                                 int32_t* out_count);
+
+/* The canonical name of the device of copy `index` (0 ... device count - 1), borrowed:
+ * valid as long as any handle to the variable lives.
+ * Errors: DIST_INVALID_ARGUMENT for a value that is not a variable; DIST_OUT_OF_RANGE
+ * for a bad index. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variable_device(const dist_value_t* variable,
+                                                           int32_t index,
+                                                           const char** out_borrowed_device);
+
+/* The synchronization and aggregation the variable was created with (AUTO resolved).
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_synchronization(
     const dist_value_t* variable, dist_variable_sync_t* out_sync);
+/* Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_aggregation(
     const dist_value_t* variable, dist_variable_aggregation_t* out_aggregation);
 

@@ -122,7 +122,7 @@ static inline dist_strategy_t* dts_mirrored_with(int n, const dist_cross_device_
   }
   DT_OK(dist_strategy_create_mirrored(devices, n, ops, &strategy));
   assert_non_null(strategy);
-  DT_OK(dist_strategy_set_timeout(strategy, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_set_timeout_ms(strategy, DTS_TIMEOUT_MS));
   return strategy;
 }
 
@@ -140,7 +140,7 @@ static inline dist_strategy_t* dts_central_storage(int n, const char* parameter_
   }
   DT_OK(dist_strategy_create_central_storage(devices, n, parameter_device, &strategy));
   assert_non_null(strategy);
-  DT_OK(dist_strategy_set_timeout(strategy, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_set_timeout_ms(strategy, DTS_TIMEOUT_MS));
   return strategy;
 }
 
@@ -148,7 +148,7 @@ static inline dist_strategy_t* dts_one_device(const char* device) {
   dist_strategy_t* strategy = NULL;
   DT_OK(dist_strategy_create_one_device(device, &strategy));
   assert_non_null(strategy);
-  DT_OK(dist_strategy_set_timeout(strategy, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_set_timeout_ms(strategy, DTS_TIMEOUT_MS));
   return strategy;
 }
 

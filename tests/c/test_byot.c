@@ -92,7 +92,7 @@ static dist_status_t replica_body(shared_state* st, dist_context_t* context, int
   RCALL(&st->errors, r, dist_context_device(context, &device));
   snprintf(o->device, sizeof(o->device), "%s", device);
   RCALL(&st->errors, r, dist_in_cross_replica_context(&o->in_cross));
-  RCALL(&st->errors, r, dist_get_replica_context(&current));
+  current = dist_current_replica_context();
   RCHECK(&st->errors, r, current != NULL, "no current replica context");
   RCALL(&st->errors, r, dist_context_replica_id(current, &rid));
   RCHECK(&st->errors, r, rid == r, "current replica context has id %d", rid);
@@ -109,7 +109,7 @@ static dist_status_t replica_body(shared_state* st, dist_context_t* context, int
     const dist_value_t* args[1];
     args[0] = value;
     result = NULL;
-    RCALL(&st->errors, r, dist_context_merge_call(context, sum_merge, args, 1, &result, NULL));
+    RCALL(&st->errors, r, dist_context_merge_call(context, sum_merge, NULL, args, 1, &result));
     RCHECK(&st->errors, r, dts_get_f32(result, x, 2) == 2, "merge result");
     o->merged = x[0];
     dist_value_destroy(result);
@@ -222,7 +222,7 @@ static void test_byot_matches_run(void** state) {
     check_outcomes(byot, n);
     dts_expect_components_f32(byot->var, &total, -1);
 
-    DTS_RUN_OK(&run->errors, n, dist_strategy_run(run->strategy, run_body, NULL, 0, NULL, 0, run));
+    DTS_RUN_OK(&run->errors, n, dist_strategy_run(run->strategy, run_body, run, NULL, 0, NULL, 0));
     check_outcomes(run, n);
     assert_memory_equal(byot->outcome, run->outcome, sizeof(replica_outcome) * (size_t)n);
     dts_expect_components_f32(run->var, &total, -1);
@@ -357,7 +357,7 @@ static void test_run_while_joined(void** state) {
   dts_errors errors;
   (void)state;
   start_pair(&st, &thread, &w);
-  DT_ERR(dist_strategy_run(st.strategy, run_body, NULL, 0, NULL, 0, NULL),
+  DT_ERR(dist_strategy_run(st.strategy, run_body, NULL, NULL, 0, NULL, 0),
          DIST_FAILED_PRECONDITION, "dist_strategy_run", NULL);
   finish_pair(&st, thread);
   /* After the worker left, run works. */
@@ -370,7 +370,7 @@ static void test_run_while_joined(void** state) {
     DT_OK(dist_strategy_scope_enter(st.strategy));
     DT_OK(dist_variable_create(zero, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, NULL, &ss->var));
     DT_OK(dist_strategy_scope_exit(st.strategy));
-    DTS_RUN_OK(&ss->errors, 2, dist_strategy_run(st.strategy, run_body, NULL, 0, NULL, 0, ss));
+    DTS_RUN_OK(&ss->errors, 2, dist_strategy_run(st.strategy, run_body, ss, NULL, 0, NULL, 0));
     check_outcomes(ss, 2);
     dist_value_destroy(ss->var);
     dist_value_destroy(zero);
@@ -421,8 +421,8 @@ static void test_join_during_run(void** state) {
   (void)state;
   memset(&st, 0, sizeof(st));
   st.strategy = dts_mirrored(2);
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(st.strategy, join_inside_run, NULL, 0, NULL, 0,
-                                                &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(st.strategy, join_inside_run, &st, NULL, 0, NULL,
+                                                0));
   assert_int_equal(st.from_helper, DIST_FAILED_PRECONDITION);
   dist_strategy_destroy(st.strategy);
 }
@@ -569,7 +569,7 @@ static void expect_byot_sum(dist_strategy_t* s, int32_t n) {
   DT_OK(dist_strategy_scope_enter(s));
   DT_OK(dist_variable_create(zero, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, NULL, &ss->var));
   DT_OK(dist_strategy_scope_exit(s));
-  DTS_RUN_OK(&ss->errors, n, dist_strategy_run(s, run_body, NULL, 0, NULL, 0, ss));
+  DTS_RUN_OK(&ss->errors, n, dist_strategy_run(s, run_body, ss, NULL, 0, NULL, 0));
   check_outcomes(ss, n);
   dist_value_destroy(ss->var);
   dist_value_destroy(zero);
@@ -607,7 +607,7 @@ static void test_joined_replica_absent_times_out(void** state) {
   dist_strategy_t* s = dts_mirrored(n);
   failure_state st;
   (void)state;
-  DT_OK(dist_strategy_set_timeout(s, 300));
+  DT_OK(dist_strategy_set_timeout_ms(s, 300));
   memset(&st, 0, sizeof(st));
   st.strategy = s;
   st.case_id = 1;
@@ -621,7 +621,7 @@ static void test_joined_replica_absent_times_out(void** state) {
     fail_msg("replica 1's all_reduce returned %s (\"%s\")", dist_status_name(st.seen[1]),
              st.messages[1]);
   }
-  DT_OK(dist_strategy_set_timeout(s, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_set_timeout_ms(s, DTS_TIMEOUT_MS));
   expect_byot_sum(s, n);
   dist_strategy_destroy(s);
 }

@@ -106,7 +106,7 @@ static void test_save_writes_safetensors(void** state) {
   model_t m;
   model_create(&m);
   const dist_value_t* sync_vars[2] = {m.total, m.average};
-  DT_OK(dist_strategy_run(m.strategy, add_replica_share, sync_vars, 2, NULL, 0, NULL));
+  DT_OK(dist_strategy_run(m.strategy, add_replica_share, NULL, sync_vars, 2, NULL, 0));
   /* Copies now hold 1 and 2: SUM reads 3, MEAN reads 1.5. */
   assert_float_equal(read_scalar(m.total), 3.0f, 0.0f);
   assert_float_equal(read_scalar(m.average), 1.5f, 0.0f);
@@ -150,7 +150,7 @@ static void test_restore_applies_sync_on_read_rule(void** state) {
   model_t m;
   model_create(&m);
   const dist_value_t* sync_vars[2] = {m.total, m.average};
-  DT_OK(dist_strategy_run(m.strategy, add_replica_share, sync_vars, 2, NULL, 0, NULL));
+  DT_OK(dist_strategy_run(m.strategy, add_replica_share, NULL, sync_vars, 2, NULL, 0));
   char path[256];
   temp_path(path, sizeof path, "restore");
   DT_OK(dist_strategy_save_variables(m.strategy, path));
@@ -269,7 +269,7 @@ static void test_misuse(void** state) {
   DT_ERR(dist_strategy_restore_variables(m.strategy, NULL), DIST_INVALID_ARGUMENT,
          "dist_strategy_restore_variables", "path");
   dist_status_t inside = DIST_OK;
-  DT_OK(dist_strategy_run(m.strategy, save_inside_replica, NULL, 0, NULL, 0, &inside));
+  DT_OK(dist_strategy_run(m.strategy, save_inside_replica, &inside, NULL, 0, NULL, 0));
   assert_int_equal(inside, DIST_FAILED_PRECONDITION);
   model_destroy(&m);
 }

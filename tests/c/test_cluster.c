@@ -293,7 +293,7 @@ static void test_accessors_reject_null(void** state) {
   (void)state;
   DT_ERR(dist_cluster_task_type(NULL, &text), DIST_INVALID_ARGUMENT, "dist_cluster_task_type", "cluster");
   assert_null(text);
-  DT_ERR(dist_cluster_task_type(cluster, NULL), DIST_INVALID_ARGUMENT, "dist_cluster_task_type", "out_type");
+  DT_ERR(dist_cluster_task_type(cluster, NULL), DIST_INVALID_ARGUMENT, "dist_cluster_task_type", "out_borrowed_type");
   DT_ERR(dist_cluster_task_index(NULL, &value), DIST_INVALID_ARGUMENT, "dist_cluster_task_index", "cluster");
   assert_int_equal(value, 0);
   DT_ERR(dist_cluster_task_index(cluster, NULL), DIST_INVALID_ARGUMENT, "dist_cluster_task_index", "out_index");
@@ -321,7 +321,7 @@ static void test_accessors_reject_null(void** state) {
   DT_ERR(dist_cluster_task_address(cluster, NULL, 0, &text), DIST_INVALID_ARGUMENT,
          "dist_cluster_task_address", "job");
   DT_ERR(dist_cluster_task_address(cluster, "worker", 0, NULL), DIST_INVALID_ARGUMENT,
-         "dist_cluster_task_address", "out_address");
+         "dist_cluster_task_address", "out_borrowed_address");
   text = DT_SENTINEL_STR;
   DT_ERR(dist_cluster_task_address(cluster, "ps", 1, &text), DIST_INVALID_ARGUMENT,
          "dist_cluster_task_address", "task index 1 is out of range: cluster has 1 ps task");

@@ -307,7 +307,7 @@ static void check_all_reduce(dist_strategy_t* s, dist_dtype_t dtype, const char*
         for (z = 0; z < N_SIZES; ++z) memset(st->out[r][o][z], 0xAB, (size_t)sizes[z] * element);
       }
     }
-    DTS_RUN_OK(&st->errors, n, dist_strategy_run(s, all_reduce_everything, NULL, 0, NULL, 0, st));
+    DTS_RUN_OK(&st->errors, n, dist_strategy_run(s, all_reduce_everything, st, NULL, 0, NULL, 0));
     for (o = 0; o < 5; ++o) {
       if (dtype == DIST_BOOL && all_ops[o] != DIST_REDUCE_MIN && all_ops[o] != DIST_REDUCE_MAX) {
         continue;
@@ -475,7 +475,7 @@ static void test_all_reduce_large_int64(void** state) {
   int32_t r;
   (void)state;
   memset(&st, 0, sizeof(st));
-  DTS_RUN_OK(&st.errors, 4, dist_strategy_run(s, sum_large_int64, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 4, dist_strategy_run(s, sum_large_int64, &st, NULL, 0, NULL, 0));
   for (r = 0; r < 4; ++r) {
     assert_true(st.got[r][0] == ((int64_t)1 << 40) * 10 + 6);
     assert_true(st.got[r][1] == -((int64_t)3 << 50) * 4 + 6);
@@ -565,7 +565,7 @@ static void check_batch(dist_strategy_t* s, dist_reduce_op_t op, const char* lab
   int t;
   memset(&st, 0, sizeof(st));
   st.op = op;
-  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, batch_reduce, NULL, 0, results, N_BATCH, &st));
+  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, batch_reduce, &st, NULL, 0, results, N_BATCH));
   for (t = 0; t < N_BATCH; ++t) {
     const int64_t count = batch_count(t);
     int32_t r;
@@ -659,7 +659,7 @@ static void check_gather(int32_t n, int32_t axis) {
   (void)total;
   memset(&st, 0, sizeof(st));
   st.axis = axis;
-  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, gather_rows, NULL, 0, &result, 1, &st));
+  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, gather_rows, &st, NULL, 0, &result, 1));
   for (r = 0; r < n; ++r) {
     dist_value_t* c = n == 1 ? result : dts_component(result, r);
     int64_t dims[2] = {0, 0};
@@ -769,7 +769,7 @@ static void test_all_gather_errors(void** state) {
   for (c = 0; c < 3; ++c) {
     memset(&st, 0, sizeof(st));
     st.case_id = c;
-    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, gather_errors, NULL, 0, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, gather_errors, &st, NULL, 0, NULL, 0));
   }
   check_gather(2, 0);
   dist_strategy_destroy(s);
@@ -812,7 +812,7 @@ static void test_all_gather_with_empty_contribution(void** state) {
   int32_t r;
   (void)state;
   memset(&st, 0, sizeof(st));
-  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, gather_with_empty, NULL, 0, &result, 1, &st));
+  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, gather_with_empty, &st, NULL, 0, &result, 1));
   for (r = 0; r < 3; ++r) {
     dist_value_t* c = dts_component(result, r);
     int64_t dims[2] = {0, 0};
@@ -885,7 +885,7 @@ static void test_all_reduce_of_variables(void** state) {
   DT_OK(dist_variable_create(init, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, NULL,
                              &st.on_read_var));
   DT_OK(dist_strategy_scope_exit(s));
-  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, reduce_variables, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, reduce_variables, &st, NULL, 0, NULL, 0));
   for (r = 0; r < 3; ++r) {
     assert_true(st.got[r][0] == 10.0f + 20.0f + 30.0f);
     assert_true(st.got[r][1] == 2.5f);
@@ -939,7 +939,7 @@ static void test_broadcast(void** state) {
     const float expected[3] = {(float)source, 10.0f * (float)source, -1.0f - (float)source};
     memset(&st, 0, sizeof(st));
     st.source = source;
-    DTS_RUN_OK(&st.errors, 4, dist_strategy_run(s, broadcast_from, NULL, 0, &result, 1, &st));
+    DTS_RUN_OK(&st.errors, 4, dist_strategy_run(s, broadcast_from, &st, NULL, 0, &result, 1));
     for (r = 0; r < 4; ++r) {
       dist_value_t* c = dts_component(result, r);
       dts_expect_f32(c, expected, 3);
@@ -982,7 +982,7 @@ static void test_broadcast_bad_source(void** state) {
   for (i = 0; i < 3; ++i) {
     memset(&st, 0, sizeof(st));
     st.source = sources[i];
-    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, broadcast_bad_source, NULL, 0, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, broadcast_bad_source, &st, NULL, 0, NULL, 0));
   }
   dist_strategy_destroy(s);
 }
@@ -1085,7 +1085,7 @@ static dist_status_t call_merge(dist_context_t* context, const dist_value_t* con
   merge_args[0] = mine;
   merge_args[1] = st->var;
   merge_args[2] = args[0];
-  RCALL(&st->errors, r, dist_context_merge_call(context, merge_fn, merge_args, 3, &out, st));
+  RCALL(&st->errors, r, dist_context_merge_call(context, merge_fn, st, merge_args, 3, &out));
   for (q = 0; q < st->n; ++q) total += 3.0f * (float)q + 1.0f;
   if (st->mode == 2) {
     RCHECK(&st->errors, r, out == NULL, "merge fn stored nothing, out is not NULL");
@@ -1125,7 +1125,7 @@ static void test_merge_call(void** state) {
       st.var = var;
       st.n = counts[i];
       st.mode = mode;
-      DTS_RUN_OK(&st.errors, counts[i], dist_strategy_run(s, call_merge, args, 1, NULL, 0, &st));
+      DTS_RUN_OK(&st.errors, counts[i], dist_strategy_run(s, call_merge, &st, args, 1, NULL, 0));
       assert_int_equal(st.merge_calls, 1);
     }
     dist_value_destroy(var);
@@ -1172,7 +1172,7 @@ static dist_status_t merge_errors(dist_context_t* context, const dist_value_t* c
   (void)num_results;
   RCALL(&st->errors, 0, dist_context_replica_id(context, &r));
   if (st->case_id == 0) {
-    status = dist_context_merge_call(context, failing_merge_fn, NULL, 0, &out, st);
+    status = dist_context_merge_call(context, failing_merge_fn, st, NULL, 0, &out);
     st->seen[r] = status;
     RCHECK(&st->errors, r, status == DIST_INVALID_ARGUMENT, "merge_call returned %s",
            dist_status_name(status));
@@ -1181,8 +1181,8 @@ static dist_status_t merge_errors(dist_context_t* context, const dist_value_t* c
   } else if (st->case_id == 1) {
     merge_args[0] = st->vars[0];
     merge_args[1] = st->vars[0];
-    status = dist_context_merge_call(context, failing_merge_fn, merge_args, r == 0 ? 1 : 2, &out,
-                                     st);
+    status = dist_context_merge_call(context, failing_merge_fn, st, merge_args, r == 0 ? 1 : 2,
+                                     &out);
     RCHECK(&st->errors, r, status == DIST_INVALID_ARGUMENT, "merge_call returned %s",
            dist_status_name(status));
     RCHECK(&st->errors, r, strstr(dist_last_error_message(), "replica 0") != NULL &&
@@ -1190,7 +1190,7 @@ static dist_status_t merge_errors(dist_context_t* context, const dist_value_t* c
            "message \"%s\" does not name the replicas", dist_last_error_message());
   } else {
     merge_args[0] = st->vars[r == 0 ? 0 : 1];
-    status = dist_context_merge_call(context, failing_merge_fn, merge_args, 1, &out, st);
+    status = dist_context_merge_call(context, failing_merge_fn, st, merge_args, 1, &out);
     RCHECK(&st->errors, r, status == DIST_INVALID_ARGUMENT, "merge_call returned %s",
            dist_status_name(status));
   }
@@ -1216,7 +1216,7 @@ static void test_merge_call_errors(void** state) {
     st.case_id = c;
     st.vars[0] = a;
     st.vars[1] = b;
-    status = dist_strategy_run(s, merge_errors, NULL, 0, NULL, 0, &st);
+    status = dist_strategy_run(s, merge_errors, &st, NULL, 0, NULL, 0);
     dts_check_errors(&st.errors, 2);
     assert_int_equal(status, DIST_INVALID_ARGUMENT);
     if (c == 0) {
@@ -1327,7 +1327,7 @@ static void test_mismatched_collectives(void** state) {
     dist_status_t status;
     memset(&st, 0, sizeof(st));
     st.case_id = c;
-    status = dist_strategy_run(s, mismatched_call, NULL, 0, NULL, 0, &st);
+    status = dist_strategy_run(s, mismatched_call, &st, NULL, 0, NULL, 0);
     dts_check_errors(&st.errors, 2);
     assert_int_equal(status, DIST_INVALID_ARGUMENT);
     for (r = 0; r < 2; ++r) {
@@ -1387,7 +1387,7 @@ static dist_status_t skip_collective(dist_context_t* context, const dist_value_t
   x = dts_make_f32(&v, 1, NULL);
   start = now_ms();
   if (st->use_merge) {
-    st->seen[r] = dist_context_merge_call(context, nothing_merge, NULL, 0, &y, NULL);
+    st->seen[r] = dist_context_merge_call(context, nothing_merge, NULL, NULL, 0, &y);
   } else {
     st->seen[r] = dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &y);
   }
@@ -1405,11 +1405,11 @@ static void test_absent_replica_times_out(void** state) {
   (void)state;
   for (use_merge = 0; use_merge < 2; ++use_merge) {
     dist_status_t status;
-    DT_OK(dist_strategy_set_timeout(s, 200));
+    DT_OK(dist_strategy_set_timeout_ms(s, 200));
     memset(&st, 0, sizeof(st));
     st.absent = 1;
     st.use_merge = use_merge;
-    status = dist_strategy_run(s, skip_collective, NULL, 0, NULL, 0, &st);
+    status = dist_strategy_run(s, skip_collective, &st, NULL, 0, NULL, 0);
     dts_check_errors(&st.errors, 3);
     assert_int_equal(status, DIST_DEADLINE_EXCEEDED);
     assert_non_null(strstr(dist_last_error_message(), "dist_strategy_run"));
@@ -1431,13 +1431,13 @@ static void test_absent_replica_times_out(void** state) {
       if (longest < 200.0) fail_msg("the collective expired after %.3f ms (< 200 ms)", longest);
     }
     /* With a long timeout again, the strategy works. */
-    DT_OK(dist_strategy_set_timeout(s, DTS_TIMEOUT_MS));
+    DT_OK(dist_strategy_set_timeout_ms(s, DTS_TIMEOUT_MS));
     {
       broadcast_state bst;
       dist_value_t* result = NULL;
       memset(&bst, 0, sizeof(bst));
       bst.source = 2;
-      DTS_RUN_OK(&bst.errors, 3, dist_strategy_run(s, broadcast_from, NULL, 0, &result, 1, &bst));
+      DTS_RUN_OK(&bst.errors, 3, dist_strategy_run(s, broadcast_from, &bst, NULL, 0, &result, 1));
       dist_value_destroy(result);
     }
   }
@@ -1481,7 +1481,7 @@ static dist_status_t misuse_in_merge(dist_strategy_t* strategy, const dist_value
     RCHECK_ERR(&st->errors, 0, dist_context_broadcast(st->contexts[q], x, 0, &y),
                DIST_FAILED_PRECONDITION, "dist_context_broadcast");
     RCHECK_ERR(&st->errors, 0,
-               dist_context_merge_call(st->contexts[q], nothing_merge, NULL, 0, &y, NULL),
+               dist_context_merge_call(st->contexts[q], nothing_merge, NULL, NULL, 0, &y),
                DIST_FAILED_PRECONDITION, "dist_context_merge_call");
   }
   dist_value_destroy(x);
@@ -1551,19 +1551,19 @@ static dist_status_t collective_misuse(dist_context_t* context, const dist_value
              "value");
   RCHECK_ERR(&st->errors, r, dist_context_broadcast(context, x, 0, NULL), DIST_INVALID_ARGUMENT,
              "out");
-  RCHECK_ERR(&st->errors, r, dist_context_merge_call(NULL, nothing_merge, NULL, 0, &y, NULL),
+  RCHECK_ERR(&st->errors, r, dist_context_merge_call(NULL, nothing_merge, NULL, NULL, 0, &y),
              DIST_INVALID_ARGUMENT, "context");
-  RCHECK_ERR(&st->errors, r, dist_context_merge_call(context, NULL, NULL, 0, &y, NULL),
+  RCHECK_ERR(&st->errors, r, dist_context_merge_call(context, NULL, NULL, NULL, 0, &y),
              DIST_INVALID_ARGUMENT, "fn");
-  RCHECK_ERR(&st->errors, r, dist_context_merge_call(context, nothing_merge, NULL, 0, NULL, NULL),
+  RCHECK_ERR(&st->errors, r, dist_context_merge_call(context, nothing_merge, NULL, NULL, 0, NULL),
              DIST_INVALID_ARGUMENT, "out");
-  RCHECK_ERR(&st->errors, r, dist_context_merge_call(context, nothing_merge, NULL, 1, &y, NULL),
+  RCHECK_ERR(&st->errors, r, dist_context_merge_call(context, nothing_merge, NULL, NULL, 1, &y),
              DIST_INVALID_ARGUMENT, "args");
   RCHECK_ERR(&st->errors, r,
-             dist_context_merge_call(context, nothing_merge, with_null, 2, &y, NULL),
+             dist_context_merge_call(context, nothing_merge, NULL, with_null, 2, &y),
              DIST_INVALID_ARGUMENT, "args[1]");
   /* The context of another replica, from the merge fn (cross-replica context). */
-  RCALL(&st->errors, r, dist_context_merge_call(context, misuse_in_merge, NULL, 0, &merged, st));
+  RCALL(&st->errors, r, dist_context_merge_call(context, misuse_in_merge, st, NULL, 0, &merged));
   /* After all that, a real collective still works. */
   RCALL(&st->errors, r, dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &y));
   {
@@ -1582,7 +1582,7 @@ static void test_collectives_reject_misuse(void** state) {
   (void)state;
   memset(&st, 0, sizeof(st));
   st.n = 2;
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, collective_misuse, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, collective_misuse, &st, NULL, 0, NULL, 0));
   dist_strategy_destroy(s);
 }
 
@@ -1594,7 +1594,7 @@ static void test_collective_in_cross_replica_context(void** state) {
   dist_value_t* x = dts_f32_scalar(1.0f, NULL);
   dist_value_t* y = (dist_value_t*)DT_SENTINEL_PTR;
   (void)state;
-  DT_OK(dist_get_replica_context(&context));
+  context = dist_current_replica_context();
   assert_non_null(context);
   DT_OK(dist_strategy_scope_enter(s));
   DT_ERR(dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &y), DIST_FAILED_PRECONDITION,

@@ -1,4 +1,4 @@
-/* dist_context_set_timeout: a per-replica override of the strategy's timeout. */
+/* dist_context_set_timeout_ms: a per-replica override of the strategy's timeout. */
 #define _POSIX_C_SOURCE 200809L  /* clock_gettime */
 #include "dist_test.h"
 
@@ -29,7 +29,7 @@ static dist_status_t lonely_all_reduce(dist_context_t* context, const dist_value
   int32_t replica = 0;
   dist_status_t status = dist_context_replica_id(context, &replica);
   if (status != DIST_OK || replica != 0) return status;
-  state->set_status[0] = dist_context_set_timeout(context, 150);
+  state->set_status[0] = dist_context_set_timeout_ms(context, 150);
   const float one = 1.0f;
   dist_value_t* value = NULL;
   dist_value_t* out = NULL;
@@ -51,7 +51,7 @@ static void test_override_bounds_the_wait(void** state_ptr) {
   DT_OK(dist_strategy_create_mirrored(devices, 2, NULL, &strategy));
   timeout_state state;
   memset(&state, 0, sizeof state);
-  assert_int_equal(dist_strategy_run(strategy, lonely_all_reduce, NULL, 0, NULL, 0, &state),
+  assert_int_equal(dist_strategy_run(strategy, lonely_all_reduce, &state, NULL, 0, NULL, 0),
                    DIST_DEADLINE_EXCEEDED);
   assert_int_equal(state.set_status[0], DIST_OK);
   assert_int_equal(state.reduce_status[0], DIST_DEADLINE_EXCEEDED);
@@ -68,26 +68,26 @@ static dist_status_t misuse_inside(dist_context_t* context, const dist_value_t* 
   (void)results;
   (void)num_results;
   dist_status_t* seen = (dist_status_t*)user_data;
-  seen[0] = dist_context_set_timeout(context, -5);
-  seen[1] = dist_context_set_timeout(context, 0);
+  seen[0] = dist_context_set_timeout_ms(context, -5);
+  seen[1] = dist_context_set_timeout_ms(context, 0);
   return DIST_OK;
 }
 
 static void test_misuse(void** state_ptr) {
   (void)state_ptr;
-  DT_ERR(dist_context_set_timeout(NULL, 10), DIST_INVALID_ARGUMENT, "dist_context_set_timeout",
+  DT_ERR(dist_context_set_timeout_ms(NULL, 10), DIST_INVALID_ARGUMENT, "dist_context_set_timeout_ms",
          "context");
   /* The default context (no scope) is shared by every thread and never waits. */
   dist_context_t* default_context = NULL;
-  DT_OK(dist_get_replica_context(&default_context));
+  default_context = dist_current_replica_context();
   assert_non_null(default_context);
-  DT_ERR(dist_context_set_timeout(default_context, 10), DIST_FAILED_PRECONDITION,
-         "dist_context_set_timeout", "default replica context");
+  DT_ERR(dist_context_set_timeout_ms(default_context, 10), DIST_FAILED_PRECONDITION,
+         "dist_context_set_timeout_ms", "default replica context");
   /* Outside its replica function a run's context is not current. */
   dist_strategy_t* strategy = NULL;
   DT_OK(dist_strategy_create_one_device("CPU:0", &strategy));
   dist_status_t seen[2] = {DIST_OK, DIST_UNKNOWN};
-  DT_OK(dist_strategy_run(strategy, misuse_inside, NULL, 0, NULL, 0, seen));
+  DT_OK(dist_strategy_run(strategy, misuse_inside, seen, NULL, 0, NULL, 0));
   assert_int_equal(seen[0], DIST_INVALID_ARGUMENT);
   assert_int_equal(seen[1], DIST_OK);
   dist_strategy_destroy(strategy);

@@ -280,7 +280,7 @@ static void test_generator(void** state) {
   int32_t count = 0;
   (void)state;
   gen_init(&g, 7);
-  DT_OK(dist_dataset_from_generator(gen_fn, 2, &g, ddt_count_free, &ds));
+  DT_OK(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, 2, &ds));
   DT_OK(dist_dataset_num_components(ds, &count));
   assert_int_equal(count, 2);
   DT_OK(dist_dataset_make_iterator(ds, &it));
@@ -306,7 +306,7 @@ static void test_generator(void** state) {
 
   /* Iterator first, dataset last; an iterator destroyed before the end. */
   gen_init(&g, 5);
-  DT_OK(dist_dataset_from_generator(gen_fn, 2, &g, ddt_count_free, &ds));
+  DT_OK(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, 2, &ds));
   DT_OK(dist_dataset_make_iterator(ds, &it));
   read_generated(it, 2);
   dist_iterator_destroy(it);
@@ -316,7 +316,7 @@ static void test_generator(void** state) {
 
   /* A NULL free_fn is allowed; an empty generator ends at once. */
   gen_init(&g, 0);
-  DT_OK(dist_dataset_from_generator(gen_fn, 2, &g, NULL, &ds));
+  DT_OK(dist_dataset_from_generator(gen_fn, &g, NULL, 2, &ds));
   DT_OK(dist_dataset_make_iterator(ds, &it));
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
@@ -334,7 +334,7 @@ static void test_generator_error(void** state) {
   gen_init(&g, 10);
   g.fail_at = 3;
   g.use_dist_error = 1;
-  DT_OK(dist_dataset_from_generator(gen_fn, 2, &g, ddt_count_free, &ds));
+  DT_OK(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, 2, &ds));
   DT_OK(dist_dataset_make_iterator(ds, &it));
   read_generated(it, 3);
   outs[0] = outs[1] = (dist_value_t*)DT_SENTINEL_PTR;
@@ -350,7 +350,7 @@ static void test_generator_error(void** state) {
   gen_init(&g, 10);
   g.fail_at = 0;
   g.fail_status = DIST_ABORTED;
-  DT_OK(dist_dataset_from_generator(gen_fn, 2, &g, ddt_count_free, &ds));
+  DT_OK(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, 2, &ds));
   DT_OK(dist_dataset_make_iterator(ds, &it));
   DT_ERR(dist_iterator_get_next(it, outs, 2), DIST_ABORTED, NULL, NULL);
   dist_iterator_destroy(it);
@@ -361,7 +361,7 @@ static void test_generator_error(void** state) {
   gen_init(&g, 10);
   g.fail_at = 1;
   g.use_dist_error = 1;
-  DT_OK(dist_dataset_from_generator(gen_fn, 2, &g, NULL, &ds));
+  DT_OK(dist_dataset_from_generator(gen_fn, &g, NULL, 2, &ds));
   DT_OK(dist_dataset_make_iterator(ds, &it));
   read_generated(it, 1);
   {
@@ -393,20 +393,20 @@ static void test_generator_misuse(void** state) {
   (void)state;
   gen_init(&g, 3);
   /* A failed creation never calls free_fn. */
-  DT_ERR(dist_dataset_from_generator(NULL, 2, &g, ddt_count_free, &ds), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_from_generator(NULL, &g, ddt_count_free, 2, &ds), DIST_INVALID_ARGUMENT,
          "dist_dataset_from_generator", "fn");
   assert_null(ds);
-  DT_ERR(dist_dataset_from_generator(gen_fn, 0, &g, ddt_count_free, &ds), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, 0, &ds), DIST_INVALID_ARGUMENT,
          "dist_dataset_from_generator", "num_components");
-  DT_ERR(dist_dataset_from_generator(gen_fn, -2, &g, ddt_count_free, &ds),
+  DT_ERR(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, -2, &ds),
          DIST_INVALID_ARGUMENT, "dist_dataset_from_generator", "num_components");
-  DT_ERR(dist_dataset_from_generator(gen_fn, 2, &g, ddt_count_free, NULL),
+  DT_ERR(dist_dataset_from_generator(gen_fn, &g, ddt_count_free, 2, NULL),
          DIST_INVALID_ARGUMENT, "dist_dataset_from_generator", "out");
   assert_int_equal(g.freed.calls, 0);
   assert_int_equal(g.calls, 0);
 
   /* A generator that leaves a component NULL fails get_next (never hands out NULL). */
-  DT_OK(dist_dataset_from_generator(half_gen_fn, 2, NULL, NULL, &ds));
+  DT_OK(dist_dataset_from_generator(half_gen_fn, NULL, NULL, 2, &ds));
   DT_OK(dist_dataset_make_iterator(ds, &it));
   outs[0] = outs[1] = NULL;
   status = dist_iterator_get_next(it, outs, 2);

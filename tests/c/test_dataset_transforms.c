@@ -190,7 +190,7 @@ static void test_batch_misuse(void** state) {
 
   /* Elements whose shapes differ cannot be stacked: get_next fails, the iterator stays
    * destroyable. With batch size 1 every batch is one element: fine. */
-  DT_OK(dist_dataset_from_generator(ragged_fn, 1, NULL, NULL, &g));
+  DT_OK(dist_dataset_from_generator(ragged_fn, NULL, NULL, 1, &g));
   DT_OK(dist_dataset_batch(g, 2, 0, &b));
   DT_OK(dist_dataset_make_iterator(b, &it));
   DT_ERR(dist_iterator_get_next(it, &v, 1), DIST_INVALID_ARGUMENT, NULL, NULL);
@@ -544,7 +544,7 @@ static void check_map(int32_t parallel, int64_t n) {
   dist_value_t* outs[2];
   int64_t i;
   map_state_init(&m);
-  DT_OK(dist_dataset_map(r, map_fn, 2, parallel, &m, ddt_count_free, &mapped));
+  DT_OK(dist_dataset_map(r, map_fn, &m, ddt_count_free, 2, parallel, &mapped));
   assert_int_equal(num_components_of(mapped), 2);
   DT_OK(dist_dataset_make_iterator(mapped, &it));
   for (i = 0; i < n; ++i) {
@@ -603,7 +603,7 @@ static void test_map_components(void** state) {
   parts[1] = ddt_i64_vector(0, 1, 9, NULL);
   DT_OK(dist_dataset_from_tensor_slices((const dist_value_t* const*)parts, 2, &ds));
   ddt_destroy_all(parts, 2);
-  DT_OK(dist_dataset_map(ds, sub_fn, 1, 2, NULL, NULL, &mapped));
+  DT_OK(dist_dataset_map(ds, sub_fn, NULL, NULL, 1, 2, &mapped));
   assert_int_equal(num_components_of(mapped), 1);
   for (i = 0; i < 9; ++i) expected[i] = 100 + 10 * i - i;
   expect_i64_dataset(mapped, expected, 9);
@@ -621,7 +621,7 @@ static void check_map_error(int32_t parallel, int leave_null) {
   map_state_init(&m);
   m.fail_at = 5;
   m.leave_null = leave_null;
-  DT_OK(dist_dataset_map(r, map_fn, 2, parallel, &m, ddt_count_free, &mapped));
+  DT_OK(dist_dataset_map(r, map_fn, &m, ddt_count_free, 2, parallel, &mapped));
   DT_OK(dist_dataset_make_iterator(mapped, &it));
   for (i = 0; i < 5; ++i) {
     DT_OK(dist_iterator_get_next(it, outs, 2));
@@ -663,20 +663,20 @@ static void test_map_misuse(void** state) {
   dist_dataset_t* out = (dist_dataset_t*)DT_SENTINEL_PTR;
   (void)state;
   map_state_init(&m);
-  DT_ERR(dist_dataset_map(NULL, map_fn, 2, 1, &m, ddt_count_free, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(NULL, map_fn, &m, ddt_count_free, 2, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "dataset");
   assert_null(out);
-  DT_ERR(dist_dataset_map(r, NULL, 2, 1, &m, ddt_count_free, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(r, NULL, &m, ddt_count_free, 2, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "fn");
-  DT_ERR(dist_dataset_map(r, map_fn, 0, 1, &m, ddt_count_free, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(r, map_fn, &m, ddt_count_free, 0, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "num_outputs");
-  DT_ERR(dist_dataset_map(r, map_fn, -1, 1, &m, ddt_count_free, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(r, map_fn, &m, ddt_count_free, -1, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "num_outputs");
-  DT_ERR(dist_dataset_map(r, map_fn, 2, 0, &m, ddt_count_free, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(r, map_fn, &m, ddt_count_free, 2, 0, &out), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "num_parallel_calls");
-  DT_ERR(dist_dataset_map(r, map_fn, 2, -3, &m, ddt_count_free, &out), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(r, map_fn, &m, ddt_count_free, 2, -3, &out), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "num_parallel_calls");
-  DT_ERR(dist_dataset_map(r, map_fn, 2, 1, &m, ddt_count_free, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_dataset_map(r, map_fn, &m, ddt_count_free, 2, 1, NULL), DIST_INVALID_ARGUMENT,
          "dist_dataset_map", "out");
   assert_null(out);
   /* A failed call never calls free_fn nor fn. */
@@ -745,8 +745,8 @@ static void test_prefetch_destroy_mid_epoch(void** state) {
     pthread_mutex_init(&g.mutex, NULL);
     g.length = -1; /* endless: the background thread always has work */
     map_state_init(&m);
-    DT_OK(dist_dataset_from_generator(counting_fn, 1, &g, ddt_count_free, &gen));
-    DT_OK(dist_dataset_map(gen, map_fn, 2, round + 1, &m, ddt_count_free, &mapped));
+    DT_OK(dist_dataset_from_generator(counting_fn, &g, ddt_count_free, 1, &gen));
+    DT_OK(dist_dataset_map(gen, map_fn, &m, ddt_count_free, 2, round + 1, &mapped));
     DT_OK(dist_dataset_prefetch(mapped, 4, &p));
     DT_OK(dist_dataset_make_iterator(p, &it));
     for (i = 0; i < 3; ++i) {
@@ -813,7 +813,7 @@ static void test_prefetch_error(void** state) {
   (void)state;
   map_state_init(&m);
   m.fail_at = 7;
-  DT_OK(dist_dataset_map(r, map_fn, 2, 2, &m, NULL, &mapped));
+  DT_OK(dist_dataset_map(r, map_fn, &m, NULL, 2, 2, &mapped));
   DT_OK(dist_dataset_prefetch(mapped, 3, &p));
   DT_OK(dist_dataset_make_iterator(p, &it));
   for (i = 0; i < 7; ++i) {
@@ -849,7 +849,7 @@ static void test_num_components_through_transformations(void** state) {
   DT_OK(dist_dataset_prefetch(ds, 2, &d[4]));
   DT_OK(dist_dataset_take(ds, 2, &d[5]));
   DT_OK(dist_dataset_skip(ds, 2, &d[6]));
-  DT_OK(dist_dataset_map(ds, sub_fn, 1, 1, NULL, NULL, &d[7])); /* 3 inputs: fails later */
+  DT_OK(dist_dataset_map(ds, sub_fn, NULL, NULL, 1, 1, &d[7])); /* 3 inputs: fails later */
   for (i = 0; i < 7; ++i) assert_int_equal(num_components_of(d[i]), 3);
   assert_int_equal(num_components_of(d[7]), 1);
   for (i = 0; i < 8; ++i) dist_dataset_destroy(d[i]);
@@ -868,7 +868,7 @@ static void test_two_iterators_independent(void** state) {
   int step;
   (void)state;
   map_state_init(&m);
-  DT_OK(dist_dataset_map(r, map_fn, 2, 3, &m, NULL, &mapped));
+  DT_OK(dist_dataset_map(r, map_fn, &m, NULL, 2, 3, &mapped));
   DT_OK(dist_dataset_prefetch(mapped, 2, &p));
   DT_OK(dist_dataset_make_iterator(p, &a));
   DT_OK(dist_dataset_make_iterator(p, &b));
@@ -945,7 +945,7 @@ static void test_shared_between_threads(void** state) {
   (void)state;
   map_state_init(&m);
   DT_OK(dist_dataset_shuffle(r, 8, 5, &s));
-  DT_OK(dist_dataset_map(s, map_fn, 2, 2, &m, NULL, &mapped));
+  DT_OK(dist_dataset_map(s, map_fn, &m, NULL, 2, 2, &mapped));
   DT_OK(dist_dataset_prefetch(mapped, 3, &p));
   memset(&alone, 0, sizeof(alone));
   alone.dataset = p;
@@ -996,7 +996,7 @@ static void test_pipeline(void** state) {
   memset(seen, 0, sizeof(seen));
   DT_OK(dist_dataset_shuffle(r, 10, 99, &s));
   DT_OK(dist_dataset_repeat(s, 2, &rep));
-  DT_OK(dist_dataset_map(rep, map_fn, 2, 4, &m, NULL, &mapped));
+  DT_OK(dist_dataset_map(rep, map_fn, &m, NULL, 2, 4, &mapped));
   DT_OK(dist_dataset_batch(mapped, 5, 0, &b));
   DT_OK(dist_dataset_prefetch(b, 2, &p));
   DT_OK(dist_dataset_make_iterator(p, &it));

@@ -206,12 +206,12 @@ static void test_device_accessors_reject_null(void** state) {
   str = DT_SENTINEL_STR;
   DT_ERR(dist_device_name(NULL, &str), DIST_INVALID_ARGUMENT, "dist_device_name", "device");
   assert_null(str);
-  DT_ERR(dist_device_name(device, NULL), DIST_INVALID_ARGUMENT, "dist_device_name", "out_name");
+  DT_ERR(dist_device_name(device, NULL), DIST_INVALID_ARGUMENT, "dist_device_name", "out_borrowed_name");
 
   str = DT_SENTINEL_STR;
   DT_ERR(dist_device_job(NULL, &str), DIST_INVALID_ARGUMENT, "dist_device_job", "device");
   assert_null(str);
-  DT_ERR(dist_device_job(device, NULL), DIST_INVALID_ARGUMENT, "dist_device_job", "out_job");
+  DT_ERR(dist_device_job(device, NULL), DIST_INVALID_ARGUMENT, "dist_device_job", "out_borrowed_job");
 
   number = 12345;
   DT_ERR(dist_device_replica(NULL, &number), DIST_INVALID_ARGUMENT, "dist_device_replica",
@@ -282,7 +282,7 @@ static void test_gpu_unavailable_reason(void** state) {
 static void test_gpu_unavailable_reason_rejects_null(void** state) {
   (void)state;
   DT_ERR(dist_gpu_unavailable_reason(NULL), DIST_INVALID_ARGUMENT, "dist_gpu_unavailable_reason",
-         "out_reason");
+         "out_borrowed_reason");
 }
 
 static void test_local_device_count(void** state) {

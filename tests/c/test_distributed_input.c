@@ -89,7 +89,7 @@ static void check_example(int32_t n) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(n);
   dist_dataset_t* ds = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   dist_value_t* mean = NULL;
@@ -103,9 +103,9 @@ static void check_example(int32_t n) {
   ds = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   DT_OK(dist_strategy_distribute_dataset(s, ds, NULL, &dist));
   assert_non_null(dist);
-  DT_OK(dist_dataset_num_components(dist, &count));
+  DT_OK(dist_distributed_dataset_num_components(dist, &count));
   assert_int_equal(count, 2);
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
 
   /* Step 0: a full batch, per rows each. */
   DT_OK(dist_iterator_get_next(it, outs, 2));
@@ -148,7 +148,7 @@ static void check_example(int32_t n) {
   /* The end, on every replica in the same step. */
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
 }
@@ -170,7 +170,7 @@ static void check_split(int32_t n, int64_t rows, int64_t batch, int drop) {
   dist_strategy_t* s = dts_mirrored(n);
   dist_dataset_t* ds = NULL;
   dist_dataset_t* b = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   int64_t first = 0, steps = 0, expected_steps;
@@ -188,7 +188,7 @@ static void check_split(int32_t n, int64_t rows, int64_t batch, int drop) {
   }
   DT_OK(dist_dataset_batch(ds, batch, drop, &b));
   DT_OK(dist_strategy_distribute_dataset(s, b, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   expected_steps = drop ? rows / batch : (rows + batch - 1) / batch;
   for (;;) {
     DT_OK(dist_iterator_get_next_as_optional(it, outs, 2, &has_value));
@@ -207,7 +207,7 @@ static void check_split(int32_t n, int64_t rows, int64_t batch, int drop) {
   assert_int_equal(steps, expected_steps);
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(b);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
@@ -245,19 +245,19 @@ static void check_after_batch(int32_t n, int which) {
   dist_strategy_t* s = dts_mirrored(n);
   dist_dataset_t* batched = NULL;
   dist_dataset_t* after = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   example_init(&d);
   batched = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   switch (which) {
-    case 0: DT_OK(dist_dataset_map(batched, copy_fn, 2, 1, NULL, NULL, &after)); break;
+    case 0: DT_OK(dist_dataset_map(batched, copy_fn, NULL, NULL, 2, 1, &after)); break;
     case 1: DT_OK(dist_dataset_take(batched, -1, &after)); break;
     case 2: DT_OK(dist_dataset_prefetch(batched, 2, &after)); break;
     default: DT_OK(dist_dataset_repeat(batched, 1, &after)); break;
   }
   DT_OK(dist_strategy_distribute_dataset(s, after, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   DT_OK(dist_iterator_get_next(it, outs, 2));
   expect_example_step(&d, outs, n, 0, GLOBAL_BATCH, GLOBAL_BATCH / n);
   ddt_destroy_all(outs, 2);
@@ -266,7 +266,7 @@ static void check_after_batch(int32_t n, int which) {
   ddt_destroy_all(outs, 2);
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(after);
   dist_dataset_destroy(batched);
   dist_strategy_destroy(s);
@@ -280,20 +280,20 @@ static void check_single_partial_after_map(int32_t n) {
   dist_strategy_t* s = dts_mirrored(n);
   dist_dataset_t* batched = NULL;
   dist_dataset_t* mapped = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   example_init(&d);
   batched = example_dataset(&d, 3, GLOBAL_BATCH);
-  DT_OK(dist_dataset_map(batched, copy_fn, 2, 1, NULL, NULL, &mapped));
+  DT_OK(dist_dataset_map(batched, copy_fn, NULL, NULL, 2, 1, &mapped));
   DT_OK(dist_strategy_distribute_dataset(s, mapped, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   DT_OK(dist_iterator_get_next(it, outs, 2));
   expect_example_step(&d, outs, n, 0, 3, GLOBAL_BATCH / n);
   ddt_destroy_all(outs, 2);
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(mapped);
   dist_dataset_destroy(batched);
   dist_strategy_destroy(s);
@@ -368,7 +368,7 @@ static void check_run_over_iterator(int32_t n) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(n);
   dist_dataset_t* ds = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   dist_value_t* result = NULL;
@@ -378,7 +378,7 @@ static void check_run_over_iterator(int32_t n) {
   example_init(&d);
   ds = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   DT_OK(dist_strategy_distribute_dataset(s, ds, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   for (step = 0; step < 2; ++step) {
     double expected = 0;
     int64_t i;
@@ -389,8 +389,8 @@ static void check_run_over_iterator(int32_t n) {
     rc.per = GLOBAL_BATCH / n;
     DT_OK(dist_iterator_get_next(it, outs, 2));
     DTS_RUN_OK(&rc.errors, n,
-               dist_strategy_run(s, slice_fn, (const dist_value_t* const*)outs, 2, &result, 1,
-                                 &rc));
+               dist_strategy_run(s, slice_fn, &rc, (const dist_value_t* const*)outs, 2, &result,
+                                 1));
     for (i = rc.first; i < rc.first + rc.actual; ++i) expected += d.y[i];
     DT_OK(dist_strategy_reduce(s, DIST_REDUCE_SUM, result, &total));
     assert_float_equal(dts_scalar_f32(total), expected, 1e-3);
@@ -400,7 +400,7 @@ static void check_run_over_iterator(int32_t n) {
   }
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
 }
@@ -417,7 +417,7 @@ static void test_two_distributed_iterators(void** state) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(2);
   dist_dataset_t* ds = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* a = NULL;
   dist_iterator_t* b = NULL;
   dist_value_t* outs[2];
@@ -426,8 +426,8 @@ static void test_two_distributed_iterators(void** state) {
   ds = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   DT_OK(dist_strategy_distribute_dataset(s, ds, NULL, &dist));
   dist_dataset_destroy(ds); /* the distributed dataset keeps it */
-  DT_OK(dist_dataset_make_iterator(dist, &a));
-  DT_OK(dist_dataset_make_iterator(dist, &b));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &a));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &b));
   DT_OK(dist_iterator_get_next(a, outs, 2));
   expect_example_step(&d, outs, 2, 0, 8, 4);
   ddt_destroy_all(outs, 2);
@@ -445,20 +445,20 @@ static void test_two_distributed_iterators(void** state) {
   ddt_expect_end(b, 2);
   dist_iterator_destroy(b);
   /* An iterator destroyed mid-epoch, with prefetching (the default depth 1). */
-  DT_OK(dist_dataset_make_iterator(dist, &a));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &a));
   DT_OK(dist_iterator_get_next(a, outs, 2));
   ddt_destroy_all(outs, 2);
   dist_iterator_destroy(a);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_strategy_destroy(s);
 }
 
 static void test_options(void** state) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(2);
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   dist_dataset_t* ds = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   const int64_t depths[3] = {0, 1, 5};
@@ -484,7 +484,7 @@ static void test_options(void** state) {
     DT_OK(dist_input_options_set_prefetch_depth(o, depths[k % 3]));
     DT_OK(dist_input_options_set_fetch_to_device(o, k >= 3));
     DT_OK(dist_strategy_distribute_dataset(s, ds, o, &dist));
-    DT_OK(dist_dataset_make_iterator(dist, &it));
+    DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
     DT_OK(dist_iterator_get_next(it, outs, 2));
     expect_example_step(&d, outs, 2, 0, 8, 4);
     ddt_destroy_all(outs, 2);
@@ -493,26 +493,26 @@ static void test_options(void** state) {
     ddt_destroy_all(outs, 2);
     ddt_expect_end(it, 2);
     dist_iterator_destroy(it);
-    dist_dataset_destroy(dist);
+    dist_distributed_dataset_destroy(dist);
   }
   /* The options were copied: changing or destroying them later changes nothing. */
   DT_OK(dist_input_options_set_prefetch_depth(o, 2));
   DT_OK(dist_strategy_distribute_dataset(s, ds, o, &dist));
   DT_OK(dist_input_options_set_per_replica_batches(o, 1));
   dist_input_options_destroy(o);
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   DT_OK(dist_iterator_get_next(it, outs, 2));
   expect_example_step(&d, outs, 2, 0, 8, 4);
   ddt_destroy_all(outs, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_input_options_destroy(NULL);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
 }
 
 static void test_options_misuse(void** state) {
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   (void)state;
   DT_ERR(dist_input_options_create(NULL), DIST_INVALID_ARGUMENT, "dist_input_options_create",
          "out");
@@ -545,7 +545,7 @@ static void test_distribute_dataset_misuse(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
   dist_dataset_t* ds = NULL;
   dist_dataset_t* r = NULL;
-  dist_dataset_t* dist = (dist_dataset_t*)DT_SENTINEL_PTR;
+  dist_distributed_dataset_t* dist = (dist_distributed_dataset_t*)DT_SENTINEL_PTR;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[4]; /* room for the largest (wrong) count passed below */
   (void)state;
@@ -563,16 +563,16 @@ static void test_distribute_dataset_misuse(void** state) {
    * iterator stays destroyable. */
   r = ddt_range(0, 10, 1);
   DT_OK(dist_strategy_distribute_dataset(s, r, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   outs[0] = (dist_value_t*)DT_SENTINEL_PTR;
   DT_ERR(dist_iterator_get_next(it, outs, 1), DIST_INVALID_ARGUMENT, NULL, NULL);
   assert_null(outs[0]);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
 
   /* A wrong count on a distributed iterator. */
   DT_OK(dist_strategy_distribute_dataset(s, ds, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   DT_ERR(dist_iterator_get_next(it, outs, 1), DIST_INVALID_ARGUMENT, "dist_iterator_get_next",
          "count");
   DT_ERR(dist_iterator_get_next(it, outs, 3), DIST_INVALID_ARGUMENT, "dist_iterator_get_next",
@@ -582,7 +582,7 @@ static void test_distribute_dataset_misuse(void** state) {
   expect_example_step(&d, outs, 2, 0, 8, 4);
   ddt_destroy_all(outs, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(r);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
@@ -606,15 +606,15 @@ static void test_distributed_source_error(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
   dist_dataset_t* g = NULL;
   dist_dataset_t* b = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* v = NULL;
   int step;
   (void)state;
-  DT_OK(dist_dataset_from_generator(failing_gen, 1, NULL, NULL, &g));
+  DT_OK(dist_dataset_from_generator(failing_gen, NULL, NULL, 1, &g));
   DT_OK(dist_dataset_batch(g, 4, 0, &b));
   DT_OK(dist_strategy_distribute_dataset(s, b, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   for (step = 0; step < 2; ++step) {
     int32_t r;
     DT_OK(dist_iterator_get_next(it, &v, 1));
@@ -634,40 +634,42 @@ static void test_distributed_source_error(void** state) {
   DT_ERR(dist_iterator_get_next(it, &v, 1), DIST_INVALID_ARGUMENT, "dist_tensor_create", NULL);
   assert_null(v);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(b);
   dist_dataset_destroy(g);
   dist_strategy_destroy(s);
 }
 
-/* A distributed dataset is for iterating: transforming or distributing it again is an
- * argument error; and the strategy may be released before its iterators. */
+/* A distributed dataset is its own type (transforming or distributing it again does not
+ * compile); the strategy and the datasets may be released before its iterators. */
 static void test_distributed_dataset_lifetime_and_misuse(void** state) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(2);
   dist_dataset_t* ds = NULL;
-  dist_dataset_t* dist = NULL;
-  dist_dataset_t* out = (dist_dataset_t*)DT_SENTINEL_PTR;
-  dist_iterator_t* it = NULL;
+  dist_distributed_dataset_t* dist = NULL;
+  dist_iterator_t* it = (dist_iterator_t*)DT_SENTINEL_PTR;
   dist_value_t* outs[2];
+  int32_t count = -1;
   (void)state;
   example_init(&d);
   ds = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   DT_OK(dist_strategy_distribute_dataset(s, ds, NULL, &dist));
-  DT_ERR2(dist_dataset_batch(dist, 2, 0, &out), DIST_INVALID_ARGUMENT, DIST_FAILED_PRECONDITION,
-          "dist_dataset_batch", "dataset");
-  assert_null(out);
-  DT_ERR2(dist_dataset_take(dist, 1, &out), DIST_INVALID_ARGUMENT, DIST_FAILED_PRECONDITION,
-          "dist_dataset_take", "dataset");
-  DT_ERR2(dist_dataset_map(dist, copy_fn, 2, 1, NULL, NULL, &out), DIST_INVALID_ARGUMENT,
-          DIST_FAILED_PRECONDITION, "dist_dataset_map", "dataset");
-  DT_ERR2(dist_strategy_distribute_dataset(s, dist, NULL, &out), DIST_INVALID_ARGUMENT,
-          DIST_FAILED_PRECONDITION, "dist_strategy_distribute_dataset", "dataset");
-  assert_null(out);
+  DT_OK(dist_distributed_dataset_num_components(dist, &count));
+  assert_int_equal(count, 2);
+  DT_ERR(dist_distributed_dataset_num_components(NULL, &count), DIST_INVALID_ARGUMENT,
+         "dist_distributed_dataset_num_components", "dataset");
+  DT_ERR(dist_distributed_dataset_num_components(dist, NULL), DIST_INVALID_ARGUMENT,
+         "dist_distributed_dataset_num_components", "out_count");
+  DT_ERR(dist_distributed_dataset_make_iterator(NULL, &it), DIST_INVALID_ARGUMENT,
+         "dist_distributed_dataset_make_iterator", "dataset");
+  assert_null(it);
+  DT_ERR(dist_distributed_dataset_make_iterator(dist, NULL), DIST_INVALID_ARGUMENT,
+         "dist_distributed_dataset_make_iterator", "out");
+  dist_distributed_dataset_destroy(NULL);
 
   /* Children keep their parents alive: the strategy and the datasets go first. */
-  DT_OK(dist_dataset_make_iterator(dist, &it));
-  dist_dataset_destroy(dist);
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
   DT_OK(dist_iterator_get_next(it, outs, 2));
@@ -685,7 +687,7 @@ static void test_one_device(void** state) {
   example_data d;
   dist_strategy_t* s = dts_one_device("CPU:1");
   dist_dataset_t* ds = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* outs[2];
   int step;
@@ -693,7 +695,7 @@ static void test_one_device(void** state) {
   example_init(&d);
   ds = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
   DT_OK(dist_strategy_distribute_dataset(s, ds, NULL, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   for (step = 0; step < 2; ++step) {
     const int64_t rows = step == 0 ? 8 : 6;
     const int64_t ex[2] = {rows, 2};
@@ -714,7 +716,7 @@ static void test_one_device(void** state) {
   }
   ddt_expect_end(it, 2);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
 }
@@ -777,7 +779,7 @@ static void test_auto_shard_single_worker(void** state) {
   dist_dataset_t* fb = NULL;
   dist_dataset_t* rb = NULL;
   dist_dataset_t* r = NULL;
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   int64_t got[64], expected[64];
   int f, k, i;
   (void)state;
@@ -797,30 +799,30 @@ static void test_auto_shard_single_worker(void** state) {
   }
   for (i = 0; i < 15; ++i) expected[i] = i;
   DT_OK(dist_dataset_from_tfrecord_files(paths, 2, &files));
-  DT_OK(dist_dataset_map(files, parse_id, 1, 2, NULL, NULL, &ids));
+  DT_OK(dist_dataset_map(files, parse_id, NULL, NULL, 1, 2, &ids));
   DT_OK(dist_dataset_batch(ids, 4, 0, &fb));
   r = ddt_range(0, 15, 1);
   DT_OK(dist_dataset_batch(r, 4, 0, &rb));
   DT_OK(dist_input_options_create(&o));
   for (k = 0; k < 4; ++k) {
-    dist_dataset_t* dist = NULL;
+    dist_distributed_dataset_t* dist = NULL;
     dist_iterator_t* it = NULL;
     int64_t n, steps = 0;
     DT_OK(dist_input_options_set_auto_shard_policy(o, policies[k]));
     DT_OK(dist_strategy_distribute_dataset(s, fb, o, &dist));
-    DT_OK(dist_dataset_make_iterator(dist, &it));
+    DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
     n = flatten_i64(it, 2, got, 64, &steps);
     ddt_expect_i64s(got, n, expected, 15);
     assert_int_equal(steps, 4);
     dist_iterator_destroy(it);
-    dist_dataset_destroy(dist);
+    dist_distributed_dataset_destroy(dist);
     if (policies[k] != DIST_AUTO_SHARD_FILE) { /* FILE needs a source that reads files */
       DT_OK(dist_strategy_distribute_dataset(s, rb, o, &dist));
-      DT_OK(dist_dataset_make_iterator(dist, &it));
+      DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
       n = flatten_i64(it, 2, got, 64, &steps);
       ddt_expect_i64s(got, n, expected, 15);
       dist_iterator_destroy(it);
-      dist_dataset_destroy(dist);
+      dist_distributed_dataset_destroy(dist);
     }
   }
   dist_input_options_destroy(o);
@@ -921,7 +923,7 @@ static void expect_context_misuse(const fn_state* st, int c) {
 
 static void check_per_worker(int32_t n, int use_input_fn_iterator) {
   dist_strategy_t* s = dts_mirrored(n);
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   fn_state st;
   int64_t got[64], expected[64], i, total, steps = 0;
@@ -932,7 +934,7 @@ static void check_per_worker(int32_t n, int use_input_fn_iterator) {
     DT_OK(dist_strategy_distribute_datasets_from_function(s, dataset_fn, &st, ddt_count_free,
                                                           NULL, &dist));
     assert_int_equal(st.freed.calls, 1); /* released before the call returned */
-    DT_OK(dist_dataset_make_iterator(dist, &it));
+    DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   }
   /* Once per worker: one input pipeline, id 0, n replicas, 8 / n per replica. */
   assert_int_equal(st.calls, 1);
@@ -950,7 +952,7 @@ static void check_per_worker(int32_t n, int use_input_fn_iterator) {
   ddt_expect_i64s(got, total, expected, 18);
   assert_int_equal(steps, 3);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_strategy_destroy(s);
 }
 
@@ -963,8 +965,8 @@ static void test_from_function_per_worker(void** state) {
 static void test_from_function_per_replica(void** state) {
   const int32_t n = 4;
   dist_strategy_t* s = dts_mirrored(n);
-  dist_options_t* o = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_input_options_t* o = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* v = NULL;
   fn_state st;
@@ -992,7 +994,7 @@ static void test_from_function_per_replica(void** state) {
   }
   for (c = 0; c < n; ++c) assert_int_equal(seen_id[c], 1);
   /* Replica r iterates the dataset of pipeline r: step k gives r*100 + 2k, r*100 + 2k + 1. */
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   for (step = 0; step < 3; ++step) {
     DT_OK(dist_iterator_get_next(it, &v, 1));
     assert_int_equal(dts_kind(v), DIST_VALUE_PER_REPLICA);
@@ -1014,13 +1016,13 @@ static void test_from_function_per_replica(void** state) {
   }
   ddt_expect_end(it, 1);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_strategy_destroy(s);
 }
 
 static void test_from_function_misuse(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
-  dist_dataset_t* dist = (dist_dataset_t*)DT_SENTINEL_PTR;
+  dist_distributed_dataset_t* dist = (dist_distributed_dataset_t*)DT_SENTINEL_PTR;
   dist_iterator_t* it = (dist_iterator_t*)DT_SENTINEL_PTR;
   fn_state st;
   dist_status_t status;
@@ -1039,7 +1041,7 @@ static void test_from_function_misuse(void** state) {
   /* The function fails: its status and message reach the caller; free_fn runs at most
    * once. */
   st.fail = 1;
-  dist = (dist_dataset_t*)DT_SENTINEL_PTR;
+  dist = (dist_distributed_dataset_t*)DT_SENTINEL_PTR;
   DT_ERR(dist_strategy_distribute_datasets_from_function(s, dataset_fn, &st, ddt_count_free,
                                                          NULL, &dist),
          DIST_INVALID_ARGUMENT, "dist_tensor_create", NULL);
@@ -1102,10 +1104,10 @@ static void test_make_input_fn_iterator(void** state) {
  * replicas take consecutive batches; a replica left without a batch gets an empty one. */
 static void test_per_replica_batches(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
-  dist_options_t* o = NULL;
+  dist_input_options_t* o = NULL;
   dist_dataset_t* r = ddt_range(0, 15, 1);
   dist_dataset_t* b = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   dist_iterator_t* it = NULL;
   dist_value_t* v = NULL;
   int step;
@@ -1114,7 +1116,7 @@ static void test_per_replica_batches(void** state) {
   DT_OK(dist_input_options_create(&o));
   DT_OK(dist_input_options_set_per_replica_batches(o, 1));
   DT_OK(dist_strategy_distribute_dataset(s, b, o, &dist));
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   for (step = 0; step < 3; ++step) {
     int32_t rep;
     DT_OK(dist_iterator_get_next(it, &v, 1));
@@ -1134,7 +1136,7 @@ static void test_per_replica_batches(void** state) {
   }
   ddt_expect_end(it, 1);
   dist_iterator_destroy(it);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_input_options_destroy(o);
   dist_dataset_destroy(b);
   dist_dataset_destroy(r);

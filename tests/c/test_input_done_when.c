@@ -74,7 +74,7 @@ static dist_status_t sum_ids_fn(dist_context_t* context, const dist_value_t* con
  * checksums both ways. */
 typedef void (*row_check_fn)(dist_value_t* const* components, int64_t row, int64_t id);
 
-static void iterate_and_check(dist_strategy_t* s, const dist_dataset_t* dist, int32_t count,
+static void iterate_and_check(dist_strategy_t* s, const dist_distributed_dataset_t* dist, int32_t count,
                               int32_t id_component, int64_t n, int64_t per,
                               row_check_fn check_row) {
   dist_iterator_t* it = NULL;
@@ -92,7 +92,7 @@ static void iterate_and_check(dist_strategy_t* s, const dist_dataset_t* dist, in
   sum_job job;
   assert_non_null(seen);
   assert_true(count <= 4);
-  DT_OK(dist_dataset_make_iterator(dist, &it));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
   while ((status = dist_iterator_get_next(it, outs, count)) == DIST_OK) {
     const int64_t actual = n - consumed < global ? n - consumed : global;
     int32_t r;
@@ -135,8 +135,8 @@ static void iterate_and_check(dist_strategy_t* s, const dist_dataset_t* dist, in
     memset(&job, 0, sizeof(job));
     job.id_arg = id_component;
     DTS_RUN_OK(&job.errors, NUM_REPLICAS,
-               dist_strategy_run(s, sum_ids_fn, (const dist_value_t* const*)outs, count, &result,
-                                 1, &job));
+               dist_strategy_run(s, sum_ids_fn, &job, (const dist_value_t* const*)outs, count,
+                                 &result, 1));
     DT_OK(dist_strategy_reduce(s, DIST_REDUCE_SUM, result, &total));
     {
       double step_sums[3];
@@ -190,7 +190,7 @@ static void test_host_arrays(void** state) {
   dist_value_t* parts[2];
   dist_dataset_t* ds = NULL;
   dist_dataset_t* batched = NULL;
-  dist_dataset_t* dist = NULL;
+  dist_distributed_dataset_t* dist = NULL;
   int i;
   (void)state;
   for (i = 0; i < HOST_ROWS; ++i) {
@@ -208,7 +208,7 @@ static void test_host_arrays(void** state) {
   iterate_and_check(s, dist, 2, 1, HOST_ROWS, HOST_PER_REPLICA, check_host_row);
   /* A second pass over the same distributed dataset sees everything again. */
   iterate_and_check(s, dist, 2, 1, HOST_ROWS, HOST_PER_REPLICA, check_host_row);
-  dist_dataset_destroy(dist);
+  dist_distributed_dataset_destroy(dist);
   dist_dataset_destroy(batched);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
@@ -266,8 +266,8 @@ static void test_tfrecord_files(void** state) {
   dist_dataset_t* files = NULL;
   dist_dataset_t* parsed = NULL;
   dist_dataset_t* batched = NULL;
-  dist_dataset_t* dist = NULL;
-  dist_options_t* o = NULL;
+  dist_distributed_dataset_t* dist = NULL;
+  dist_input_options_t* o = NULL;
   unsigned char record[8 + 17];
   int64_t id = 0;
   int f, j, policy;
@@ -285,7 +285,7 @@ static void test_tfrecord_files(void** state) {
   }
   assert_int_equal(id, 517);
   DT_OK(dist_dataset_from_tfrecord_files(paths, NUM_FILES, &files));
-  DT_OK(dist_dataset_map(files, parse_record, 2, 3, NULL, NULL, &parsed));
+  DT_OK(dist_dataset_map(files, parse_record, NULL, NULL, 2, 3, &parsed));
   DT_OK(dist_dataset_batch(parsed, TFR_PER_REPLICA * NUM_REPLICAS, 0, &batched));
   /* The default options (AUTO sharding: FILE for this source, a no-op on one worker), and
    * explicit ones with deeper prefetching. */
@@ -297,7 +297,7 @@ static void test_tfrecord_files(void** state) {
     }
     DT_OK(dist_strategy_distribute_dataset(s, batched, o, &dist));
     iterate_and_check(s, dist, 2, 0, 517, TFR_PER_REPLICA, check_tfrecord_row);
-    dist_dataset_destroy(dist);
+    dist_distributed_dataset_destroy(dist);
     dist_input_options_destroy(o);
     o = NULL;
   }

@@ -23,7 +23,7 @@ static dist_cluster_t* one_worker_cluster(int32_t port) {
 static dist_communication_options_t* short_timeout(void) {
   dist_communication_options_t* options = NULL;
   DT_OK(dist_communication_options_create(&options));
-  DT_OK(dist_communication_options_set_timeout_seconds(options, 10));
+  DT_OK(dist_communication_options_set_timeout_ms(options, 10000));
   return options;
 }
 
@@ -36,19 +36,29 @@ static void test_options_setters_and_rejections(void** state) {
   DT_OK(dist_communication_options_set_implementation(options, DIST_COMMUNICATION_AUTO));
   DT_OK(dist_communication_options_set_bytes_per_pack(options, 1 << 20));
   DT_OK(dist_communication_options_set_bytes_per_pack(options, 0));
-  DT_OK(dist_communication_options_set_timeout_seconds(options, 0.5));
+  DT_OK(dist_communication_options_set_timeout_ms(options, 500));
+  DT_OK(dist_communication_options_set_timeout_ms(options, 604800000)); /* a week: the bound */
+  DT_OK(dist_communication_options_set_timeout_ms(options, 0));         /* the default */
+  DT_OK(dist_communication_options_set_replicas_per_worker(options, 1));
+  DT_OK(dist_communication_options_set_replicas_per_worker(options, DIST_MAX_LOGICAL_CPU_DEVICES));
+  DT_OK(dist_communication_options_set_replicas_per_worker(options, 0)); /* the default */
   DT_ERR(dist_communication_options_set_implementation(options, 7), DIST_INVALID_ARGUMENT,
          "dist_communication_options_set_implementation", "implementation");
   DT_ERR(dist_communication_options_set_implementation(options, -1), DIST_INVALID_ARGUMENT,
          "dist_communication_options_set_implementation", "implementation");
   DT_ERR(dist_communication_options_set_bytes_per_pack(options, -1), DIST_INVALID_ARGUMENT,
          "dist_communication_options_set_bytes_per_pack", "bytes_per_pack");
-  DT_ERR(dist_communication_options_set_timeout_seconds(options, -1), DIST_INVALID_ARGUMENT,
-         "dist_communication_options_set_timeout_seconds", "timeout_seconds");
-  DT_ERR(dist_communication_options_set_timeout_seconds(options, 1e30), DIST_INVALID_ARGUMENT,
-         "dist_communication_options_set_timeout_seconds", "timeout_seconds");
-  DT_ERR(dist_communication_options_set_timeout_seconds(options, 0.0 / 0.0), DIST_INVALID_ARGUMENT,
-         "dist_communication_options_set_timeout_seconds", "timeout_seconds");
+  DT_ERR(dist_communication_options_set_timeout_ms(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_ms", "timeout_ms");
+  DT_ERR(dist_communication_options_set_timeout_ms(options, 604800001), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_ms", "timeout_ms");
+  DT_ERR(dist_communication_options_set_timeout_ms(options, INT64_MAX), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_ms", "timeout_ms");
+  DT_ERR(dist_communication_options_set_replicas_per_worker(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_replicas_per_worker", "replicas_per_worker");
+  DT_ERR(dist_communication_options_set_replicas_per_worker(options, DIST_MAX_LOGICAL_CPU_DEVICES + 1),
+         DIST_INVALID_ARGUMENT, "dist_communication_options_set_replicas_per_worker",
+         "replicas_per_worker");
   dist_communication_options_destroy(options);
   dist_communication_options_destroy(NULL);
 }
@@ -61,8 +71,10 @@ static void test_options_misuse(void** state) {
          DIST_INVALID_ARGUMENT, "dist_communication_options_set_implementation", "options");
   DT_ERR(dist_communication_options_set_bytes_per_pack(NULL, 0), DIST_INVALID_ARGUMENT,
          "dist_communication_options_set_bytes_per_pack", "options");
-  DT_ERR(dist_communication_options_set_timeout_seconds(NULL, 1), DIST_INVALID_ARGUMENT,
-         "dist_communication_options_set_timeout_seconds", "options");
+  DT_ERR(dist_communication_options_set_timeout_ms(NULL, 1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_timeout_ms", "options");
+  DT_ERR(dist_communication_options_set_replicas_per_worker(NULL, 1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_replicas_per_worker", "options");
 }
 
 /* Replica g contributes g + 1; an all-reduce SUM over n replicas gives n(n+1)/2. */
@@ -110,13 +122,18 @@ static void test_one_worker_behaves_as_mirrored(void** state) {
   (void)state;
   dt_free_ports(&port, 1);
   cluster = one_worker_cluster(port);
-  DT_OK(dist_set_logical_cpu_device_count(3));
+  /* The options give the replica count; the process had fewer logical CPU devices, and the
+   * strategy makes the ones it needs available. */
+  DT_OK(dist_set_logical_cpu_device_count(1));
+  DT_OK(dist_communication_options_set_replicas_per_worker(options, 3));
   DT_OK(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy));
+  DT_OK(dist_local_device_count(&count));
+  assert_true(count >= 3);
   DT_OK(dist_strategy_kind(strategy, &kind));
   assert_int_equal(kind, DIST_STRATEGY_MULTI_WORKER_MIRRORED);
   DT_OK(dist_strategy_num_replicas_in_sync(strategy, &count));
   assert_int_equal(count, 3);
-  DT_OK(dist_strategy_run(strategy, sum_of_ids, NULL, 0, results, 1, NULL));
+  DT_OK(dist_strategy_run(strategy, sum_of_ids, NULL, NULL, 0, results, 1));
   assert_float_equal(first_float(results[0]), 6.0f, 0.0f);
   dist_value_destroy(results[0]);
   dist_strategy_destroy(strategy);
@@ -124,24 +141,51 @@ static void test_one_worker_behaves_as_mirrored(void** state) {
   dist_cluster_destroy(cluster);
 }
 
+/* TF_CONFIG names the cluster; DIST_REPLICAS_PER_WORKER the replicas per worker, and with
+ * neither options nor that variable a worker runs one replica, as in TF. */
 static void test_created_from_tf_config(void** state) {
-  int32_t port = 0;
+  int32_t ports[2] = {0, 0};
   int32_t count = 0;
   char config[256];
   dist_strategy_t* strategy = NULL;
   (void)state;
-  dt_free_ports(&port, 1);
+  dt_free_ports(ports, 2);
+  assert_int_equal(unsetenv("DIST_REPLICAS_PER_WORKER"), 0);
+  DT_OK(dist_set_logical_cpu_device_count(4));
   snprintf(config, sizeof config,
            "{\"cluster\": {\"chief\": [\"localhost:%d\"]}, \"task\": {\"type\": \"chief\", \"index\": 0}}",
-           (int)port);
+           (int)ports[0]);
   assert_int_equal(setenv("TF_CONFIG", config, 1), 0);
-  DT_OK(dist_set_logical_cpu_device_count(2));
+  DT_OK(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy));
+  DT_OK(dist_strategy_num_replicas_in_sync(strategy, &count));
+  assert_int_equal(count, 1);
+  dist_strategy_destroy(strategy);
+
+  snprintf(config, sizeof config,
+           "{\"cluster\": {\"chief\": [\"localhost:%d\"]}, \"task\": {\"type\": \"chief\", \"index\": 0}}",
+           (int)ports[1]);
+  assert_int_equal(setenv("TF_CONFIG", config, 1), 0);
+  assert_int_equal(setenv("DIST_REPLICAS_PER_WORKER", "2", 1), 0);
   DT_OK(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy));
   DT_OK(dist_strategy_num_replicas_in_sync(strategy, &count));
   assert_int_equal(count, 2);
   dist_strategy_destroy(strategy);
-  assert_int_equal(unsetenv("TF_CONFIG"), 0);
+
+  /* A bad variable fails creation before any connection, naming the variable. */
+  assert_int_equal(setenv("DIST_REPLICAS_PER_WORKER", "two", 1), 0);
   strategy = DT_SENTINEL_PTR;
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_INVALID_ARGUMENT,
+         "dist_strategy_create_multi_worker_mirrored", "DIST_REPLICAS_PER_WORKER");
+  assert_null(strategy);
+  assert_int_equal(setenv("DIST_REPLICAS_PER_WORKER", "0", 1), 0);
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_INVALID_ARGUMENT,
+         "dist_strategy_create_multi_worker_mirrored", "DIST_REPLICAS_PER_WORKER");
+  assert_int_equal(setenv("DIST_REPLICAS_PER_WORKER", "257", 1), 0);
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_INVALID_ARGUMENT,
+         "dist_strategy_create_multi_worker_mirrored", "DIST_REPLICAS_PER_WORKER");
+  assert_int_equal(unsetenv("DIST_REPLICAS_PER_WORKER"), 0);
+
+  assert_int_equal(unsetenv("TF_CONFIG"), 0);
   DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_NOT_FOUND,
          "dist_strategy_create_multi_worker_mirrored", "TF_CONFIG");
   assert_null(strategy);

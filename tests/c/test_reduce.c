@@ -188,7 +188,7 @@ static void test_reduce_sync_on_read_variable(void** state) {
   DT_OK(dist_strategy_scope_enter(s));
   DT_OK(dist_variable_create(init, DIST_SYNC_ON_READ, DIST_AGGREGATION_NONE, NULL, &st.var));
   DT_OK(dist_strategy_scope_exit(s));
-  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, write_own_copy, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, write_own_copy, &st, NULL, 0, NULL, 0));
   expect_reduce(s, DIST_REDUCE_SUM, st.var, sum, 2);
   expect_reduce(s, DIST_REDUCE_MAX, st.var, mx, 2);
   expect_reduce(s, DIST_REDUCE_MEAN, st.var, mean, 2);
@@ -897,7 +897,7 @@ static void test_update(void** state) {
   memset(&st, 0, sizeof(st));
   st.store_result = 1;
   args[0] = mirrored;
-  DT_OK(dist_strategy_update(s, var, update_fn, args, 1, 1, &out, &st));
+  DT_OK(dist_strategy_update(s, var, update_fn, &st, args, 1, 1, &out));
   assert_int_equal(st.failures, 0);
   assert_int_equal(st.calls, 2);
   assert_string_equal(st.devices[0], "/device:CPU:0");
@@ -913,7 +913,7 @@ static void test_update(void** state) {
   st.store_result = 1;
   st.assign_add = 1;
   args[0] = tensor;
-  DT_OK(dist_strategy_update(s, var, update_fn, args, 1, 0, &out, &st));
+  DT_OK(dist_strategy_update(s, var, update_fn, &st, args, 1, 0, &out));
   assert_int_equal(st.failures, 0);
   assert_int_equal(st.calls, 2);
   for (q = 0; q < 2; ++q) assert_string_equal(st.devices[q], "/device:CPU:1");
@@ -929,7 +929,7 @@ static void test_update(void** state) {
   st.assign_add = 1;
   args[0] = mirrored;
   out = (dist_value_t*)DT_SENTINEL_PTR;
-  DT_OK(dist_strategy_update(s, var, update_fn, args, 1, 1, &out, &st));
+  DT_OK(dist_strategy_update(s, var, update_fn, &st, args, 1, 1, &out));
   assert_null(out);
   assert_int_equal(st.calls, 2);
   dts_expect_components_f32(var, &twenty_one, -1);
@@ -962,7 +962,7 @@ static void test_update_single_copy(void** state) {
   st.store_result = 1;
   args[0] = value;
   /* One copy: fn is called once, and a single result is the tensor itself (both groups). */
-  DT_OK(dist_strategy_update(cs, var, update_fn, args, 1, 1, &out, &st));
+  DT_OK(dist_strategy_update(cs, var, update_fn, &st, args, 1, 1, &out));
   assert_int_equal(st.failures, 0);
   assert_int_equal(st.calls, 1);
   assert_int_equal(dts_kind(out), DIST_VALUE_TENSOR);
@@ -1000,36 +1000,36 @@ static void test_update_rejects_misuse(void** state) {
   /* PerReplica arguments are rejected before fn runs. */
   args[0] = tensor;
   args[1] = pr;
-  DT_ERR(dist_strategy_update(s, var, update_fn, args, 2, 1, &out, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, var, update_fn, &st, args, 2, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "args[1]");
   assert_null(out);
   assert_int_equal(st.calls, 0);
   /* A Mirrored argument with the wrong number of components. */
   args[0] = mirrored3;
-  DT_ERR(dist_strategy_update(s, var, update_fn, args, 1, 1, &out, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, var, update_fn, &st, args, 1, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "args[0]");
   assert_int_equal(st.calls, 0);
   /* Not a variable. */
-  DT_ERR(dist_strategy_update(s, tensor, update_fn, NULL, 0, 1, &out, &st),
+  DT_ERR(dist_strategy_update(s, tensor, update_fn, &st, NULL, 0, 1, &out),
          DIST_INVALID_ARGUMENT, "dist_strategy_update", "variable");
   /* NULLs. */
-  DT_ERR(dist_strategy_update(NULL, var, update_fn, NULL, 0, 1, &out, &st),
+  DT_ERR(dist_strategy_update(NULL, var, update_fn, &st, NULL, 0, 1, &out),
          DIST_INVALID_ARGUMENT, "dist_strategy_update", "strategy");
-  DT_ERR(dist_strategy_update(s, NULL, update_fn, NULL, 0, 1, &out, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, NULL, update_fn, &st, NULL, 0, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "variable");
-  DT_ERR(dist_strategy_update(s, var, NULL, NULL, 0, 1, &out, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, var, NULL, &st, NULL, 0, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "fn");
-  DT_ERR(dist_strategy_update(s, var, update_fn, NULL, 0, 1, NULL, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, var, update_fn, &st, NULL, 0, 1, NULL), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "out");
-  DT_ERR(dist_strategy_update(s, var, update_fn, NULL, 1, 1, &out, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, var, update_fn, &st, NULL, 1, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "args");
-  DT_ERR(dist_strategy_update(s, var, update_fn, with_null, 1, 1, &out, &st),
+  DT_ERR(dist_strategy_update(s, var, update_fn, &st, with_null, 1, 1, &out),
          DIST_INVALID_ARGUMENT, "dist_strategy_update", "args[0]");
   assert_int_equal(st.calls, 0);
   /* fn fails: its status and message come back. */
   memset(&st, 0, sizeof(st));
   st.fail = 1;
-  DT_ERR(dist_strategy_update(s, var, update_fn, NULL, 0, 1, &out, &st), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_update(s, var, update_fn, &st, NULL, 0, 1, &out), DIST_INVALID_ARGUMENT,
          "dist_strategy_update", "update-fn-failure");
   assert_null(out);
   for (i = 0; i < 3; ++i) dist_value_destroy(parts[i]);
@@ -1090,7 +1090,7 @@ static dist_status_t cross_replica_calls_in_replica(dist_context_t* context,
              dist_strategy_batch_reduce_to(s, DIST_REDUCE_SUM, values, destinations, 1, outs),
              DIST_FAILED_PRECONDITION, "cross-replica");
   RCHECK(&st->errors, r, outs[0] == NULL, "outs not reset");
-  RCHECK_ERR(&st->errors, r, dist_strategy_update(s, st->var, update_fn, NULL, 0, 1, &out, &ust),
+  RCHECK_ERR(&st->errors, r, dist_strategy_update(s, st->var, update_fn, &ust, NULL, 0, 1, &out),
              DIST_FAILED_PRECONDITION, "cross-replica");
   RCHECK(&st->errors, r, ust.calls == 0, "update fn ran in replica context");
   RCHECK_ERR(&st->errors, r, dist_strategy_colocate_vars_with_enter(s, st->var),
@@ -1109,8 +1109,8 @@ static void test_cross_replica_calls_in_replica_context(void** state) {
   DT_OK(dist_strategy_scope_enter(st.strategy));
   DT_OK(dist_variable_create(init, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, NULL, &st.var));
   DTS_RUN_OK(&st.errors, 2,
-             dist_strategy_run(st.strategy, cross_replica_calls_in_replica, NULL, 0, NULL, 0,
-                               &st));
+             dist_strategy_run(st.strategy, cross_replica_calls_in_replica, &st, NULL, 0, NULL,
+                               0));
   DT_OK(dist_strategy_scope_exit(st.strategy));
   dist_value_destroy((dist_value_t*)st.per_replica);
   dist_value_destroy(st.var);

@@ -72,8 +72,8 @@ static dist_status_t merge_fn(dist_strategy_t* strategy, const dist_value_t* con
   }
   update_args[0] = reduced;
   RCALL(&st->errors, 0,
-        dist_strategy_update(strategy, (dist_value_t*)args[1], assign_value, update_args, 1, 1,
-                             &updated, st));
+        dist_strategy_update(strategy, (dist_value_t*)args[1], assign_value, st, update_args, 1,
+                             1, &updated));
   dist_value_destroy(updated);
   dist_value_destroy(reduced);
   return DIST_OK;
@@ -99,7 +99,7 @@ static dist_status_t step_fn(dist_context_t* context, const dist_value_t* const*
   RCHECK(&st->errors, r, value != NULL, "make");
   merge_args[0] = value;
   merge_args[1] = args[0];
-  RCALL(&st->errors, r, dist_context_merge_call(context, merge_fn, merge_args, 2, &merged, st));
+  RCALL(&st->errors, r, dist_context_merge_call(context, merge_fn, st, merge_args, 2, &merged));
   dist_value_destroy(merged);
   dist_value_destroy(value);
   return DIST_OK;
@@ -116,7 +116,7 @@ static dist_value_t* run_example(dist_strategy_t* s, int use_reduce_to, example_
   DT_OK(dist_strategy_scope_enter(s));
   DT_OK(dist_variable_create(zero, DIST_SYNC_AUTO, DIST_AGGREGATION_NONE, NULL, &v));
   args[0] = v;
-  DTS_RUN_OK(&st->errors, n, dist_strategy_run(s, step_fn, args, 1, NULL, 0, st));
+  DTS_RUN_OK(&st->errors, n, dist_strategy_run(s, step_fn, st, args, 1, NULL, 0));
   DT_OK(dist_strategy_scope_exit(s));
   assert_int_equal(st->merge_calls, 1);
   dist_value_destroy(zero);
@@ -131,7 +131,7 @@ static void check_mirrored(int use_reduce_to) {
   const char* name = NULL;
   const float two = 2.0f;
   DT_OK(dist_strategy_create_mirrored(devices, 2, NULL, &s));
-  DT_OK(dist_strategy_set_timeout(s, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_set_timeout_ms(s, DTS_TIMEOUT_MS));
   v = run_example(s, use_reduce_to, &st);
   /* MirroredVariable:{ 0: 2.0, 1: 2.0 } */
   assert_int_equal(dts_kind(v), DIST_VALUE_MIRRORED_VARIABLE);
@@ -152,7 +152,7 @@ static void check_central_storage(int use_reduce_to) {
   dist_value_t* v;
   const float two = 2.0f;
   DT_OK(dist_strategy_create_central_storage(compute, 2, "CPU:0", &s));
-  DT_OK(dist_strategy_set_timeout(s, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_set_timeout_ms(s, DTS_TIMEOUT_MS));
   v = run_example(s, use_reduce_to, &st);
   /* <tf.Variable 'Variable:0' shape=() dtype=float32, numpy=2.0> */
   assert_int_equal(dts_kind(v), DIST_VALUE_VARIABLE);
@@ -249,7 +249,7 @@ static void test_update_example(void** state) {
   DT_OK(dist_strategy_scope_exit(s));
   DT_OK(dist_variable_aggregation(v, &aggregation));
   assert_int_equal(aggregation, DIST_AGGREGATION_SUM);
-  DT_OK(dist_strategy_update(s, v, assign_one, NULL, 0, 1, &result, NULL));
+  DT_OK(dist_strategy_update(s, v, assign_one, NULL, NULL, 0, 1, &result));
   /* Mirrored:{ 0: tf.Tensor(1.0), 1: tf.Tensor(1.0) } */
   assert_int_equal(dts_kind(result), DIST_VALUE_MIRRORED);
   assert_int_equal(dts_num_components(result), 2);

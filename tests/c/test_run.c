@@ -58,7 +58,7 @@ static void check_identity(dist_strategy_t* s, int32_t n, dist_strategy_kind_t k
   int32_t r;
   memset(&st, 0, sizeof(st));
   st.caller = pthread_self();
-  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, record_identity, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, record_identity, &st, NULL, 0, NULL, 0));
   for (r = 0; r < n; ++r) {
     char expected[32];
     const char* worker = NULL;
@@ -193,7 +193,7 @@ static void test_run_unwraps_arguments(void** state) {
     memset(&st, 0, sizeof(st));
     st.tensor_arg = tensor;
     st.n = n;
-    DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, check_args, args, 4, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, check_args, &st, args, 4, NULL, 0));
     for (r = 0; r < n; ++r) dist_value_destroy(mirrored_parts[r]);
     dist_value_destroy(per_replica);
     dist_value_destroy(mirrored);
@@ -233,13 +233,13 @@ static void test_run_rejects_component_count_mismatch(void** state) {
   DT_OK(dist_value_create_mirrored((const dist_value_t* const*)parts, 3, &mirrored));
   args[0] = per_replica;
   results[0] = results[1] = (dist_value_t*)DT_SENTINEL_PTR;
-  DT_ERR(dist_strategy_run(s, count_calls, args, 1, results, 2, &called), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, count_calls, &called, args, 1, results, 2), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "has 3 components but the strategy has 2 replicas");
   assert_null(results[0]);
   assert_null(results[1]);
   args[0] = dts_per_replica_f32(three, 2, -1); /* a good one first */
   args[1] = mirrored;
-  DT_ERR(dist_strategy_run(s, count_calls, args, 2, NULL, 0, &called), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, count_calls, &called, args, 2, NULL, 0), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "has 3 components but the strategy has 2 replicas");
   assert_int_equal(called, 0);
   dist_value_destroy((dist_value_t*)args[0]);
@@ -271,24 +271,24 @@ static void test_run_rejects_misuse(void** state) {
   one_null[0] = t;
   one_null[1] = NULL;
   results[0] = results[1] = (dist_value_t*)DT_SENTINEL_PTR;
-  DT_ERR(dist_strategy_run(NULL, do_nothing, NULL, 0, results, 2, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(NULL, do_nothing, NULL, NULL, 0, results, 2), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "strategy");
   assert_null(results[0]);
   assert_null(results[1]);
-  DT_ERR(dist_strategy_run(s, NULL, NULL, 0, NULL, 0, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, NULL, NULL, NULL, 0, NULL, 0), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "fn");
-  DT_ERR(dist_strategy_run(s, do_nothing, NULL, 0, NULL, 2, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, do_nothing, NULL, NULL, 0, NULL, 2), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "results");
-  DT_ERR(dist_strategy_run(s, do_nothing, NULL, 0, results, -1, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, do_nothing, NULL, NULL, 0, results, -1), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "num_results");
-  DT_ERR(dist_strategy_run(s, do_nothing, NULL, 1, NULL, 0, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, do_nothing, NULL, NULL, 1, NULL, 0), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "args");
-  DT_ERR(dist_strategy_run(s, do_nothing, null_args, -1, NULL, 0, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, do_nothing, NULL, null_args, -1, NULL, 0), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "num_args");
-  DT_ERR(dist_strategy_run(s, do_nothing, one_null, 2, NULL, 0, NULL), DIST_INVALID_ARGUMENT,
+  DT_ERR(dist_strategy_run(s, do_nothing, NULL, one_null, 2, NULL, 0), DIST_INVALID_ARGUMENT,
          "dist_strategy_run", "args[1]");
   /* Still usable. */
-  DT_OK(dist_strategy_run(s, do_nothing, NULL, 0, NULL, 0, NULL));
+  DT_OK(dist_strategy_run(s, do_nothing, NULL, NULL, 0, NULL, 0));
   dist_value_destroy(t);
   dist_strategy_destroy(s);
 }
@@ -348,7 +348,7 @@ static void test_run_merges_results(void** state) {
     memset(&st, 0, sizeof(st));
     st.var = var;
     args[0] = tensor;
-    DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, produce_results, args, 1, results, 4, &st));
+    DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, produce_results, &st, args, 1, results, 4));
     if (n == 1) {
       /* One replica's value as it is. */
       assert_int_equal(dts_kind(results[0]), DIST_VALUE_TENSOR);
@@ -408,13 +408,13 @@ static void test_run_rejects_uneven_results(void** state) {
   dist_status_t status;
   (void)state;
   results[0] = results[1] = (dist_value_t*)DT_SENTINEL_PTR;
-  status = dist_strategy_run(s, uneven_results, NULL, 0, results, 2, NULL);
+  status = dist_strategy_run(s, uneven_results, NULL, NULL, 0, results, 2);
   assert_int_not_equal(status, DIST_OK);
   assert_non_null(strstr(dist_last_error_message(), "dist_strategy_run"));
   assert_null(results[0]);
   assert_null(results[1]);
   /* Still usable. */
-  DT_OK(dist_strategy_run(s, do_nothing, NULL, 0, results, 2, NULL));
+  DT_OK(dist_strategy_run(s, do_nothing, NULL, NULL, 0, results, 2));
   assert_null(results[0]);
   assert_null(results[1]);
   dist_strategy_destroy(s);
@@ -438,9 +438,9 @@ static dist_status_t run_inside(dist_context_t* context, const dist_value_t* con
   (void)results;
   (void)num_results;
   RCALL(&st->errors, 0, dist_context_replica_id(context, &r));
-  RCHECK_ERR(&st->errors, r, dist_strategy_run(st->strategy, do_nothing, NULL, 0, NULL, 0, NULL),
+  RCHECK_ERR(&st->errors, r, dist_strategy_run(st->strategy, do_nothing, NULL, NULL, 0, NULL, 0),
              DIST_FAILED_PRECONDITION, "cross-replica");
-  RCHECK_ERR(&st->errors, r, dist_strategy_run(st->other, do_nothing, NULL, 0, NULL, 0, NULL),
+  RCHECK_ERR(&st->errors, r, dist_strategy_run(st->other, do_nothing, NULL, NULL, 0, NULL, 0),
              DIST_FAILED_PRECONDITION, "dist_strategy_run");
   return DIST_OK;
 }
@@ -451,7 +451,7 @@ static void test_run_from_replica_context(void** state) {
   memset(&st, 0, sizeof(st));
   st.strategy = dts_mirrored(2);
   st.other = dts_mirrored(3);
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(st.strategy, run_inside, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(st.strategy, run_inside, &st, NULL, 0, NULL, 0));
   dist_strategy_destroy(st.strategy);
   dist_strategy_destroy(st.other);
 }
@@ -523,7 +523,7 @@ static void expect_sum_of_ids(dist_strategy_t* s, int32_t n) {
   dist_value_t* result = NULL;
   int32_t r;
   dts_errors_clear(&errors);
-  DTS_RUN_OK(&errors, n, dist_strategy_run(s, sum_of_ids, NULL, 0, &result, 1, &errors));
+  DTS_RUN_OK(&errors, n, dist_strategy_run(s, sum_of_ids, &errors, NULL, 0, &result, 1));
   for (r = 0; r < n; ++r) {
     dist_value_t* c = dts_component(result, r);
     assert_true(dts_scalar_f32(c) == (float)(n * (n - 1) / 2));
@@ -544,7 +544,7 @@ static void test_run_replica_error(void** state) {
     memset(&st, 0, sizeof(st));
     st.failing = failing;
     results[0] = (dist_value_t*)DT_SENTINEL_PTR;
-    status = dist_strategy_run(s, fail_one_replica, NULL, 0, results, 1, &st);
+    status = dist_strategy_run(s, fail_one_replica, &st, NULL, 0, results, 1);
     dts_check_errors(&st.errors, n);
     /* run returns the failing replica's status and message ... */
     assert_int_equal(status, DIST_INVALID_ARGUMENT);
@@ -571,7 +571,7 @@ static void test_run_replica_error(void** state) {
   memset(&st, 0, sizeof(st));
   st.failing = 2;
   st.silent = 1;
-  status = dist_strategy_run(s, fail_one_replica, NULL, 0, results, 1, &st);
+  status = dist_strategy_run(s, fail_one_replica, &st, NULL, 0, results, 1);
   dts_check_errors(&st.errors, n);
   assert_int_equal(status, DIST_UNAVAILABLE);
   assert_non_null(strstr(dist_last_error_message(), "dist_strategy_run"));
@@ -601,7 +601,7 @@ static void* run_many(void* arg) {
     dist_status_t status;
     int32_t r;
     dts_errors_clear(&errors);
-    status = dist_strategy_run(st->strategy, sum_of_ids, NULL, 0, &result, 1, &errors);
+    status = dist_strategy_run(st->strategy, sum_of_ids, &errors, NULL, 0, &result, 1);
     if (status != DIST_OK) {
       st->failures += 1;
       snprintf(st->failure, sizeof(st->failure), "run: %s", dist_last_error_message());
@@ -678,7 +678,7 @@ static dist_status_t context_misuse(dist_context_t* context, const dist_value_t*
              "dist_context_device: context");
   RCHECK(&st->errors, r, device == NULL, "out not reset");
   RCHECK_ERR(&st->errors, r, dist_context_device(context, NULL), DIST_INVALID_ARGUMENT,
-             "out_device");
+             "out_borrowed_device");
   /* A run's context is not left with dist_context_leave. */
   RCHECK_ERR(&st->errors, r, dist_context_leave(context), DIST_FAILED_PRECONDITION,
              "dist_context_leave");
@@ -690,7 +690,7 @@ static void test_context_accessors_reject_misuse(void** state) {
   misuse_state st;
   (void)state;
   memset(&st, 0, sizeof(st));
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, context_misuse, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, context_misuse, &st, NULL, 0, NULL, 0));
   /* Still fine afterwards. */
   check_identity(s, 2, DIST_STRATEGY_MIRRORED);
   dist_strategy_destroy(s);
@@ -866,7 +866,7 @@ static void test_distribute_values_from_function_in_replica_context(void** state
   memset(&st, 0, sizeof(st));
   st.strategy = dts_mirrored(2);
   DTS_RUN_OK(&st.errors, 2,
-             dist_strategy_run(st.strategy, values_fn_in_replica, NULL, 0, NULL, 0, &st));
+             dist_strategy_run(st.strategy, values_fn_in_replica, &st, NULL, 0, NULL, 0));
   dist_strategy_destroy(st.strategy);
 }
 
@@ -935,7 +935,7 @@ static void test_value_container(void** state) {
   /* A component handed to an update function. */
   memset(&st, 0, sizeof(st));
   st.strategy = s;
-  DT_OK(dist_strategy_update(s, var, check_container_in_update, NULL, 0, 1, &update_out, &st));
+  DT_OK(dist_strategy_update(s, var, check_container_in_update, &st, NULL, 0, 1, &update_out));
   assert_null(update_out);
   assert_int_equal(st.calls, 2);
   assert_int_equal(st.failures, 0);

@@ -1,6 +1,6 @@
 /* Tests for strategy.h: creation, properties, timeouts, scopes and the current strategy
  * (dist_get_strategy, dist_has_strategy, dist_in_cross_replica_context,
- * dist_get_replica_context, dist_experimental_set_strategy, dist_get_loss_reduction), and
+ * dist_current_replica_context, dist_experimental_set_strategy, dist_get_loss_reduction), and
  * destruction order. The process has DTS_NUM_CPUS (4) logical CPU devices. */
 #include "dist_strategy_test.h"
 
@@ -297,7 +297,7 @@ static void test_properties_reject_misuse(void** state) {
          "dist_strategy_worker_device", "strategy");
   assert_null(device);
   DT_ERR(dist_strategy_worker_device(s, 0, NULL), DIST_INVALID_ARGUMENT,
-         "dist_strategy_worker_device", "out_device");
+         "dist_strategy_worker_device", "out_borrowed_device");
   device = DT_SENTINEL_STR;
   DT_ERR2(dist_strategy_worker_device(s, 2, &device), DIST_OUT_OF_RANGE, DIST_INVALID_ARGUMENT,
           "dist_strategy_worker_device", "index");
@@ -314,7 +314,7 @@ static void test_properties_reject_misuse(void** state) {
   DT_ERR(dist_strategy_parameter_device(NULL, 0, &device), DIST_INVALID_ARGUMENT,
          "dist_strategy_parameter_device", "strategy");
   DT_ERR(dist_strategy_parameter_device(s, 0, NULL), DIST_INVALID_ARGUMENT,
-         "dist_strategy_parameter_device", "out_device");
+         "dist_strategy_parameter_device", "out_borrowed_device");
   device = DT_SENTINEL_STR;
   DT_ERR2(dist_strategy_parameter_device(s, 2, &device), DIST_OUT_OF_RANGE,
           DIST_INVALID_ARGUMENT, "dist_strategy_parameter_device", "index");
@@ -327,14 +327,14 @@ static void test_properties_reject_misuse(void** state) {
 static void test_set_timeout(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
   (void)state;
-  DT_OK(dist_strategy_set_timeout(s, 1));
-  DT_OK(dist_strategy_set_timeout(s, 123456));
-  DT_OK(dist_strategy_set_timeout(s, DTS_TIMEOUT_MS));
-  DT_ERR(dist_strategy_set_timeout(s, 0), DIST_INVALID_ARGUMENT, "dist_strategy_set_timeout",
+  DT_OK(dist_strategy_set_timeout_ms(s, 1));
+  DT_OK(dist_strategy_set_timeout_ms(s, 123456));
+  DT_OK(dist_strategy_set_timeout_ms(s, DTS_TIMEOUT_MS));
+  DT_ERR(dist_strategy_set_timeout_ms(s, 0), DIST_INVALID_ARGUMENT, "dist_strategy_set_timeout_ms",
          "timeout_ms");
-  DT_ERR(dist_strategy_set_timeout(s, -5), DIST_INVALID_ARGUMENT, "dist_strategy_set_timeout",
+  DT_ERR(dist_strategy_set_timeout_ms(s, -5), DIST_INVALID_ARGUMENT, "dist_strategy_set_timeout_ms",
          "timeout_ms");
-  DT_ERR(dist_strategy_set_timeout(NULL, 10), DIST_INVALID_ARGUMENT, "dist_strategy_set_timeout",
+  DT_ERR(dist_strategy_set_timeout_ms(NULL, 10), DIST_INVALID_ARGUMENT, "dist_strategy_set_timeout_ms",
          "strategy");
   dist_strategy_destroy(s);
 }
@@ -358,7 +358,7 @@ static void observe(seen_state* seen) {
   seen->replica_context = (dist_context_t*)DT_SENTINEL_PTR;
   DT_OK(dist_has_strategy(&seen->has));
   DT_OK(dist_in_cross_replica_context(&seen->in_cross));
-  DT_OK(dist_get_replica_context(&seen->replica_context));
+  seen->replica_context = dist_current_replica_context();
   DT_OK(dist_get_strategy(&current));
   assert_non_null(current);
   DT_OK(dist_strategy_kind(current, &seen->kind));
@@ -475,8 +475,6 @@ static void test_current_strategy_rejects_null(void** state) {
   DT_ERR(dist_has_strategy(NULL), DIST_INVALID_ARGUMENT, "dist_has_strategy", "out_has");
   DT_ERR(dist_in_cross_replica_context(NULL), DIST_INVALID_ARGUMENT,
          "dist_in_cross_replica_context", "out_in_cross");
-  DT_ERR(dist_get_replica_context(NULL), DIST_INVALID_ARGUMENT, "dist_get_replica_context",
-         "out");
   DT_ERR(dist_get_loss_reduction(NULL), DIST_INVALID_ARGUMENT, "dist_get_loss_reduction",
          "out_op");
 }
@@ -560,7 +558,7 @@ static dist_status_t check_merge_state(dist_strategy_t* strategy, const dist_val
   st->merge_calls += 1;
   RCALL(&st->errors, 0, dist_in_cross_replica_context(&in_cross));
   RCHECK(&st->errors, 0, in_cross == 1, "in merge_call's fn in_cross_replica is %d", in_cross);
-  RCALL(&st->errors, 0, dist_get_replica_context(&replica_context));
+  replica_context = dist_current_replica_context();
   RCHECK(&st->errors, 0, replica_context == NULL, "merge fn has a replica context");
   RCALL(&st->errors, 0, dist_has_strategy(&has));
   RCHECK(&st->errors, 0, has == 1, "merge fn: has_strategy is %d", has);
@@ -596,7 +594,7 @@ static dist_status_t check_replica_state(dist_context_t* context, const dist_val
   RCHECK(&st->errors, r, in_cross == 0, "in a replica function in_cross_replica is %d", in_cross);
   RCALL(&st->errors, r, dist_has_strategy(&has));
   RCHECK(&st->errors, r, has == 1, "has_strategy is %d", has);
-  RCALL(&st->errors, r, dist_get_replica_context(&current_context));
+  current_context = dist_current_replica_context();
   RCHECK(&st->errors, r, current_context != NULL, "no current replica context");
   RCALL(&st->errors, r, dist_context_replica_id(current_context, &rid));
   RCHECK(&st->errors, r, rid == r, "current replica context has id %d", rid);
@@ -614,7 +612,7 @@ static dist_status_t check_replica_state(dist_context_t* context, const dist_val
   RCHECK_ERR(&st->errors, r, dist_strategy_scope_enter(st->other), DIST_FAILED_PRECONDITION,
              "dist_strategy_scope_enter");
   /* merge_call switches to cross-replica context, and back. */
-  RCALL(&st->errors, r, dist_context_merge_call(context, check_merge_state, NULL, 0, &merged, st));
+  RCALL(&st->errors, r, dist_context_merge_call(context, check_merge_state, st, NULL, 0, &merged));
   RCHECK(&st->errors, r, merged == NULL, "merge fn stored nothing but out is not NULL");
   RCALL(&st->errors, r, dist_in_cross_replica_context(&in_cross));
   RCHECK(&st->errors, r, in_cross == 0, "after merge_call in_cross_replica is %d", in_cross);
@@ -628,12 +626,12 @@ static void test_state_inside_replica_and_merge_functions(void** state) {
   memset(&st, 0, sizeof(st));
   st.other = dts_one_device("CPU:2");
   /* Without a scope ... */
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, check_replica_state, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, check_replica_state, &st, NULL, 0, NULL, 0));
   assert_int_equal(st.merge_calls, 1);
   expect_default_state();
   /* ... and inside the scope. */
   DT_OK(dist_strategy_scope_enter(s));
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, check_replica_state, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, check_replica_state, &st, NULL, 0, NULL, 0));
   assert_int_equal(st.merge_calls, 2);
   expect_in_scope_of(DIST_STRATEGY_MIRRORED, 2, "/device:CPU:0");
   DT_OK(dist_strategy_scope_exit(s));
@@ -641,7 +639,7 @@ static void test_state_inside_replica_and_merge_functions(void** state) {
   dist_strategy_destroy(s);
 }
 
-/* With no scope, dist_get_replica_context gives the default strategy's replica context: one
+/* With no scope, dist_current_replica_context gives the default strategy's replica context: one
  * replica on CPU:0 (TF: tf.distribute.get_replica_context() outside any strategy). Its
  * collectives work on the single replica, as in TF, where all_reduce returns the value. */
 static void test_default_replica_context(void** state) {
@@ -654,7 +652,7 @@ static void test_default_replica_context(void** state) {
   dist_value_t* sum = NULL;
   const float values[3] = {1.5f, -2.0f, 4.0f};
   (void)state;
-  DT_OK(dist_get_replica_context(&context));
+  context = dist_current_replica_context();
   assert_non_null(context);
   DT_OK(dist_context_replica_id(context, &id));
   assert_int_equal(id, 0);
@@ -725,7 +723,7 @@ static void test_destroy_strategy_before_its_values(void** state) {
   DT_OK(dist_variable_create(init, DIST_SYNC_ON_READ, DIST_AGGREGATION_MEAN, NULL,
                              &on_read_var));
   DT_OK(dist_strategy_distribute_values_from_function(s, make_component, NULL, &per_replica));
-  DT_OK(dist_strategy_run(s, return_replica_value, NULL, 0, &result, 1, NULL));
+  DT_OK(dist_strategy_run(s, return_replica_value, NULL, NULL, 0, &result, 1));
   DT_OK(dist_strategy_scope_exit(s));
   dist_strategy_destroy(s);
 

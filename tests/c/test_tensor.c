@@ -634,14 +634,14 @@ static void test_accessors_reject_null(void** state) {
   data = DT_SENTINEL_PTR;
   DT_ERR(dist_tensor_data(NULL, &data), DIST_INVALID_ARGUMENT, "dist_tensor_data", "tensor");
   assert_null(data);
-  DT_ERR(dist_tensor_data(tensor, NULL), DIST_INVALID_ARGUMENT, "dist_tensor_data", "out_data");
+  DT_ERR(dist_tensor_data(tensor, NULL), DIST_INVALID_ARGUMENT, "dist_tensor_data", "out_borrowed_data");
 
   device = DT_SENTINEL_STR;
   DT_ERR(dist_tensor_device(NULL, &device), DIST_INVALID_ARGUMENT, "dist_tensor_device",
          "tensor");
   assert_null(device);
   DT_ERR(dist_tensor_device(tensor, NULL), DIST_INVALID_ARGUMENT, "dist_tensor_device",
-         "out_device");
+         "out_borrowed_device");
 
   dist_value_destroy(tensor);
 }

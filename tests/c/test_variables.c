@@ -263,9 +263,9 @@ static void test_creation_in_replica_context(void** state) {
   (void)state;
   memset(&st, 0, sizeof(st));
   st.init = dts_f32_scalar(1.0f, NULL);
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, create_in_replica, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, create_in_replica, &st, NULL, 0, NULL, 0));
   DT_OK(dist_strategy_scope_enter(s));
-  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, create_in_replica, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, create_in_replica, &st, NULL, 0, NULL, 0));
   DT_OK(dist_strategy_scope_exit(s));
   dist_value_destroy((dist_value_t*)st.init);
   dist_strategy_destroy(s);
@@ -284,7 +284,7 @@ static void test_accessors_reject_misuse(void** state) {
   assert_null(name);
   DT_ERR(dist_variable_name(init, &name), DIST_INVALID_ARGUMENT, "dist_variable_name",
          "variable");
-  DT_ERR(dist_variable_name(v, NULL), DIST_INVALID_ARGUMENT, "dist_variable_name", "out_name");
+  DT_ERR(dist_variable_name(v, NULL), DIST_INVALID_ARGUMENT, "dist_variable_name", "out_borrowed_name");
   DT_ERR(dist_variable_synchronization(NULL, &sync), DIST_INVALID_ARGUMENT,
          "dist_variable_synchronization", "variable");
   assert_int_equal(sync, 0);
@@ -442,7 +442,7 @@ static void check_replica_assign(dist_strategy_t* s, dist_variable_aggregation_t
   st.kind = kind;
   st.code = DIST_OK;
   expected_after(n, aggregation, kind, initial, st.expected);
-  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, assign_in_replica, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, n, dist_strategy_run(s, assign_in_replica, &st, NULL, 0, NULL, 0));
   /* Every copy holds the result, and so does a cross-replica read. */
   dts_expect_components_f32(st.var, st.expected, 2);
   dts_expect_variable_f32(st.var, st.expected, 2);
@@ -492,7 +492,7 @@ static void test_replica_assign_one_device(void** state) {
   st.code = DIST_OK;
   st.expected[0] = 101.0f;
   st.expected[1] = 210.0f;
-  DTS_RUN_OK(&st.errors, 1, dist_strategy_run(s, assign_in_replica, NULL, 0, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 1, dist_strategy_run(s, assign_in_replica, &st, NULL, 0, NULL, 0));
   dts_expect_variable_f32(st.var, st.expected, 2);
   dist_value_destroy(st.var);
   dist_value_destroy(init);
@@ -519,7 +519,7 @@ static void test_replica_assign_errors(void** state) {
     st.kind = k;
     st.code = DIST_INVALID_ARGUMENT;
     st.needle = "aggregation";
-    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, NULL, 0, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, &st, NULL, 0, NULL, 0));
     dts_expect_components_f32(none_var, initial, 2);
     /* dtype and shape mismatches. */
     memset(&st, 0, sizeof(st));
@@ -527,9 +527,9 @@ static void test_replica_assign_errors(void** state) {
     st.kind = k;
     st.code = DIST_INVALID_ARGUMENT;
     st.mismatch = 1;
-    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, NULL, 0, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, &st, NULL, 0, NULL, 0));
     st.mismatch = 2;
-    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, NULL, 0, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, &st, NULL, 0, NULL, 0));
     dts_expect_components_f32(sum_var, initial, 2);
   }
   /* The message names the function. */
@@ -539,7 +539,7 @@ static void test_replica_assign_errors(void** state) {
     st.kind = ASSIGN;
     st.code = DIST_INVALID_ARGUMENT;
     st.needle = "dist_variable_assign";
-    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, NULL, 0, NULL, 0, &st));
+    DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, assign_in_replica, &st, NULL, 0, NULL, 0));
   }
   dist_value_destroy(none_var);
   dist_value_destroy(sum_var);
@@ -740,7 +740,7 @@ static void test_sync_on_read(void** state) {
       st.var = create_variable(init, DIST_SYNC_ON_READ, aggregations[a], NULL);
       DT_OK(dist_strategy_scope_exit(s));
       st.kind = kind;
-      DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, write_local, NULL, 0, NULL, 0, &st));
+      DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, write_local, &st, NULL, 0, NULL, 0));
       /* The copies differ: no aggregation happened on write. */
       c = dts_component(st.var, 0);
       dts_expect_variable_f32(c, copy0, 2);
@@ -906,7 +906,7 @@ static void test_read_in_replica_function(void** state) {
   st.values[0] = 3.0f;
   st.values[1] = -4.0f;
   args[0] = st.vars[0];
-  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, read_in_replica, args, 1, NULL, 0, &st));
+  DTS_RUN_OK(&st.errors, 3, dist_strategy_run(s, read_in_replica, &st, args, 1, NULL, 0));
   dist_value_destroy((dist_value_t*)st.vars[0]);
   dist_value_destroy((dist_value_t*)st.vars[1]);
   dist_value_destroy(a);

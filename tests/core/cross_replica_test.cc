@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/core/numeric_reference.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/strategy_test_util.h"
 
 namespace distribute {
 namespace {
@@ -75,13 +76,7 @@ class CrossReplicaTest : public ::testing::Test {
     two_ = Make2();
   }
 
-  static std::shared_ptr<Strategy> Mirrored(int32_t n) {
-    std::vector<std::string> devices;
-    for (int32_t i = 0; i < n; ++i) devices.push_back(absl::StrCat("CPU:", i));
-    absl::StatusOr<std::shared_ptr<Strategy>> strategy = Strategy::CreateMirrored(devices, std::nullopt);
-    EXPECT_TRUE(IsOk(strategy));
-    return *strategy;
-  }
+  static std::shared_ptr<Strategy> Mirrored(int32_t n) { return testing::MirroredOnCpus(n); }
   static std::shared_ptr<Strategy> Make2() { return Mirrored(2); }
 
   // A variable of `strategy` created in its scope.
@@ -497,13 +492,62 @@ TEST_F(CrossReplicaTest, UpdateOfASingleCopyVariable) {
 }
 
 TEST_F(CrossReplicaTest, DistributeValuesFromFunction) {
-  absl::StatusOr<Value> value = DistributeValuesFromFunction(*two_, [](int32_t r) -> absl::StatusOr<Tensor> {
-    return Make({static_cast<double>(r)}, {}, DType::kFloat32, absl::StrCat("CPU:", r));
-  });
+  absl::StatusOr<Value> value =
+      DistributeValuesFromFunction(*two_, [](int32_t r, int32_t n) -> absl::StatusOr<std::optional<Value>> {
+        EXPECT_EQ(n, 2);
+        return Value(Make({static_cast<double>(r)}, {}, DType::kFloat32, absl::StrCat("CPU:", r)));
+      });
   ASSERT_TRUE(IsOk(value));
   EXPECT_EQ(value->kind(), ValueKind::kPerReplica);
   EXPECT_EQ(ValuesOf(value->components()[1]), (std::vector<double>{1}));
   EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kSum, *value, std::nullopt))), (std::vector<double>{1}));
+}
+
+TEST_F(CrossReplicaTest, DistributeValuesFromFunctionNamesTheReplicaAtFault) {
+  EXPECT_TRUE(HasError(DistributeValuesFromFunction(
+                           *two_, [](int32_t r, int32_t) -> absl::StatusOr<std::optional<Value>> {
+                             if (r == 1) return std::nullopt;
+                             return Value(Make({0}, {}));
+                           }),
+                       absl::StatusCode::kInvalidArgument, {"fn for replica 1 stored no value"}));
+  const Value variable = NewVariable(two_, Make({0}, {}), VariableSync::kOnWrite, VariableAggregation::kSum);
+  EXPECT_TRUE(HasError(DistributeValuesFromFunction(
+                           *two_, [&](int32_t, int32_t) -> absl::StatusOr<std::optional<Value>> {
+                             return variable;
+                           }),
+                       absl::StatusCode::kInvalidArgument, {"fn for replica 0", "not a tensor"}));
+}
+
+// value_container, variable_created_in_scope and colocate_vars_with, as the C API calls them.
+TEST_F(CrossReplicaTest, ValueContainerCreatedInScopeAndColocation) {
+  const Value variable = NewVariable(two_, Make({0}, {}), VariableSync::kOnWrite, VariableAggregation::kSum);
+  absl::StatusOr<Value> copy = variable.Component(1);
+  ASSERT_TRUE(IsOk(copy));
+  const Value container = ValueContainer(*copy);
+  EXPECT_EQ(container.variable(), variable.variable());
+  EXPECT_EQ(container.component_index(), -1);
+  const Value tensor(Make({1}, {}));
+  EXPECT_EQ(ValueContainer(tensor).components().front().data(), tensor.components().front().data());
+
+  absl::StatusOr<bool> created = VariableCreatedInScope(*two_, variable);
+  ASSERT_TRUE(IsOk(created));
+  EXPECT_TRUE(*created);
+  std::shared_ptr<Strategy> other = Mirrored(2);
+  created = VariableCreatedInScope(*other, variable);
+  ASSERT_TRUE(IsOk(created));
+  EXPECT_FALSE(*created);
+  EXPECT_TRUE(HasError(VariableCreatedInScope(*two_, tensor), absl::StatusCode::kInvalidArgument,
+                       {"not a variable"}));
+
+  EXPECT_TRUE(HasError(ColocateVarsWithEnter(*two_, variable), absl::StatusCode::kFailedPrecondition,
+                       {"scope"}));
+  ASSERT_TRUE(IsOk(ThreadContext::Current().EnterScope(two_)));
+  EXPECT_TRUE(HasError(ColocateVarsWithEnter(*two_, tensor), absl::StatusCode::kInvalidArgument,
+                       {"not a variable"}));
+  ASSERT_TRUE(IsOk(ColocateVarsWithEnter(*two_, variable)));
+  EXPECT_EQ(ThreadContext::Current().colocation().size(), 2u);
+  ASSERT_TRUE(IsOk(ThreadContext::Current().ColocateExit(two_.get())));
+  ASSERT_TRUE(IsOk(ThreadContext::Current().ExitScope(two_.get())));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "core/values/value.h"
 #include "gtest/gtest.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/strategy_test_util.h"
 
 namespace distribute {
 namespace {
@@ -122,13 +123,7 @@ class InputDistributionTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(IsOk(SetLogicalCpuDeviceCount(4))); }
 
-  static std::shared_ptr<Strategy> Mirrored(int32_t n) {
-    std::vector<std::string> devices;
-    for (int32_t i = 0; i < n; ++i) devices.push_back(absl::StrCat("CPU:", i));
-    absl::StatusOr<std::shared_ptr<Strategy>> strategy = Strategy::CreateMirrored(devices, std::nullopt);
-    EXPECT_TRUE(IsOk(strategy));
-    return *strategy;
-  }
+  static std::shared_ptr<Strategy> Mirrored(int32_t n) { return testing::MirroredOnCpus(n); }
 
   static InputOptions NoPrefetch() {
     InputOptions options;

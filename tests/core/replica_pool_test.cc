@@ -2,6 +2,8 @@
 // persistent threads; many back-to-back runs; destruction joins the threads.
 #include "core/strategy/replica_pool.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -142,6 +144,23 @@ TEST(ReplicaPoolTest, OnWorkerThread) {
   EXPECT_EQ(on_pool, (std::vector<int>{0, 1, 1}));
   EXPECT_EQ(on_other, (std::vector<int>{0, 0, 0}));
   EXPECT_FALSE(pool.OnWorkerThread());
+}
+
+// Replica threads carry their replica's name; replica 0 is the caller's thread, whose
+// name the pool leaves alone.
+TEST(ReplicaPoolTest, ReplicaThreadsAreNamedAfterTheirReplica) {
+  constexpr int32_t kReplicas = 3;
+  char caller_before[16] = {};
+  ASSERT_EQ(pthread_getname_np(pthread_self(), caller_before, sizeof caller_before), 0);
+  ReplicaPool pool(kReplicas);
+  std::vector<std::string> names(kReplicas);
+  pool.Run([&](int32_t r) {
+    char name[16] = {};
+    if (pthread_getname_np(pthread_self(), name, sizeof name) == 0) names[static_cast<size_t>(r)] = name;
+  });
+  EXPECT_EQ(names[0], std::string(caller_before));
+  EXPECT_EQ(names[1], "dist-replica-1");
+  EXPECT_EQ(names[2], "dist-replica-2");
 }
 
 }  // namespace

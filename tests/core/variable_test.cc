@@ -419,5 +419,33 @@ TEST_F(VariableTest, CrossReplicaAssignmentOfMirroredVariables) {
   EXPECT_EQ(ReadCopy(v, 1), (std::vector<double>{9, 9}));
 }
 
+// Component snapshots and device names of a variable value, as the C API lends them out.
+TEST_F(VariableTest, ComponentSnapshotIsACopyOfTheCopy) {
+  Tensor initial = ZeroTensor(DType::kFloat32, {2});
+  StoreFloat(DType::kFloat32, initial.data(), 0, 1.5);
+  std::shared_ptr<Variable> variable = MakeVariable(initial, "w", 2);
+  const Value whole = Value::OfVariable(variable);
+  absl::StatusOr<Tensor> snapshot = whole.ComponentSnapshot(1);
+  ASSERT_TRUE(IsOk(snapshot));
+  EXPECT_EQ(FloatsOf(*snapshot), (std::vector<double>{1.5, 0}));
+  EXPECT_EQ(snapshot->device_name(), "/device:CPU:1");
+  // Writing the snapshot does not reach the variable.
+  StoreFloat(DType::kFloat32, snapshot->data(), 0, 9);
+  EXPECT_EQ(Read(*variable, 1), (std::vector<double>{1.5, 0}));
+  EXPECT_TRUE(HasError(whole.ComponentSnapshot(2), absl::StatusCode::kOutOfRange, {"index 2"}));
+
+  absl::StatusOr<const std::string*> name = whole.VariableDeviceName(1);
+  ASSERT_TRUE(IsOk(name));
+  EXPECT_EQ(**name, "/device:CPU:1");
+  // A component view has one device: its copy's.
+  const Value view = Value::VariableComponent(variable, 1);
+  name = view.VariableDeviceName(0);
+  ASSERT_TRUE(IsOk(name));
+  EXPECT_EQ(**name, "/device:CPU:1");
+  EXPECT_TRUE(HasError(view.VariableDeviceName(1), absl::StatusCode::kOutOfRange));
+  EXPECT_TRUE(HasError(Value(initial).VariableDeviceName(0), absl::StatusCode::kInvalidArgument,
+                       {"not a variable"}));
+}
+
 }  // namespace
 }  // namespace distribute

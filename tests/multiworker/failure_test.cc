@@ -276,7 +276,7 @@ std::vector<int> AllRanks(int size) {
 }
 
 std::vector<std::string> LoopArgs(int timeout_seconds) {
-  return {"--mode", "loop", "--timeout-seconds", std::to_string(timeout_seconds)};
+  return {"--mode", "loop", "--timeout-ms", std::to_string(timeout_seconds * 1000)};
 }
 
 // A survivor's process must end by itself, normally, after reporting: no hang while it
@@ -417,7 +417,7 @@ void NeverStarted(int started, int missing) {
   Job job(2);
   const auto begin = Clock::now();
   ASSERT_NO_FATAL_FAILURE(
-      job.Start(started, {"--mode", "start", "--timeout-seconds", std::to_string(kTimeoutS)}));
+      job.Start(started, {"--mode", "start", "--timeout-ms", std::to_string(kTimeoutS * 1000)}));
   job.WaitForAll({started}, "CREATED", kLongWait);
   const std::optional<Report> created = job.Find(started, "CREATED");
   ASSERT_TRUE(created.has_value()) << "creation did not end";
@@ -442,7 +442,7 @@ void Mismatch(const std::string& what) {
   constexpr int kWorkers = 2;
   Job job(kWorkers);
   for (int r = 0; r < kWorkers; ++r) {
-    ASSERT_NO_FATAL_FAILURE(job.Start(r, {"--mode", "mismatch", "--mismatch", what, "--timeout-seconds", "20"}));
+    ASSERT_NO_FATAL_FAILURE(job.Start(r, {"--mode", "mismatch", "--mismatch", what, "--timeout-ms", "20000"}));
   }
   ASSERT_TRUE(job.WaitForAll(AllRanks(kWorkers), "READY", kReadyWait)) << "workers not ready";
   // The disagreement is found before any data moves: well before the 20 s timeout.

@@ -3,7 +3,8 @@
  * OUT.<rank> (OUT.single with --single): the results of SUM and MEAN all-reduces of
  * arbitrary floats (where the order of additions shows in the bits), a large all-reduce,
  * an all-gather of replicas with different row counts, a broadcast, cross-replica reduce
- * and gather, the initial value of a variable each worker proposes differently, and the
+ * and gather, a reduce inside merge_call's function (with one replica per worker its
+ * argument is a PerReplica value of one component, so the reduce spans every worker), the initial value of a variable each worker proposes differently, and the
  * rows a distributed dataset gives each replica. The test compares the files byte for
  * byte: every worker must agree, and with the single process.
  *
@@ -51,6 +52,14 @@ static void Write(const char* label, const dist_value_t* tensor) {
   fputc('\n', out_file);
 }
 
+/* merge_call's function: the SUM of every replica's argument, across all workers. */
+static dist_status_t ReduceInMerge(dist_strategy_t* strategy, const dist_value_t* const* args,
+                                   int32_t num_args, dist_value_t** out, void* user_data) {
+  (void)num_args;
+  (void)user_data;
+  return dist_strategy_reduce(strategy, DIST_REDUCE_SUM, args[0], out);
+}
+
 static dist_status_t Step(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
                           dist_value_t** results, int32_t num_results, void* user_data) {
   (void)num_args;
@@ -86,6 +95,9 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   CHECK(dist_context_all_reduce(context, DIST_REDUCE_SUM, y, &big));
   CHECK(dist_context_all_gather(context, z, 0, &gathered));
   CHECK(dist_context_broadcast(context, x, n - 1, &from_last));
+  dist_value_t* merged = NULL;
+  const dist_value_t* merge_args[1] = {x};
+  CHECK(dist_context_merge_call(context, ReduceInMerge, NULL, merge_args, 1, &merged));
   results[0] = x;  /* for the cross-replica reduce */
   results[1] = z;  /* for the cross-replica gather */
   results[2] = sum;
@@ -93,6 +105,7 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   results[4] = big;
   results[5] = gathered;
   results[6] = from_last;
+  results[7] = merged;
   dist_value_destroy(y);
   return DIST_OK;
 }
@@ -122,13 +135,12 @@ int main(int argc, char** argv) {
     CHECK(dist_strategy_create_mirrored(NULL, 0, NULL, &strategy));
     snprintf(path, sizeof path, "%s.single", prefix);
   } else {
-    const char* per_worker = getenv("DIST_REPLICAS_PER_WORKER");
+    /* The strategy takes its replica count from DIST_REPLICAS_PER_WORKER (default 1). */
     const char* rank_text = getenv("DIST_RANK");
-    CHECK(dist_set_logical_cpu_device_count(per_worker ? atoi(per_worker) : 1));
     rank = rank_text ? atoi(rank_text) : 0;
     dist_communication_options_t* options = NULL;
     CHECK(dist_communication_options_create(&options));
-    CHECK(dist_communication_options_set_timeout_seconds(options, 30));
+    CHECK(dist_communication_options_set_timeout_ms(options, 30000));
     CHECK(dist_strategy_create_multi_worker_mirrored(NULL, options, &strategy));
     dist_communication_options_destroy(options);
     snprintf(path, sizeof path, "%s.%d", prefix, rank);
@@ -158,14 +170,15 @@ int main(int argc, char** argv) {
   dist_value_t* counter = NULL;
   CHECK(dist_variable_create(zero, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, "counter", &counter));
 
-  enum { kResults = 7 };
+  enum { kResults = 8 };
   dist_value_t* results[kResults] = {0};
   const dist_value_t* run_args[1] = {counter};
-  CHECK(dist_strategy_run(strategy, Step, run_args, 1, results, kResults, NULL));
+  CHECK(dist_strategy_run(strategy, Step, NULL, run_args, 1, results, kResults));
   dist_value_t* counted = NULL;
   CHECK(dist_variable_read(counter, &counted));
   Write("sync_on_read_sum", counted);
-  const char* labels[kResults] = {"x", "z", "sum", "mean", "large", "all_gather", "broadcast"};
+  const char* labels[kResults] = {"x",          "z",         "sum",       "mean",
+                                  "large",      "all_gather", "broadcast", "merge_reduce_sum"};
   for (int r = 2; r < kResults; ++r) {
     dist_value_t* first = NULL;
     CHECK(dist_value_component(results[r], 0, &first));
@@ -191,10 +204,10 @@ int main(int argc, char** argv) {
   dist_dataset_t *slices = NULL, *batched = NULL;
   CHECK(dist_dataset_from_tensor_slices((const dist_value_t* const*)&table, 1, &slices));
   CHECK(dist_dataset_batch(slices, 8, 0, &batched));
-  dist_dataset_t* distributed = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
   CHECK(dist_strategy_distribute_dataset(strategy, batched, NULL, &distributed));
   dist_iterator_t* iterator = NULL;
-  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
   for (;;) {
     dist_value_t* element = NULL;
     int32_t has = 0;

@@ -15,7 +15,7 @@
  * Every line is flushed at once; messages are kept on one line. Exits 0 whenever it could
  * report, 1 when an unexpected step failed.
  *
- * Usage: mw_failure_worker --mode loop|mismatch|start [--timeout-seconds T] [--replicas K]
+ * Usage: mw_failure_worker --mode loop|mismatch|start [--timeout-ms T] [--replicas K]
  *                          [--mismatch shape|dtype|op] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ static dist_status_t AllReduce(dist_strategy_t* strategy, dist_value_t* tensor, 
   struct Call call = {op, check};
   const dist_value_t* args[1] = {tensor};
   const double start = NowMs();
-  const dist_status_t status = dist_strategy_run(strategy, AllReduceStep, args, 1, NULL, 0, &call);
+  const dist_status_t status = dist_strategy_run(strategy, AllReduceStep, &call, args, 1, NULL, 0);
   *ms = NowMs() - start;
   return status;
 }
@@ -109,7 +109,7 @@ static dist_value_t* Tensor(dist_dtype_t dtype, int64_t count) {
 
 static int Usage(void) {
   fprintf(stderr,
-          "usage: mw_failure_worker --mode loop|mismatch|start [--timeout-seconds T] "
+          "usage: mw_failure_worker --mode loop|mismatch|start [--timeout-ms T] "
           "[--replicas K] [--mismatch shape|dtype|op]\n");
   return 2;
 }
@@ -117,13 +117,13 @@ static int Usage(void) {
 int main(int argc, char** argv) {
   const char* mode = NULL;
   const char* mismatch = "shape";
-  double timeout_seconds = 5;
+  int64_t timeout_ms = 5000;
   int replicas = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--mode") == 0) {
       mode = argv[i + 1];
-    } else if (strcmp(argv[i], "--timeout-seconds") == 0) {
-      timeout_seconds = atof(argv[i + 1]);
+    } else if (strcmp(argv[i], "--timeout-ms") == 0) {
+      timeout_ms = atoll(argv[i + 1]);
     } else if (strcmp(argv[i], "--replicas") == 0) {
       replicas = atoi(argv[i + 1]);
     } else if (strcmp(argv[i], "--mismatch") == 0) {
@@ -137,9 +137,9 @@ int main(int argc, char** argv) {
   const int rank = rank_text != NULL ? atoi(rank_text) : 0;
 
   dist_communication_options_t* options = NULL;
-  dist_status_t status = dist_set_logical_cpu_device_count(replicas);
-  if (status == DIST_OK) status = dist_communication_options_create(&options);
-  if (status == DIST_OK) status = dist_communication_options_set_timeout_seconds(options, timeout_seconds);
+  dist_status_t status = dist_communication_options_create(&options);
+  if (status == DIST_OK) status = dist_communication_options_set_replicas_per_worker(options, replicas);
+  if (status == DIST_OK) status = dist_communication_options_set_timeout_ms(options, timeout_ms);
   if (status != DIST_OK) {
     Report("ERROR", status, 0);
     return 1;

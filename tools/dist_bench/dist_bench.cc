@@ -323,7 +323,7 @@ dist_status_t AllReduceReplica(dist_context_t* context, const dist_value_t* cons
 void RunAllReduce(dist_strategy_t* strategy, AllReduceJob* job, int64_t iterations) {
   job->iterations = iterations;
   job->times.assign(static_cast<size_t>(iterations), 0.0);
-  CHECK_DIST(dist_strategy_run(strategy, AllReduceReplica, nullptr, 0, nullptr, 0, job));
+  CHECK_DIST(dist_strategy_run(strategy, AllReduceReplica, job, nullptr, 0, nullptr, 0));
   if (job->bad_result) {
     std::fprintf(stderr, "dist-bench: wrong all-reduce result: %s\n", job->bad_message.c_str());
     std::exit(1);
@@ -451,7 +451,7 @@ Stats EmptyRun(int32_t replicas, const Options& options, int64_t* out_iterations
   int64_t warm = 0;
   const auto w0 = Clock::now();
   while (warm < 50 || (Seconds(Clock::now() - w0) < target_seconds / 10 && warm < max_iterations)) {
-    CHECK_DIST(dist_strategy_run(strategy, EmptyReplica, nullptr, 0, nullptr, 0, nullptr));
+    CHECK_DIST(dist_strategy_run(strategy, EmptyReplica, nullptr, nullptr, 0, nullptr, 0));
     ++warm;
   }
   const double per_run = Seconds(Clock::now() - w0) / static_cast<double>(warm);
@@ -461,7 +461,7 @@ Stats EmptyRun(int32_t replicas, const Options& options, int64_t* out_iterations
   for (int64_t i = 0; i < iterations; ++i) {
     const auto t0 = Clock::now();
     const dist_status_t status =
-        dist_strategy_run(strategy, EmptyReplica, nullptr, 0, nullptr, 0, nullptr);
+        dist_strategy_run(strategy, EmptyReplica, nullptr, nullptr, 0, nullptr, 0);
     const auto t1 = Clock::now();
     if (status != DIST_OK) Fail("dist_strategy_run(empty replica function)", status);
     us[static_cast<size_t>(i)] = Seconds(t1 - t0) * 1e6;

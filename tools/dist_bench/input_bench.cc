@@ -237,13 +237,13 @@ IterResult MeasureIterator(const IterConfig& config, const float* source, int64_
   CHECK_DIST(dist_dataset_repeat(slices, -1, &repeated));
   dist_dataset_t* batched = nullptr;
   CHECK_DIST(dist_dataset_batch(repeated, global, 1, &batched));
-  dist_options_t* options = nullptr;
+  dist_input_options_t* options = nullptr;
   CHECK_DIST(dist_input_options_create(&options));
   CHECK_DIST(dist_input_options_set_prefetch_depth(options, config.prefetch));
-  dist_dataset_t* distributed = nullptr;
+  dist_distributed_dataset_t* distributed = nullptr;
   CHECK_DIST(dist_strategy_distribute_dataset(strategy, batched, options, &distributed));
   dist_iterator_t* iterator = nullptr;
-  CHECK_DIST(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK_DIST(dist_distributed_dataset_make_iterator(distributed, &iterator));
 
   // Warm up (and check the first steps' contents).
   int64_t step = 0;
@@ -287,7 +287,7 @@ IterResult MeasureIterator(const IterConfig& config, const float* source, int64_
   }
 
   dist_iterator_destroy(iterator);
-  dist_dataset_destroy(distributed);
+  dist_distributed_dataset_destroy(distributed);
   dist_input_options_destroy(options);
   dist_dataset_destroy(batched);
   dist_dataset_destroy(repeated);

@@ -151,9 +151,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
   // A dead peer must not kill this process through SIGPIPE while raw Gloo writes.
   signal(SIGPIPE, SIG_IGN);
   try {
-    const char* per_worker = std::getenv("DIST_REPLICAS_PER_WORKER");
-    Check(dist_set_logical_cpu_device_count(per_worker != nullptr ? std::atoi(per_worker) : 1),
-          "dist_set_logical_cpu_device_count");
+    // The strategy reads its replicas per worker from DIST_REPLICAS_PER_WORKER (default 1).
     dist_strategy_t* strategy = nullptr;
     Check(dist_strategy_create_multi_worker_mirrored(nullptr, nullptr, &strategy),
           "dist_strategy_create_multi_worker_mirrored (run under distrun)");
@@ -189,7 +187,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
       const int iterations = Iterations(bytes, quick);
       std::vector<double> ours;
       OursArgs args{bytes, iterations, &ours};
-      Check(dist_strategy_run(strategy, TimeAllReduce, nullptr, 0, nullptr, 0, &args), "dist_strategy_run");
+      Check(dist_strategy_run(strategy, TimeAllReduce, &args, nullptr, 0, nullptr, 0), "dist_strategy_run");
       const std::vector<double> raw = TimeRawGloo(context, bytes, iterations, &tag);
       if (rank != 0) continue;
       const double a = Median(ours), b = Median(raw);

@@ -398,7 +398,7 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
   dist_dataset_t* shuffled = NULL;
   dist_dataset_t* batches = NULL;
   dist_dataset_t* decoded = NULL;
-  dist_dataset_t* distributed = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
   dist_iterator_t* iterator = NULL;
   CHECK(dist_dataset_from_fixed_length_records(&path, 1, GLYPHS_RECORD_BYTES, GLYPHS_HEADER_BYTES,
                                                0, &records));
@@ -409,15 +409,15 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
   }
   /* Training drops the last partial batch, so that every step has the full global batch. */
   CHECK(dist_dataset_batch(shuffled, global_batch, training, &batches));
-  CHECK(dist_dataset_map(batches, decode_batch, 2, 2, NULL, NULL, &decoded));
+  CHECK(dist_dataset_map(batches, decode_batch, NULL, NULL, 2, 2, &decoded));
   CHECK(dist_strategy_distribute_dataset(strategy, decoded, NULL, &distributed));
-  CHECK(dist_dataset_make_iterator(distributed, &iterator));
+  CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
   /* The iterator keeps what it needs alive. */
   dist_dataset_destroy(records);
   dist_dataset_destroy(shuffled);
   dist_dataset_destroy(batches);
   dist_dataset_destroy(decoded);
-  dist_dataset_destroy(distributed);
+  dist_distributed_dataset_destroy(distributed);
   return iterator;
 }
 
@@ -463,7 +463,7 @@ static dist_status_t apply_updates(dist_strategy_t* strategy, const dist_value_t
     if (status == DIST_OK) {
       const dist_value_t* update_args[1] = {mirrored};
       status = dist_strategy_update(strategy, (dist_value_t*)args[MLP_NUM_PARAMS + p], add_to_copy,
-                                    update_args, 1, 1, &updated, NULL);
+                                    NULL, update_args, 1, 1, &updated);
     }
     for (int32_t i = 0; i < count; ++i) dist_value_destroy(copies[i]);
     dist_value_destroy(mirrored);
@@ -539,8 +539,8 @@ static dist_status_t replica_step(dist_context_t* context, const dist_value_t* c
       merge_args[MLP_NUM_PARAMS + p] = args[ARG_PARAMS + p];
     }
     dist_value_t* merged = NULL; /* apply_updates returns nothing */
-    TRY(dist_context_merge_call(context, apply_updates, merge_args, 2 * MLP_NUM_PARAMS, &merged,
-                                NULL));
+    TRY(dist_context_merge_call(context, apply_updates, NULL, merge_args, 2 * MLP_NUM_PARAMS,
+                                &merged));
     dist_value_destroy(merged);
   }
   const float metrics[NUM_METRICS] = {(float)stats.loss_sum, (float)stats.correct, (float)rows};
@@ -644,8 +644,8 @@ static metrics_t run_pass(dist_strategy_t* strategy, dist_iterator_t* iterator,
     dist_value_t* per_replica = NULL;
     dist_value_t* total = NULL;
     void* data = NULL;
-    CHECK(dist_strategy_run(strategy, step, (const dist_value_t* const*)args, NUM_STEP_ARGS,
-                            &per_replica, 1, (void*)config));
+    CHECK(dist_strategy_run(strategy, step, (void*)config, (const dist_value_t* const*)args,
+                            NUM_STEP_ARGS, &per_replica, 1));
     CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, per_replica, &total));
     CHECK(dist_tensor_data(total, &data));
     for (int m = 0; m < NUM_METRICS; ++m) sums[m] += ((const float*)data)[m];
@@ -786,12 +786,6 @@ static dist_strategy_t* create_strategy(strategy_kind_t kind, int32_t replicas) 
 
 /* The multi-worker strategy of this distrun rank. Returns 2 (usage) without TF_CONFIG. */
 static int create_multi_worker(dist_strategy_t** out, int32_t* is_chief, int32_t* workers) {
-  const char* per_worker = getenv("DIST_REPLICAS_PER_WORKER");
-  long long replicas = 1;
-  if (per_worker != NULL &&
-      parse_int(per_worker, 1, DIST_MAX_LOGICAL_CPU_DEVICES, &replicas) != 0) {
-    return usage_error("DIST_REPLICAS_PER_WORKER '%s': expected 1 to 256", per_worker);
-  }
   dist_cluster_t* cluster = NULL;
   const dist_status_t found = dist_cluster_from_tf_config(NULL, &cluster);
   if (found == DIST_NOT_FOUND) {
@@ -802,8 +796,8 @@ static int create_multi_worker(dist_strategy_t** out, int32_t* is_chief, int32_t
   CHECK(found);
   CHECK(dist_cluster_is_chief(cluster, is_chief));
   CHECK(dist_cluster_num_workers(cluster, workers));
-  /* The replicas of this worker are its logical CPU devices. */
-  CHECK(dist_set_logical_cpu_device_count((int32_t)replicas));
+  /* The strategy runs DIST_REPLICAS_PER_WORKER replicas on this worker (distrun sets it;
+   * one without it) and rejects a bad value with a message naming the variable. */
   CHECK(dist_strategy_create_multi_worker_mirrored(cluster, NULL, out));
   dist_cluster_destroy(cluster);
   return 0;
