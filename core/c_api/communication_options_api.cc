@@ -62,4 +62,9 @@ dist_status_t dist_communication_options_set_replicas_per_worker(
                 [&](CommunicationOptions& o) { o.replicas_per_worker = replicas_per_worker; });
 }
 
+dist_status_t dist_communication_options_set_job_token(dist_communication_options_t* options,
+                                                       const char* token) {
+  return Change(__func__, options, [&](CommunicationOptions& o) { o.job_token = token ? token : ""; });
+}
+
 }  // extern "C"

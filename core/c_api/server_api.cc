@@ -5,6 +5,7 @@
 
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
+#include "core/util/job_token_rules.h"
 #include "core/server/coordination_limits.h"
 #include "core/server/server.h"
 #include "core/tensor/tensor.h"
@@ -72,6 +73,28 @@ dist_status_t dist_server_options_set_heartbeat_timeout_ms(dist_server_options_t
                                                            int64_t timeout_ms) {
   return SetTimeout(__func__, options, "timeout_ms", timeout_ms,
                     [](Server::Options& o, int64_t v) { o.heartbeat_timeout_ms = v; });
+}
+
+dist_status_t dist_server_options_set_job_token(dist_server_options_t* options, const char* token) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (options == nullptr) return NullArgument("options");
+    const std::string value = token ? token : "";
+    RETURN_IF_ERROR(distribute::ValidateJobToken("token", value));
+    options->options.job_token = value;
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_server_options_set_allow_unauthenticated(dist_server_options_t* options,
+                                                            int32_t allow) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (options == nullptr) return NullArgument("options");
+    if (allow != 0 && allow != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("allow is ", allow, ": expected 0 or 1"));
+    }
+    options->options.allow_unauthenticated = allow == 1;
+    return absl::OkStatus();
+  });
 }
 
 dist_status_t dist_server_create(const dist_cluster_t* cluster, const dist_server_options_t* options,

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/device/local_devices.h"
+#include "core/util/job_token_rules.h"
 
 namespace distribute {
 
@@ -29,6 +30,7 @@ absl::Status CommunicationOptions::Validate() const {
                                                    ": expected 0 (the default) or 1 to ",
                                                    kMaxTimeoutMs, " (a week)"));
   }
+  if (absl::Status token = ValidateJobToken("job_token", job_token); !token.ok()) return token;
   if (replicas_per_worker < 0 || replicas_per_worker > kMaxLogicalCpuDevices) {
     return absl::InvalidArgumentError(
         absl::StrCat("replicas_per_worker is ", replicas_per_worker, ": expected 0 (the default) or 1 to ",

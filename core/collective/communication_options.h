@@ -4,6 +4,7 @@
 #define DISTRIBUTE_CORE_COLLECTIVE_COMMUNICATION_OPTIONS_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,8 @@ struct CommunicationOptions {
   int64_t timeout_ms = 0;
   // This worker's replicas; 0: kReplicasPerWorkerEnv when set, else 1 (TF's default).
   int32_t replicas_per_worker = 0;
+  // The job's secret for its servers (core/server/job_token.h); "": DIST_JOB_TOKEN.
+  std::string job_token;
 
   absl::Status Validate() const;
   // timeout_ms, or `default_ms` when it is 0.

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/cluster/cluster_spec.h"
+#include "core/util/job_token_rules.h"
 
 namespace distribute {
 
@@ -27,19 +28,9 @@ namespace distribute {
 inline constexpr char kJobTokenMetadataKey[] = "dist-job-token";
 inline constexpr char kJobTokenEnvironment[] = "DIST_JOB_TOKEN";
 inline constexpr char kAllowUnauthenticatedEnvironment[] = "DIST_ALLOW_UNAUTHENTICATED";
-// Bounds of a token: long enough to be a secret, short enough for one metadata entry.
-inline constexpr size_t kMinJobTokenBytes = 16;
-inline constexpr size_t kMaxJobTokenBytes = 1024;
-
-// InvalidArgument unless `token` is empty (none) or 16 to 1024 printable ASCII characters
-// without spaces (what gRPC metadata can carry); `source` names where it came from.
-absl::Status ValidateJobToken(absl::string_view source, absl::string_view token);
 
 // The token to use: `configured` when set, else DIST_JOB_TOKEN when set, else none ("").
 absl::StatusOr<std::string> ResolveJobToken(const std::string& configured);
-
-// Whether `given` is `expected`, in time that depends only on their lengths.
-bool JobTokenMatches(absl::string_view expected, absl::string_view given);
 
 // A job without a token may run only on loopback addresses, unless `allow_unauthenticated`
 // (or DIST_ALLOW_UNAUTHENTICATED=1): FailedPrecondition naming the first task that is

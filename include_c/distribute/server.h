@@ -65,11 +65,30 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_heartbeat_interval
 DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_heartbeat_timeout_ms(
     dist_server_options_t* options, int64_t timeout_ms);
 
+/* The job token: the secret every request between this job's servers carries, checked in
+ * constant time; a request without it is refused with DIST_UNAUTHENTICATED and changes
+ * nothing (README, "Security"). `token` (copied) is 16 to 1024 printable ASCII characters
+ * without spaces, the same in every process of the job; NULL or "": the DIST_JOB_TOKEN
+ * environment variable, read by dist_server_create (distrun sets a fresh one per job), or
+ * none. Errors: DIST_INVALID_ARGUMENT for a malformed token (nothing changes).
+ * Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_job_token(dist_server_options_t* options,
+                                                                        const char* token);
+
+/* A job without a token runs only when every task of its cluster is on a loopback
+ * address; allow = 1 lets it run on any address (as DIST_ALLOW_UNAUTHENTICATED=1 does),
+ * trusting everyone who can reach its ports. Errors: DIST_INVALID_ARGUMENT unless allow
+ * is 0 or 1. Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_allow_unauthenticated(
+    dist_server_options_t* options, int32_t allow);
+
 /* Starts the server of the cluster's current task and, on any task but the chief,
  * connects it to the chief's coordination service. `cluster` and `options` (NULL: the
  * defaults) are copied. On success *out is a running server owned by the caller.
  * Blocks at most the startup timeout (plus about a second).
- * Errors: DIST_FAILED_PRECONDITION when the cluster has no current task;
+ * Errors: DIST_FAILED_PRECONDITION when the cluster has no current task, or the job has no
+ * token and a task is not on a loopback address; DIST_UNAUTHENTICATED when the chief
+ * refuses this task's token;
  * DIST_INVALID_ARGUMENT for a cluster without a chief or a heartbeat interval not below
  * the heartbeat timeout; DIST_UNAVAILABLE when the task's address cannot be listened on
  * (the message says why, e.g. "Address already in use") or the chief's service cannot be

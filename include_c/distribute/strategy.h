@@ -151,6 +151,12 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_ms(
  * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_replicas_per_worker(
     dist_communication_options_t* options, int32_t replicas_per_worker);
+/* The job token of the strategy's server (dist_server_options_set_job_token says what it
+ * is); NULL or "": DIST_JOB_TOKEN from the environment, or none. Errors:
+ * DIST_INVALID_ARGUMENT for a malformed token (nothing changes).
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_job_token(
+    dist_communication_options_t* options, const char* token);
 
 /* A MultiWorkerMirroredStrategy: synchronous training on every worker task (the chief and
  * the worker tasks) of `cluster`, whose current task is this process; NULL `cluster`

@@ -318,9 +318,64 @@ static void test_chief_never_starts(void** state) {
   dist_server_options_destroy(options);
 }
 
+/* The job token: setters check the token (and change nothing when it is bad); a chief
+ * with a token refuses a worker with another one or none (DIST_UNAUTHENTICATED naming the
+ * rule), and a worker with the same token joins. */
+static void test_job_token(void** state) {
+  dist_server_options_t* options = NULL;
+  dist_server_options_t* impostor = NULL;
+  dist_communication_options_t* communication = NULL;
+  dist_server_t *chief, *worker = (dist_server_t*)DT_SENTINEL_PTR;
+  dist_cluster_t* cluster;
+  int32_t ports[2];
+  (void)state;
+  DT_OK(dist_server_options_create(&options));
+  DT_ERR(dist_server_options_set_job_token(NULL, "0123456789abcdef"), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_job_token", "options");
+  DT_ERR(dist_server_options_set_job_token(options, "too-short"), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_job_token", "token has 9 characters");
+  DT_ERR(dist_server_options_set_job_token(options, "with a space 0123456789"), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_job_token", "printable ASCII without spaces");
+  DT_OK(dist_server_options_set_job_token(options, NULL)); /* none: the environment's */
+  DT_OK(dist_server_options_set_job_token(options, "the-job-secret-0123456789"));
+  DT_ERR(dist_server_options_set_allow_unauthenticated(NULL, 1), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_allow_unauthenticated", "options");
+  DT_ERR(dist_server_options_set_allow_unauthenticated(options, 2), DIST_INVALID_ARGUMENT,
+         "dist_server_options_set_allow_unauthenticated", "allow is 2: expected 0 or 1");
+  DT_OK(dist_server_options_set_allow_unauthenticated(options, 0));
+  DT_OK(dist_server_options_set_startup_timeout_ms(options, 20000));
+  DT_OK(dist_server_options_create(&impostor));
+  DT_OK(dist_server_options_set_startup_timeout_ms(impostor, 20000));
+  DT_OK(dist_server_options_set_job_token(impostor, "another-job-secret-0123"));
+
+  dt_free_ports(ports, 2);
+  chief = start(ports, 2, 0, options);
+  cluster = workers(ports, 2, 1);
+  DT_ERR(dist_server_create(cluster, impostor, &worker), DIST_UNAUTHENTICATED, "dist_server_create",
+         "job token is wrong");
+  assert_null(worker);
+  DT_OK(dist_server_create(cluster, options, &worker));
+  DT_OK(dist_server_key_value_set(worker, "k", "v", 1));
+  dist_server_destroy(worker);
+  dist_server_destroy(chief);
+  dist_cluster_destroy(cluster);
+
+  DT_OK(dist_communication_options_create(&communication));
+  DT_ERR(dist_communication_options_set_job_token(NULL, NULL), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_job_token", "options");
+  DT_ERR(dist_communication_options_set_job_token(communication, "short"), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_job_token", "job_token has 5 characters");
+  DT_OK(dist_communication_options_set_job_token(communication, "the-job-secret-0123456789"));
+  DT_OK(dist_communication_options_set_job_token(communication, ""));
+  dist_communication_options_destroy(communication);
+  dist_server_options_destroy(impostor);
+  dist_server_options_destroy(options);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options),
+      cmocka_unit_test(test_job_token),
       cmocka_unit_test(test_chief_alone),
       cmocka_unit_test(test_chief_and_worker),
       cmocka_unit_test(test_clean_stop_is_not_a_failure),

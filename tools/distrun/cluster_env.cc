@@ -1,6 +1,7 @@
 #include "cluster_env.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -51,9 +52,10 @@ std::string TfConfigJson(const std::vector<uint16_t>& ports, int rank) {
 }
 
 std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<uint16_t>& ports,
-                                           int rank, int replicas_per_worker) {
+                                           int rank, int replicas_per_worker,
+                                           const std::string& job_token) {
   static const char* const kOwned[] = {"TF_CONFIG=", "DIST_RANK=", "DIST_WORLD_SIZE=",
-                                       "DIST_REPLICAS_PER_WORKER="};
+                                       "DIST_REPLICAS_PER_WORKER=", "DIST_JOB_TOKEN="};
   std::vector<std::string> env;
   for (char* const* entry = base; entry != nullptr && *entry != nullptr; ++entry) {
     bool owned = false;
@@ -66,7 +68,33 @@ std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<
   env.push_back("DIST_RANK=" + std::to_string(rank));
   env.push_back("DIST_WORLD_SIZE=" + std::to_string(ports.size()));
   env.push_back("DIST_REPLICAS_PER_WORKER=" + std::to_string(replicas_per_worker));
+  env.push_back("DIST_JOB_TOKEN=" + job_token);
   return env;
+}
+
+bool JobToken(char* const* base, std::string* token, std::string* error) {
+  static const char kPrefix[] = "DIST_JOB_TOKEN=";
+  for (char* const* entry = base; entry != nullptr && *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, kPrefix, sizeof kPrefix - 1) == 0 && (*entry)[sizeof kPrefix - 1] != '\0') {
+      *token = *entry + sizeof kPrefix - 1;
+      return true;
+    }
+  }
+  unsigned char bytes[32];
+  const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  const bool read_all = fd >= 0 && read(fd, bytes, sizeof bytes) == static_cast<ssize_t>(sizeof bytes);
+  if (fd >= 0) close(fd);
+  if (!read_all) {
+    *error = std::string("cannot read /dev/urandom for the job token: ") + std::strerror(errno);
+    return false;
+  }
+  static const char kHex[] = "0123456789abcdef";
+  token->clear();
+  for (unsigned char b : bytes) {
+    token->push_back(kHex[b >> 4]);
+    token->push_back(kHex[b & 15]);
+  }
+  return true;
 }
 
 }  // namespace distrun

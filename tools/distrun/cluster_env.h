@@ -1,5 +1,6 @@
 // The environment that tells each worker where it sits in the job: TF_CONFIG on
-// loopback ports plus DIST_RANK, DIST_WORLD_SIZE and DIST_REPLICAS_PER_WORKER.
+// loopback ports plus DIST_RANK, DIST_WORLD_SIZE and DIST_REPLICAS_PER_WORKER, and the
+// job's secret DIST_JOB_TOKEN (which every request between its processes must carry).
 #ifndef DISTRIBUTE_TOOLS_DISTRUN_CLUSTER_ENV_H_
 #define DISTRIBUTE_TOOLS_DISTRUN_CLUSTER_ENV_H_
 
@@ -24,9 +25,16 @@ bool FindFreeLoopbackPorts(int count, std::vector<uint16_t>* ports, std::string*
 std::string TfConfigJson(const std::vector<uint16_t>& ports, int rank);
 
 // `base` (NULL-terminated, like environ) without any TF_CONFIG, DIST_RANK,
-// DIST_WORLD_SIZE or DIST_REPLICAS_PER_WORKER, plus those four set for `rank`.
+// DIST_WORLD_SIZE, DIST_REPLICAS_PER_WORKER or DIST_JOB_TOKEN, plus those five set for
+// `rank`.
 std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<uint16_t>& ports,
-                                           int rank, int replicas_per_worker);
+                                           int rank, int replicas_per_worker,
+                                           const std::string& job_token);
+
+// The job's token: DIST_JOB_TOKEN from `base` when set (a job the user secures with
+// its own secret), else 64 fresh hex digits from /dev/urandom. Returns false and sets
+// *error when there is no random source.
+bool JobToken(char* const* base, std::string* token, std::string* error);
 
 }  // namespace distrun
 

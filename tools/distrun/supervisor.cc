@@ -132,6 +132,7 @@ class Job {
   const Options& options_;
   std::vector<Rank> ranks_;
   std::vector<uint16_t> ports_;
+  std::string job_token_;  // one secret per job, for every rank
   int signal_pipe_read_ = -1;
   int devnull_ = -1;
   int running_count_ = 0;
@@ -185,7 +186,8 @@ bool Job::Setup() {
   signal(SIGPIPE, SIG_IGN);
 
   std::string error;
-  if (!FindFreeLoopbackPorts(options_.num_workers, &ports_, &error)) {
+  if (!FindFreeLoopbackPorts(options_.num_workers, &ports_, &error) ||
+      !JobToken(environ, &job_token_, &error)) {
     Report(error);
     return false;
   }
@@ -216,7 +218,7 @@ bool Job::Spawn(int index) {
   // Everything the child needs is built before fork: after it, only async-signal-safe
   // calls are made.
   std::vector<std::string> env =
-      WorkerEnvironment(environ, ports_, index, options_.replicas_per_worker);
+      WorkerEnvironment(environ, ports_, index, options_.replicas_per_worker, job_token_);
   std::vector<char*> envp;
   for (std::string& entry : env) envp.push_back(entry.data());
   envp.push_back(nullptr);

@@ -132,6 +132,17 @@ env_vars)
   expect_rc 0
   [ "$(cat "$T/out")" = "[0] 0 1 1" ] || fail "unexpected defaults"
   echo "ok: DIST_RANK, DIST_WORLD_SIZE, DIST_REPLICAS_PER_WORKER (default 1)"
+  # One fresh 64-hex-digit token per job, the same for every rank; a user's own is kept.
+  run_distrun -n 2 -- sh -c 'echo "$DIST_JOB_TOKEN"'
+  expect_rc 0
+  [ "$(cut -d' ' -f2 "$T/out" | sort -u | wc -l)" -eq 1 ] || fail "ranks got different job tokens"
+  first=$(head -n1 "$T/out" | cut -d' ' -f2)
+  echo "$first" | grep -Eqx '[0-9a-f]{64}' || fail "job token '$first' is not 64 hex digits"
+  run_distrun -n 1 -- sh -c 'echo "$DIST_JOB_TOKEN"'
+  [ "$(cut -d' ' -f2 "$T/out")" != "$first" ] || fail "two jobs got the same token"
+  DIST_JOB_TOKEN=my-own-secret-0123456789 run_distrun -n 2 -- sh -c 'echo "$DIST_JOB_TOKEN"'
+  [ "$(cut -d' ' -f2 "$T/out" | sort -u)" = "my-own-secret-0123456789" ] || fail "the user's token was not kept"
+  echo "ok: DIST_JOB_TOKEN, one per job (or the user's own)"
   ;;
 
 first_failure)
