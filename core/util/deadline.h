@@ -10,11 +10,17 @@ namespace distribute {
 using Clock = std::chrono::steady_clock;
 
 struct Deadline {
+  // The longest wait a deadline stands for: about 3 years. A longer timeout (up to
+  // INT64_MAX ms, which would overflow the clock's nanoseconds) waits this long instead,
+  // leaving room for the graces added to deadlines.
+  static constexpr int64_t kMaxTimeoutMs = int64_t{100'000'000'000};
+
   Clock::time_point when;
   int64_t timeout_ms = 0;  // what the deadline was made from, for messages
 
   static Deadline AfterMs(int64_t timeout_ms) {
-    return Deadline{Clock::now() + std::chrono::milliseconds(timeout_ms), timeout_ms};
+    const int64_t bounded = timeout_ms < kMaxTimeoutMs ? timeout_ms : kMaxTimeoutMs;
+    return Deadline{Clock::now() + std::chrono::milliseconds(bounded), timeout_ms};
   }
   bool Expired() const { return Clock::now() >= when; }
 };

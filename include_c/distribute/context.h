@@ -64,7 +64,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_device(const dist_context_t* 
 
 /* Overrides, for this replica's collectives from now until its replica function returns
  * (or it leaves, for a joined replica), the strategy's timeout: timeout_ms > 0 bounds each
- * later wait of this replica; 0 restores the strategy's. Replicas may set different
+ * later wait of this replica (up to about 3 years, as dist_strategy_set_timeout_ms);
+ * 0 restores the strategy's. Replicas may set different
  * bounds; the first to expire fails the collective for all (DIST_DEADLINE_EXCEEDED on that
  * replica, DIST_ABORTED on the others).
  * Thread-safety: owner thread only. */

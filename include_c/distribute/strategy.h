@@ -231,7 +231,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_parameter_device(
     const dist_strategy_t* strategy, int32_t index, const char** out_borrowed_device);
 
 /* Sets the bound on every blocking wait of this strategy, in milliseconds (> 0; the
- * default is 60000).
+ * default is 60000). Any value up to INT64_MAX is accepted; waits longer than
+ * 100000000000 ms (about 3 years) are bounded at that.
  * Thread-safety: safe; waits already in progress keep their deadline. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy,
                                                                    int64_t timeout_ms);

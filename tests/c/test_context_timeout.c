@@ -93,10 +93,48 @@ static void test_misuse(void** state_ptr) {
   dist_strategy_destroy(strategy);
 }
 
+/* Both replicas set the largest timeout there is and all-reduce: deadline arithmetic
+ * saturates (about 3 years), so the collective works instead of expiring at once. */
+static dist_status_t huge_timeout_all_reduce(dist_context_t* context, const dist_value_t* const* args,
+                                             int32_t num_args, dist_value_t** results,
+                                             int32_t num_results, void* user_data) {
+  (void)args;
+  (void)num_args;
+  (void)num_results;
+  (void)user_data;
+  const float one = 1.0f;
+  dist_value_t* value = NULL;
+  dist_status_t status = dist_context_set_timeout_ms(context, INT64_MAX);
+  if (status == DIST_OK) status = dist_tensor_create(DIST_FLOAT32, NULL, 0, &one, sizeof one, NULL, &value);
+  if (status == DIST_OK) status = dist_context_all_reduce(context, DIST_REDUCE_SUM, value, &results[0]);
+  dist_value_destroy(value);
+  return status;
+}
+
+static void test_huge_timeouts_saturate(void** state_ptr) {
+  (void)state_ptr;
+  DT_OK(dist_set_logical_cpu_device_count(2));
+  const char* devices[2] = {"CPU:0", "CPU:1"};
+  dist_strategy_t* strategy = NULL;
+  dist_value_t* sums = NULL;
+  dist_value_t* sum = NULL;
+  float total = 0;
+  DT_OK(dist_strategy_create_mirrored(devices, 2, NULL, &strategy));
+  DT_OK(dist_strategy_set_timeout_ms(strategy, INT64_MAX));
+  DT_OK(dist_strategy_run(strategy, huge_timeout_all_reduce, NULL, NULL, 0, &sums, 1));
+  DT_OK(dist_value_component_tensor(sums, 1, &sum));
+  DT_OK(dist_tensor_scalar_float32(sum, &total));
+  assert_true(total == 2.0f);
+  dist_value_destroy(sum);
+  dist_value_destroy(sums);
+  dist_strategy_destroy(strategy);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_override_bounds_the_wait),
       cmocka_unit_test(test_misuse),
+      cmocka_unit_test(test_huge_timeouts_saturate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
