@@ -42,6 +42,15 @@ typedef int32_t dist_reduce_op_t;
 
 #define DIST_REDUCE_SUM 1
 #define DIST_REDUCE_MEAN 2
+/* MEAN of integer values across several replicas returns a float, as TF's true division
+ * of the integer sum does: float32 for int8, uint8 and int16, float64 for int32 and int64
+ * (int32 {2, 3} and {3, 4} average to float64 {2.5, 3.5}). The sum wraps in the integer
+ * dtype first, as TF's does. Everywhere MEAN exists: dist_context_all_reduce and
+ * batch_all_reduce, dist_strategy_reduce, reduce_axis (always, even for one replica, as
+ * TF divides there), reduce_to and batch_reduce_to; single- and multi-worker, with the
+ * same bits on every replica and run. With one replica in sync, or for a value that is the
+ * same on every replica (Mirrored, a plain tensor), reduce and all_reduce return the value
+ * unchanged, integer dtype included, as TF's do. */
 #define DIST_REDUCE_MIN 3
 #define DIST_REDUCE_MAX 4
 #define DIST_REDUCE_PRODUCT 5

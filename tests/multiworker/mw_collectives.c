@@ -93,6 +93,14 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   results[4] = big;
   results[5] = gathered;
   results[6] = from_last;
+  /* Integers under MEAN: summed, then divided into float64 as TF's truediv does. */
+  int32_t ints[5];
+  for (int i = 0; i < 5; ++i) ints[i] = g * 7 + i - 3;
+  const int64_t five[1] = {5};
+  dist_value_t* w = NULL;
+  CHECK(dist_tensor_create(DIST_INT32, five, 1, ints, sizeof ints, "CPU:0", &w));
+  CHECK(dist_context_all_reduce(context, DIST_REDUCE_MEAN, w, &results[7]));
+  results[8] = w;  /* for the cross-replica integer MEAN */
   dist_value_destroy(y);
   return DIST_OK;
 }
@@ -158,15 +166,16 @@ int main(int argc, char** argv) {
   dist_value_t* counter = NULL;
   CHECK(dist_variable_create(zero, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, "counter", &counter));
 
-  enum { kResults = 7 };
+  enum { kResults = 9 };
   dist_value_t* results[kResults] = {0};
   const dist_value_t* run_args[1] = {counter};
   CHECK(dist_strategy_run(strategy, Step, run_args, 1, results, kResults, NULL));
   dist_value_t* counted = NULL;
   CHECK(dist_variable_read(counter, &counted));
   Write("sync_on_read_sum", counted);
-  const char* labels[kResults] = {"x", "z", "sum", "mean", "large", "all_gather", "broadcast"};
-  for (int r = 2; r < kResults; ++r) {
+  const char* labels[kResults] = {"x",         "z",         "sum",     "mean", "large",
+                                  "all_gather", "broadcast", "int_mean", "ints"};
+  for (int r = 2; r < kResults - 1; ++r) { /* results[8], this replica's input, differs */
     dist_value_t* first = NULL;
     CHECK(dist_value_component(results[r], 0, &first));
     Write(labels[r], first);
@@ -176,6 +185,18 @@ int main(int argc, char** argv) {
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, results[0], &reduced));
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[0], &mean_reduced));
   CHECK(dist_strategy_gather(strategy, results[1], 0, &gathered));
+  dist_value_t *int_mean = NULL, *int_mean_axis = NULL;
+  CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[8], &int_mean));
+  CHECK(dist_strategy_reduce_axis(strategy, DIST_REDUCE_MEAN, results[8], 0, &int_mean_axis));
+  dist_dtype_t int_mean_dtype = 0;
+  CHECK(dist_tensor_dtype(int_mean, &int_mean_dtype));
+  if (int_mean_dtype != DIST_FLOAT64) {
+    fprintf(stderr, "reduce(MEAN) of int32 is %s, expected float64\n",
+            dist_dtype_name(int_mean_dtype));
+    return 1;
+  }
+  Write("reduce_int_mean", int_mean);
+  Write("reduce_axis_int_mean", int_mean_axis);
   Write("reduce_sum", reduced);
   Write("reduce_mean", mean_reduced);
   Write("gather", gathered);
