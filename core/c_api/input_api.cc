@@ -156,6 +156,14 @@ dist_status_t dist_input_options_set_per_replica_batches(dist_options_t* options
   });
 }
 
+dist_status_t dist_input_options_set_partial_batch_split(dist_options_t* options,
+                                                        dist_partial_batch_split_t split) {
+  return SetOption(__func__, options, [&](InputOptions& o) -> absl::Status {
+    ASSIGN_OR_RETURN(o.partial_batch_split, distribute::PartialBatchSplitFromInt(split));
+    return absl::OkStatus();
+  });
+}
+
 dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                const dist_dataset_t* dataset,
                                                const dist_options_t* options,
