@@ -126,11 +126,11 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
 }
 
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
-    const ClusterSpec& cluster, const CommunicationOptions& options) {
+    const ClusterSpec* cluster, const CommunicationOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList({}));
   BackendRequest request;
-  request.cluster = &cluster;
+  request.cluster = cluster;
   request.communication = options;
   request.timeout_ms = options.timeout_seconds > 0
                            ? std::max<int64_t>(1, static_cast<int64_t>(options.timeout_seconds * 1000))

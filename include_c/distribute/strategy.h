@@ -142,6 +142,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_sec
  * num_replicas_in_sync counts the replicas of all workers, and replica ids run over
  * them, worker by worker in rank order (the chief first).
  *
+ * When `cluster` is NULL and TF_CONFIG is unset, empty, "{}" or has no (or an empty)
+ * "cluster", the strategy runs as TF's does: one local worker with this process's
+ * replicas, with no server, no ports and no waiting.
+ *
  * Creation starts this task's server (dist_server_t; on the chief it hosts the
  * coordination service) at the task's address, waits for every worker at a start-up
  * barrier, and connects the workers' Gloo transport. `options` may be NULL (defaults).
@@ -159,7 +163,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_timeout_sec
  * process exits, or a worker still finishing its last collective may see this one as dead.
  *
  * Errors: DIST_INVALID_ARGUMENT for bad options or a current task that is not a worker;
- * DIST_NOT_FOUND when `cluster` is NULL and TF_CONFIG is unset; DIST_DEADLINE_EXCEEDED
+ * a TF_CONFIG that describes a cluster wrongly (the entry named); DIST_DEADLINE_EXCEEDED
  * naming the tasks that did not arrive within the timeout; DIST_UNAVAILABLE when the
  * chief's coordination service cannot be reached (named) or the task's port is taken;
  * DIST_FAILED_PRECONDITION for NCCL. Blocks up to the options' timeout.
