@@ -365,7 +365,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy
  * dist_strategy_save_variables (or any tool). A SyncOnRead variable restored from its
  * single saved value gets value / num_replicas on every replica for SUM aggregation and
  * the value itself for MEAN (and the others). A missing name, or a shape or dtype that
- * does not match, is an error and changes no variable. Cross-replica. */
+ * does not match, is an error and changes no variable. Cross-replica.
+ * Tensors no variable names are skipped whatever their dtype, so files of other producers
+ * holding U16, U32, U64, C64 or F8 tensors restore; a variable's own tensor must have a
+ * dtype of this library (BOOL, U8, I8, I16, I32, I64, F16, BF16, F32, F64). */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_restore_variables(dist_strategy_t* strategy,
                                                                       const char* path);
 
