@@ -458,35 +458,27 @@ TEST_F(InputDistributionTest, PerReplicaBatchSizeDividesOrFails) {
 TEST_F(InputDistributionTest, EvenPartialBatchSplitFollowsTf2) {
   InputOptions options = NoPrefetch();
   options.partial_batch_split = PartialBatchSplit::kEven;
-  {
-    auto dataset = std::make_shared<FakeDataset>(Batches(10, 4), 4);
-    auto distributed = DistributedDataset::FromDataset(*Mirrored(2), dataset, options);
-    ASSERT_TRUE(IsOk(distributed));
-    const Pass pass = Iterate(**distributed);
-    ASSERT_EQ(pass.sizes.size(), 3u);
-    EXPECT_EQ(pass.sizes[0], (std::vector<int64_t>{2, 2}));
-    EXPECT_EQ(pass.sizes[2], (std::vector<int64_t>{1, 1}));
-    EXPECT_EQ(pass.contents[2][0][0], Iota(8, 1));
-    EXPECT_EQ(pass.contents[2][0][1], Iota(9, 1));
-  }
-  {
-    auto dataset = std::make_shared<FakeDataset>(Batches(14, 8), 8);
-    auto distributed = DistributedDataset::FromDataset(*Mirrored(2), dataset, options);
-    ASSERT_TRUE(IsOk(distributed));
-    const Pass pass = Iterate(**distributed);
-    ASSERT_EQ(pass.sizes.size(), 2u);
-    EXPECT_EQ(pass.sizes[0], (std::vector<int64_t>{4, 4}));
-    EXPECT_EQ(pass.sizes[1], (std::vector<int64_t>{3, 3}));
-    EXPECT_EQ(pass.contents[1][0][1], Iota(11, 3));
-  }
-  {
-    auto dataset = std::make_shared<FakeDataset>(Batches(14, 8), 8);
-    auto distributed = DistributedDataset::FromDataset(*Mirrored(4), dataset, options);
-    ASSERT_TRUE(IsOk(distributed));
-    const Pass pass = Iterate(**distributed);
-    ASSERT_EQ(pass.sizes.size(), 2u);
-    EXPECT_EQ(pass.sizes[1], (std::vector<int64_t>{2, 2, 2, 0}));
-  }
+  // `total` rows batched by `batch`, over `replicas`.
+  auto pass_of = [&](int32_t total, int32_t batch, int32_t replicas) {
+    auto dataset = std::make_shared<FakeDataset>(Batches(total, batch), batch);
+    auto distributed = DistributedDataset::FromDataset(*Mirrored(replicas), dataset, options);
+    EXPECT_TRUE(IsOk(distributed));
+    return distributed.ok() ? Iterate(**distributed) : Pass{};
+  };
+  const Pass range = pass_of(10, 4, 2);
+  ASSERT_EQ(range.sizes.size(), 3u);
+  EXPECT_EQ(range.sizes[0], (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(range.sizes[2], (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(range.contents[2][0][0], Iota(8, 1));
+  EXPECT_EQ(range.contents[2][0][1], Iota(9, 1));
+  const Pass two = pass_of(14, 8, 2);
+  ASSERT_EQ(two.sizes.size(), 2u);
+  EXPECT_EQ(two.sizes[0], (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(two.sizes[1], (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(two.contents[1][0][1], Iota(11, 3));
+  const Pass four = pass_of(14, 8, 4);
+  ASSERT_EQ(four.sizes.size(), 2u);
+  EXPECT_EQ(four.sizes[1], (std::vector<int64_t>{2, 2, 2, 0}));
 }
 
 // Across workers each worker splits the same global batch and keeps its replicas' rows
