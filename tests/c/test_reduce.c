@@ -539,7 +539,11 @@ static void test_integer_mean_is_float(void** state) {
     batch[0] = pr;
     batch[1] = pr;
     DT_OK(dist_strategy_batch_reduce_to(s, DIST_REDUCE_MEAN, batch, batch, 2, outs));
-    expect_float_tensor(dts_component(outs[1], 3), DIST_FLOAT64, &mean, 1);
+    {
+      dist_value_t* copy3 = dts_component(outs[1], 3);
+      expect_float_tensor(copy3, DIST_FLOAT64, &mean, 1);
+      dist_value_destroy(copy3);
+    }
     dist_value_destroy(outs[0]);
     dist_value_destroy(outs[1]);
     /* SUM keeps the dtype: tf.int32 [10]. */
