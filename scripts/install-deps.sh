@@ -15,6 +15,8 @@ packages=(
   libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)
   swig bindgen libclang1-14 libclang-common-14-dev
+  # compressed (ZLIB, GZIP) TFRecord files
+  zlib1g-dev
 )
 
 missing=()

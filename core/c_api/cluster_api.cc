@@ -14,6 +14,21 @@ using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
+namespace {
+
+// A string the cluster owns, by accessor.
+dist_status_t ClusterString(const char* function, const dist_cluster_t* cluster,
+                            const char** out, const char* out_name,
+                            const std::string& (ClusterSpec::*get)() const) {
+  return Accessor(function, cluster, "cluster", out, out_name,
+                  [&](const dist_cluster& c, const char*& value) {
+                    value = (c.spec.*get)().c_str();
+                    return absl::OkStatus();
+                  });
+}
+
+}  // namespace
+
 extern "C" {
 
 dist_status_t dist_cluster_from_tf_config(const char* json, dist_cluster_t** out) {
@@ -82,8 +97,8 @@ dist_status_t dist_cluster_is_chief(const dist_cluster_t* cluster, int32_t* out_
 
 dist_status_t dist_cluster_num_workers(const dist_cluster_t* cluster, int32_t* out_count) {
   return Accessor(__func__, cluster, "cluster", out_count, "out_count",
-                  [](const dist_cluster& c, int32_t& count) {
-                    count = c.spec.num_workers();
+                  [](const dist_cluster& c, int32_t& count) -> absl::Status {
+                    ASSIGN_OR_RETURN(count, c.spec.worker_count());
                     return absl::OkStatus();
                   });
 }
@@ -119,5 +134,19 @@ dist_status_t dist_cluster_task_address(const dist_cluster_t* cluster, const cha
 }
 
 void dist_cluster_destroy(dist_cluster_t* cluster) { delete cluster; }
+
+
+dist_status_t dist_cluster_rpc_layer(const dist_cluster_t* cluster, const char** out_rpc_layer) {
+  return ClusterString(__func__, cluster, out_rpc_layer, "out_rpc_layer", &ClusterSpec::rpc_layer);
+}
+
+dist_status_t dist_cluster_environment(const dist_cluster_t* cluster, const char** out_environment) {
+  return ClusterString(__func__, cluster, out_environment, "out_environment",
+                       &ClusterSpec::environment);
+}
+
+dist_status_t dist_cluster_master(const dist_cluster_t* cluster, const char** out_master) {
+  return ClusterString(__func__, cluster, out_master, "out_master", &ClusterSpec::master);
+}
 
 }  // extern "C"

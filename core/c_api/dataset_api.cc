@@ -206,6 +206,17 @@ dist_status_t dist_dataset_from_tfrecord_files(const char* const* paths, int32_t
   });
 }
 
+dist_status_t dist_dataset_from_compressed_tfrecord_files(const char* const* paths,
+                                                          int32_t num_paths,
+                                                          dist_compression_t compression,
+                                                          dist_dataset_t** out) {
+  return NewDataset(__func__, out, [&]() -> absl::StatusOr<DatasetPtr> {
+    ASSIGN_OR_RETURN(const distribute::Compression kind, distribute::CompressionFromInt(compression));
+    ASSIGN_OR_RETURN(std::vector<std::string> files, Paths(paths, num_paths));
+    return distribute::TFRecords(std::move(files), kind);
+  });
+}
+
 dist_status_t dist_dataset_batch(const dist_dataset_t* dataset, int64_t batch_size,
                                  int32_t drop_remainder, dist_dataset_t** out) {
   return Transform(__func__, dataset, out, [&](DatasetPtr input) {

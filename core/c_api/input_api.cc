@@ -140,6 +140,13 @@ dist_status_t dist_input_options_set_per_replica_batches(dist_input_options_t* o
   return SetOption(__func__, options, [&](InputOptions& o) { o.per_replica_batches = enable != 0; });
 }
 
+dist_status_t dist_input_options_set_partial_batch_split(dist_input_options_t* options,
+                                                        dist_partial_batch_split_t split) {
+  return SetOption(__func__, options, [&](InputOptions& o) {
+    o.partial_batch_split = static_cast<distribute::PartialBatchSplit>(split);
+  });
+}
+
 dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
                                                const dist_dataset_t* dataset,
                                                const dist_input_options_t* options,

@@ -143,9 +143,11 @@ dist_status_t dist_strategy_create_multi_worker_mirrored(const dist_cluster_t* c
   return NewStrategy(__func__, out, [&]() -> absl::StatusOr<std::shared_ptr<Strategy>> {
     const distribute::CommunicationOptions defaults;
     const distribute::CommunicationOptions& chosen = options != nullptr ? options->options : defaults;
-    if (cluster != nullptr) return Strategy::CreateMultiWorkerMirrored(cluster->spec, chosen);
-    ASSIGN_OR_RETURN(distribute::ClusterSpec from_environment, distribute::ClusterSpecFromEnvironment());
-    return Strategy::CreateMultiWorkerMirrored(from_environment, chosen);
+    if (cluster != nullptr) return Strategy::CreateMultiWorkerMirrored(&cluster->spec, chosen);
+    ASSIGN_OR_RETURN(std::optional<distribute::ClusterSpec> from_environment,
+                     distribute::ClusterSpecFromEnvironmentIfAny());
+    return Strategy::CreateMultiWorkerMirrored(
+        from_environment.has_value() ? &*from_environment : nullptr, chosen);
   });
 }
 

@@ -168,6 +168,7 @@ absl::Status ClusterSpec::AddTask(absl::string_view job_name, int64_t index, abs
     }
   }
   jobs_[static_cast<size_t>(*job)].emplace(static_cast<int32_t>(index), std::string(address));
+  UpdateMaster();
   return absl::OkStatus();
 }
 
@@ -200,7 +201,21 @@ absl::Status ClusterSpec::SetTask(absl::string_view job_name, int64_t index) {
     return MissingTask(*job, index);
   }
   task_ = CurrentTask{*job, static_cast<int32_t>(index)};
+  UpdateMaster();
   return absl::OkStatus();
+}
+
+void ClusterSpec::set_rpc_layer(std::string rpc_layer) {
+  rpc_layer_ = std::move(rpc_layer);
+  UpdateMaster();
+}
+
+void ClusterSpec::UpdateMaster() {
+  master_.clear();
+  // TF returns "" for a cluster of one task: there is no other task to connect to.
+  if (!task_ || tasks().size() <= 1) return;
+  const std::string& address = job_tasks(task_->job).at(task_->index);
+  master_ = rpc_layer_.empty() ? address : absl::StrCat(rpc_layer_, "://", address);
 }
 
 bool ClusterSpec::empty() const {
@@ -228,6 +243,7 @@ absl::StatusOr<int32_t> ClusterSpec::task_index() const {
 
 absl::StatusOr<bool> ClusterSpec::is_chief() const {
   if (!task_) return NoTask();
+  if (task_->job == Job::kEvaluator) return true;
   const absl::StatusOr<ClusterTask> chief_task = chief();
   return chief_task.ok() && chief_task->job == task_->job && chief_task->index == task_->index;
 }
@@ -289,6 +305,22 @@ absl::StatusOr<int32_t> ClusterSpec::worker_rank(absl::string_view what) const {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("task ", TaskName(task_->job, task_->index), " is not a worker: ", what));
+}
+
+absl::StatusOr<int32_t> ClusterSpec::worker_count() const {
+  if (!task_) return num_workers();
+  switch (task_->job) {
+    case Job::kEvaluator:
+      // The evaluator runs in its own cluster (or its own partition of one).
+      return num_tasks(Job::kEvaluator);
+    case Job::kPs:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task ", TaskName(task_->job, task_->index),
+          " is a ps task, which has no worker count: TF's multi_worker_util.worker_count "
+          "counts workers for the chief, worker and evaluator tasks only"));
+    default:
+      return num_workers();
+  }
 }
 
 int32_t ClusterSpec::num_workers() const { return num_tasks(Job::kChief) + num_tasks(Job::kWorker); }

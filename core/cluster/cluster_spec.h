@@ -4,7 +4,9 @@
 //
 // Facts derived as MultiWorkerMirroredStrategy derives them: the workers are the chief and
 // the worker tasks (never ps or evaluator); the chief is the "chief" task, or worker 0 when
-// the cluster has no chief.
+// the cluster has no chief. What a user asks about the current task follows TF's
+// multi_worker_util and TFConfigClusterResolver: an evaluator is its own chief of a
+// cluster of the evaluators (is_chief, worker_count), a ps task has no worker count.
 //
 // Every mutation validates first and changes nothing when it fails. All errors are
 // kInvalidArgument and name the entry at fault ("worker[1]"), except a query about the
@@ -82,8 +84,24 @@ class ClusterSpec {
   // The current task (kFailedPrecondition before SetTask).
   absl::StatusOr<Job> task_type() const;
   absl::StatusOr<int32_t> task_index() const;
-  // Whether the current task is the chief (kFailedPrecondition before SetTask).
+  // Whether the current task is the chief, as TF's multi_worker_util.is_chief says: the
+  // chief (above), and an evaluator, which is its own chief (kFailedPrecondition before
+  // SetTask).
   absl::StatusOr<bool> is_chief() const;
+  // TF's multi_worker_util.worker_count for the current task: the evaluators for an
+  // evaluator, kInvalidArgument for a ps task, else (and without a current task)
+  // num_workers().
+  absl::StatusOr<int32_t> worker_count() const;
+
+  // TF_CONFIG's "rpc_layer" and "environment" ("" when not given).
+  void set_rpc_layer(std::string rpc_layer);
+  void set_environment(std::string environment) { environment_ = std::move(environment); }
+  const std::string& rpc_layer() const { return rpc_layer_; }
+  const std::string& environment() const { return environment_; }
+  // TFConfigClusterResolver.master(): the current task's address, as
+  // "<rpc_layer>://host:port" when there is an rpc_layer; "" when the cluster is a single
+  // task or there is no current task. The reference stays valid until the next mutation.
+  const std::string& master() const { return master_; }
 
   // The chief and the worker tasks.
   int32_t num_workers() const;
@@ -127,8 +145,14 @@ class ClusterSpec {
   // InvalidArgument for task `index` of `job` not being in the cluster.
   absl::Status MissingTask(Job job, int64_t index) const;
 
+  // Recomputes master_ after a mutation.
+  void UpdateMaster();
+
   std::array<std::map<int32_t, std::string>, kNumJobs> jobs_;
   std::optional<CurrentTask> task_;
+  std::string rpc_layer_;
+  std::string environment_;
+  std::string master_;
 };
 
 }  // namespace distribute

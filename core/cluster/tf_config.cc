@@ -68,8 +68,18 @@ absl::Status NotJson(absl::string_view json) {
   return Invalid(absl::StrCat("not valid JSON: error at byte ", locator.position, " near ", Quoted(token)));
 }
 
-// A non-negative task index within int32 from a JSON number.
+absl::StatusOr<int64_t> IndexFromKey(const std::string& key, absl::string_view job);
+
+// A non-negative task index within int32 from a JSON number, or from a string holding one
+// (TF converts the index with int()).
 absl::StatusOr<int64_t> IndexFromJson(const Json& value, absl::string_view entry) {
+  if (value.is_string()) {
+    absl::StatusOr<int64_t> index = IndexFromKey(value.get_ref<const std::string&>(), "");
+    if (index.ok()) return index;
+    return Invalid(absl::StrCat(entry, " ", Quoted(value.get_ref<const std::string&>()),
+                                " is not a task index: expected a decimal number from 0 to ",
+                                std::numeric_limits<int32_t>::max()));
+  }
   if (value.is_number_unsigned()) {
     const uint64_t index = value.get<uint64_t>();
     if (index <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) return static_cast<int64_t>(index);
@@ -79,7 +89,8 @@ absl::StatusOr<int64_t> IndexFromJson(const Json& value, absl::string_view entry
   if (value.is_number_integer()) {
     return Invalid(absl::StrCat(entry, " is ", value.get<int64_t>(), ": a task index must be >= 0"));
   }
-  return Invalid(absl::StrCat(entry, " must be a non-negative integer, not ", AType(value)));
+  return Invalid(absl::StrCat(entry, " must be a non-negative integer (or a string of one), not ",
+                              AType(value)));
 }
 
 // A task index from a key of the sparse form: a canonical decimal number.
@@ -167,14 +178,10 @@ absl::StatusOr<ClusterSpec> ParseTfConfig(absl::string_view json) {
   const Json config = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) return NotJson(json);
   if (!config.is_object()) return Invalid(absl::StrCat("expected a JSON object, not ", AType(config)));
-  for (const auto& [key, value] : config.items()) {
-    if (key == "environment" || key == "rpc_layer") {
-      if (!value.is_string()) {
-        return Invalid(absl::StrCat("\"", key, "\" must be a string, not ", AType(value)));
-      }
-    } else if (key != "cluster" && key != "task") {
-      return Invalid(absl::StrCat("unknown key ", Quoted(key),
-                                  ": expected cluster, task, environment or rpc_layer"));
+  for (const char* key : {"environment", "rpc_layer"}) {
+    const auto value = config.find(key);
+    if (value != config.end() && !value->is_string()) {
+      return Invalid(absl::StrCat("\"", key, "\" must be a string, not ", AType(*value)));
     }
   }
   const auto cluster = config.find("cluster");
@@ -186,7 +193,29 @@ absl::StatusOr<ClusterSpec> ParseTfConfig(absl::string_view json) {
   if (!status.ok()) return status;
   status = ParseTask(spec, *task);
   if (!status.ok()) return status;
+  if (const auto rpc_layer = config.find("rpc_layer"); rpc_layer != config.end()) {
+    spec.set_rpc_layer(rpc_layer->get<std::string>());
+  }
+  if (const auto environment = config.find("environment"); environment != config.end()) {
+    spec.set_environment(environment->get<std::string>());
+  }
   return spec;
+}
+
+absl::StatusOr<std::optional<ClusterSpec>> ClusterSpecFromEnvironmentIfAny() {
+  const char* value = std::getenv("TF_CONFIG");
+  if (value == nullptr || value[0] == '\0') return std::optional<ClusterSpec>();
+  const absl::string_view json(value);
+  const Json config = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
+  if (config.is_object()) {
+    const auto cluster = config.find("cluster");
+    if (cluster == config.end() || (cluster->is_object() && cluster->empty())) {
+      return std::optional<ClusterSpec>();
+    }
+  }
+  absl::StatusOr<ClusterSpec> spec = ParseTfConfig(json);
+  if (!spec.ok()) return spec.status();
+  return std::optional<ClusterSpec>(*std::move(spec));
 }
 
 absl::StatusOr<ClusterSpec> ClusterSpecFromEnvironment() {

@@ -414,6 +414,20 @@ void FromAccumulator(DType dtype, const void* src, void* dst, size_t count) {
   });
 }
 
+void IntegerSumToMean(DType dtype, const void* sums, void* out, size_t count, int64_t divisor) {
+  DispatchDType(dtype, [&]<typename Tr>() {
+    using T = typename Tr::Storage;
+    if constexpr (std::is_same_v<Tr, Plain<T>> && std::is_integral_v<T>) {
+      const auto* in = static_cast<const T*>(sums);
+      // The float type truediv computes in: float32 for 8- and 16-bit integers.
+      using F = std::conditional_t<sizeof(T) <= 2, float, double>;
+      auto* result = static_cast<F*>(out);
+      const F denominator = static_cast<F>(divisor);
+      for (size_t i = 0; i < count; ++i) result[i] = static_cast<F>(in[i]) / denominator;
+    }
+  });
+}
+
 void DivideInPlace(DType dtype, void* data, size_t count, int64_t divisor) {
   if (divisor <= 1 || dtype == DType::kBool) return;
   DispatchDType(dtype, [&]<typename Tr>() { DivideTyped<Tr>(data, count, divisor); });

@@ -2,8 +2,9 @@
 // collective. Inputs are combined in one fixed order whatever thread or process runs the
 // kernel: a binary tree splitting after the first ceil(n/2) inputs ((a+b)+c, (a+b)+(c+d)),
 // so results are deterministic, and a reduction of partial results (each worker's
-// replicas, then the workers) matches the flat one when the worker count is a power of 2. float16/bfloat16 accumulate in float32, integer
-// sums and products wrap (two's complement), integer MEAN truncates toward zero.
+// replicas, then the workers) matches the flat one when the worker count is a power of 2.
+// float16/bfloat16 accumulate in float32, integer sums and products wrap (two's
+// complement). An integer MEAN is a SUM here; IntegerSumToMean then divides as TF does.
 #ifndef DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
 #define DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
 
@@ -33,6 +34,11 @@ void ReduceAccumulatorRange(DType dtype, ReduceOp op, const void* const* inputs,
 // Divides `count` elements of `data` in place by `divisor` (MEAN's last step when the
 // sum was computed elsewhere).
 void DivideInPlace(DType dtype, void* data, size_t count, int64_t divisor);
+
+// TF's integer MEAN: the wrapped integer sums (`count` elements of `dtype`) cast to
+// ReducedDType(dtype, MEAN) and divided there by `divisor` (math_ops.truediv), into `out`.
+// A divisor of 0 gives NaN (0/0) or an infinity, as float division does.
+void IntegerSumToMean(DType dtype, const void* sums, void* out, size_t count, int64_t divisor);
 
 // Reduces a row-major [outer, len, inner] array along its middle axis into [outer, inner]:
 // input of dtype `dtype`, output of its accumulator dtype (see AccumulatorDType) so that

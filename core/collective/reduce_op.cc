@@ -43,4 +43,9 @@ absl::Status CheckReducible(DType dtype, ReduceOp op) {
   return absl::OkStatus();
 }
 
+DType ReducedDType(DType dtype, ReduceOp op) {
+  if (op != ReduceOp::kMean || !IsInteger(dtype)) return dtype;
+  return DTypeSize(dtype) <= 2 ? DType::kFloat32 : DType::kFloat64;
+}
+
 }  // namespace distribute

@@ -25,6 +25,12 @@ absl::string_view ReduceOpName(ReduceOp op);
 // which are logical AND and OR).
 absl::Status CheckReducible(DType dtype, ReduceOp op);
 
+// The dtype of a reduction's result. TF averages with true division of the sum
+// (math_ops.truediv), which turns integers into floats: float32 for 8- and 16-bit
+// integers, float64 for 32- and 64-bit ones. Every other op, and MEAN of floats, keeps
+// the dtype.
+DType ReducedDType(DType dtype, ReduceOp op);
+
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_

@@ -55,7 +55,8 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
     return std::shared_ptr<const DistributedDataset>(new DistributedDataset(
         DistributedIterator::Mode::kSplit, {std::move(source)}, strategy.worker_devices(),
         num_components, per_replica, options.fetch_to_device,
-        strategy.num_replicas() * input_pipeline_id, in_sync, strategy.num_workers() > 1));
+        strategy.num_replicas() * input_pipeline_id, in_sync, strategy.num_workers() > 1,
+        options.partial_batch_split));
   }
   ASSIGN_OR_RETURN(DatasetPtr sharded, AutoShard(std::move(dataset), options.auto_shard_policy,
                                                  num_input_pipelines, input_pipeline_id));
@@ -72,7 +73,8 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
   ASSIGN_OR_RETURN(DatasetPtr source, WithPrefetch(std::move(sharded), options.prefetch_depth, 1));
   return std::shared_ptr<const DistributedDataset>(new DistributedDataset(
       DistributedIterator::Mode::kSplit, {std::move(source)}, strategy.worker_devices(),
-      num_components, per_replica, options.fetch_to_device, 0, 0, strategy.num_workers() > 1));
+      num_components, per_replica, options.fetch_to_device, 0, 0, strategy.num_workers() > 1,
+      options.partial_batch_split));
 }
 
 absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::FromFunction(
@@ -139,7 +141,7 @@ absl::StatusOr<std::unique_ptr<DistributedIterator>> DistributedDataset::MakeIte
   return std::make_unique<DistributedIterator>(mode_, sources_, std::move(iterators), workers_,
                                                num_components_, per_replica_batch_size_,
                                                fetch_to_device_, first_replica_, replicas_in_sync_,
-                                               always_per_replica_);
+                                               always_per_replica_, partial_batch_split_);
 }
 
 }  // namespace distribute

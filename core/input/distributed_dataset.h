@@ -38,7 +38,8 @@ class DistributedIterator {
                       std::vector<DeviceSpec> workers, int32_t num_components,
                       int64_t per_replica_batch_size, bool fetch_to_device,
                       int32_t first_replica = 0, int32_t replicas_in_sync = 0,
-                      bool always_per_replica = false);
+                      bool always_per_replica = false,
+                      PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder);
 
   // The next step in *out (one value per component): true, or false at the end and at
   // every later call. Errors from the sources come back unchanged.
@@ -66,6 +67,7 @@ class DistributedIterator {
   // Multi-worker: a batch is a PerReplica value even with one replica here (the others
   // are on other workers).
   const bool always_per_replica_;
+  const PartialBatchSplit partial_batch_split_;  // kSplit
   bool done_ = false;
 };
 
@@ -110,7 +112,8 @@ class DistributedDataset {
                      std::vector<DeviceSpec> workers, int32_t num_components,
                      int64_t per_replica_batch_size, bool fetch_to_device,
                      int32_t first_replica = 0, int32_t replicas_in_sync = 0,
-                     bool always_per_replica = false)
+                     bool always_per_replica = false,
+                     PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder)
       : mode_(mode),
         sources_(std::move(sources)),
         workers_(std::move(workers)),
@@ -119,7 +122,8 @@ class DistributedDataset {
         fetch_to_device_(fetch_to_device),
         first_replica_(first_replica),
         replicas_in_sync_(replicas_in_sync),
-        always_per_replica_(always_per_replica) {}
+        always_per_replica_(always_per_replica),
+        partial_batch_split_(partial_batch_split) {}
 
   const DistributedIterator::Mode mode_;
   const std::vector<DatasetPtr> sources_;
@@ -130,6 +134,7 @@ class DistributedDataset {
   const int32_t first_replica_;
   const int32_t replicas_in_sync_;
   const bool always_per_replica_;
+  const PartialBatchSplit partial_batch_split_;
 };
 
 }  // namespace distribute

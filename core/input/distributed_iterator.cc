@@ -15,7 +15,8 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
                                          std::vector<DeviceSpec> workers, int32_t num_components,
                                          int64_t per_replica_batch_size, bool fetch_to_device,
                                          int32_t first_replica, int32_t replicas_in_sync,
-                                         bool always_per_replica)
+                                         bool always_per_replica,
+                                         PartialBatchSplit partial_batch_split)
     : mode_(mode),
       datasets_(std::move(datasets)),
       sources_(std::move(sources)),
@@ -26,7 +27,8 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
       fetch_to_device_(fetch_to_device),
       first_replica_(first_replica),
       replicas_in_sync_(replicas_in_sync > 0 ? replicas_in_sync : static_cast<int32_t>(workers_.size())),
-      always_per_replica_(always_per_replica) {}
+      always_per_replica_(always_per_replica),
+      partial_batch_split_(partial_batch_split) {}
 
 absl::StatusOr<bool> DistributedIterator::Pull(size_t source, Element* out) {
   if (exhausted_[source]) return false;
@@ -53,7 +55,7 @@ absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextSpl
   }
   ASSIGN_OR_RETURN(std::vector<Element> by_replica,
                    SplitBatch(batch, per_replica_batch_size_, workers_, fetch_to_device_,
-                              first_replica_, replicas_in_sync_));
+                              first_replica_, replicas_in_sync_, partial_batch_split_));
   return std::optional<std::vector<Element>>(std::move(by_replica));
 }
 

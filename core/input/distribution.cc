@@ -155,13 +155,14 @@ absl::StatusOr<Tensor> EmptyBatchLike(const Tensor& like, const DeviceSpec& plac
 absl::StatusOr<std::vector<Element>> SplitBatch(const Element& batch, int64_t per_replica,
                                                 std::span<const DeviceSpec> workers,
                                                 bool fetch_to_device, int32_t first_replica,
-                                                int32_t replicas_in_sync) {
+                                                int32_t replicas_in_sync, PartialBatchSplit partial) {
   if (workers.empty()) return absl::InvalidArgumentError("no replicas to split a batch across");
   ASSIGN_OR_RETURN(const int64_t rows, BatchDimension(batch));
   const auto replicas = static_cast<int32_t>(workers.size());
   const int32_t in_sync = replicas_in_sync > 0 ? replicas_in_sync : replicas;
   int64_t step = per_replica;
-  if (step < 1 || rows > step * in_sync) step = SplitBatchSize(rows, in_sync);
+  const bool even_partial = partial == PartialBatchSplit::kEven && rows < step * in_sync;
+  if (step < 1 || rows > step * in_sync || even_partial) step = SplitBatchSize(rows, in_sync);
   std::vector<Element> by_replica(workers.size());
   for (int32_t r = 0; r < replicas; ++r) {
     const int64_t begin = std::min(rows, (first_replica + r) * step);

@@ -55,13 +55,15 @@ absl::StatusOr<Tensor> EmptyBatchLike(const Tensor& like, const DeviceSpec& plac
 // [r * per_replica, (r + 1) * per_replica) clipped to the batch, so replicas fill in order
 // and those left without rows get empty batches. When the batch has more rows than
 // per_replica * replicas, the rows are split with ceil(rows / replicas) instead, so that
-// none is lost. Result: [replica][component].
+// none is lost; so is a batch with fewer rows under PartialBatchSplit::kEven (TF 2.x).
+// Result: [replica][component].
 // Multi-worker: the batch is split across `replicas_in_sync` replicas of which `workers`
 // are those from `first_replica` on (0: workers.size() replicas, from 0).
 absl::StatusOr<std::vector<Element>> SplitBatch(const Element& batch, int64_t per_replica,
                                                 std::span<const DeviceSpec> workers,
                                                 bool fetch_to_device, int32_t first_replica = 0,
-                                                int32_t replicas_in_sync = 0);
+                                                int32_t replicas_in_sync = 0,
+                                                PartialBatchSplit partial = PartialBatchSplit::kInOrder);
 
 // Fills the replicas without an element (nullopt entries of `by_replica`) with empty
 // batches shaped like the first replica that has one. FailedPrecondition when none has

@@ -17,6 +17,18 @@ absl::StatusOr<InputReplicationMode> InputReplicationModeFromInt(int32_t value) 
   }
 }
 
+absl::StatusOr<PartialBatchSplit> PartialBatchSplitFromInt(int32_t value) {
+  switch (value) {
+    case static_cast<int32_t>(PartialBatchSplit::kInOrder):
+      return PartialBatchSplit::kInOrder;
+    case static_cast<int32_t>(PartialBatchSplit::kEven):
+      return PartialBatchSplit::kEven;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "partial batch split ", value, " is unknown: expected IN_ORDER (0) or EVEN (1)"));
+  }
+}
+
 absl::StatusOr<AutoShardPolicy> AutoShardPolicyFromInt(int32_t value) {
   switch (value) {
     case static_cast<int32_t>(AutoShardPolicy::kOff):
@@ -55,6 +67,8 @@ absl::Status ValidateInputOptions(const InputOptions& options) {
   RETURN_IF_ERROR(
       InputReplicationModeFromInt(static_cast<int32_t>(options.replication_mode)).status());
   RETURN_IF_ERROR(AutoShardPolicyFromInt(static_cast<int32_t>(options.auto_shard_policy)).status());
+  RETURN_IF_ERROR(
+      PartialBatchSplitFromInt(static_cast<int32_t>(options.partial_batch_split)).status());
   return absl::OkStatus();
 }
 

@@ -24,7 +24,18 @@ enum class AutoShardPolicy : int32_t {
   kData = 3,  // each input pipeline keeps its share of the elements
 };
 
+// How distribute_dataset splits a partial global batch of p rows (the last batch of a
+// dataset batched with the remainder kept) across R replicas. The numbers are the C API's.
+enum class PartialBatchSplit : int32_t {
+  // ceil(global batch / R) rows per replica, in order, as for a full batch: replicas at
+  // the end may get none (the reference page's example of reduce with axis).
+  kInOrder = 0,
+  // TF 2.x's rebatching: ceil(p / R) rows per replica, in order.
+  kEven = 1,
+};
+
 absl::StatusOr<InputReplicationMode> InputReplicationModeFromInt(int32_t value);
+absl::StatusOr<PartialBatchSplit> PartialBatchSplitFromInt(int32_t value);
 absl::StatusOr<AutoShardPolicy> AutoShardPolicyFromInt(int32_t value);
 absl::string_view AutoShardPolicyName(AutoShardPolicy policy);
 
@@ -39,6 +50,7 @@ struct InputOptions {
   // The contrib semantics: every incoming element is already one replica's batch, and
   // replicas take consecutive elements instead of splitting one.
   bool per_replica_batches = false;
+  PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder;
 };
 
 // InvalidArgument naming the bad field, or OK.

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/input/dataset.h"
+#include "core/input/inflating_reader.h"
 #include "core/tensor/tensor.h"
 
 namespace distribute {
@@ -39,8 +40,12 @@ absl::StatusOr<DatasetPtr> FixedLengthRecords(std::vector<std::string> files, in
                                               int64_t header_bytes, int64_t footer_bytes);
 
 // Uncompressed TFRecord files; a corrupt or truncated record is DataLoss naming the file
-// and the record's byte offset.
+// and the record's byte offset (and, for a file that starts like a compressed one, saying
+// so).
 absl::StatusOr<DatasetPtr> TFRecords(std::vector<std::string> files);
+// TFRecord files written with TFRecordOptions(compression_type=ZLIB or GZIP) (or NONE);
+// offsets in errors count decompressed bytes.
+absl::StatusOr<DatasetPtr> TFRecords(std::vector<std::string> files, Compression compression);
 
 // Writes `records` as an uncompressed TFRecord file (replacing it).
 absl::Status WriteTFRecordFile(const std::string& path, const std::vector<std::string>& records);

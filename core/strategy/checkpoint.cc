@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,13 @@ absl::Status SaveVariables(Strategy& strategy, const std::string& path) {
 
 absl::Status RestoreVariables(Strategy& strategy, const std::string& path) {
   RETURN_IF_ERROR(RequireCrossReplica(strategy, "restore_variables"));
-  ASSIGN_OR_RETURN(auto entries, ReadSafetensors(path));
+  // Only the variables' tensors are read: a file from another producer may hold others,
+  // of dtypes we do not have, that no variable asks for.
+  std::set<std::string> wanted;
+  for (const std::shared_ptr<Variable>& variable : strategy.LiveVariables()) {
+    wanted.insert(variable->name());
+  }
+  ASSIGN_OR_RETURN(auto entries, ReadSafetensors(path, &wanted));
   std::map<std::string, Tensor> by_name;
   for (auto& [name, tensor] : entries) by_name.emplace(name, std::move(tensor));
   // Check everything first: a file that does not fit changes no variable.

@@ -9,6 +9,7 @@
 #include "core/collective/reduce_kernels.h"
 #include "core/tensor/concatenate.h"
 #include "core/device/local_devices.h"
+#include "core/strategy/integer_mean.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
 #include "core/values/variable.h"
@@ -88,11 +89,16 @@ absl::StatusOr<Tensor> ReduceComponents(const Strategy& strategy, ReduceOp op,
   RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
   std::vector<const void*> inputs;
   for (const Tensor& t : components) inputs.push_back(t.data());
-  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), device));
+  // An integer MEAN sums (on the host) and divides afterwards (integer_mean.h).
+  const bool integer_mean = IsIntegerMean(first.dtype(), op);
+  const DeviceSpec host = DeviceSpec{}.WithDefaults();
+  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), integer_mean ? host : device));
   RETURN_IF_ERROR(strategy.workers().AllReduceLocal(
-      op, first.dtype(), inputs.data(), static_cast<int32_t>(inputs.size()),
-      static_cast<size_t>(first.shape().num_elements()), out.data(), strategy.num_replicas_in_sync(),
+      integer_mean ? ReduceOp::kSum : op, first.dtype(), inputs.data(),
+      static_cast<int32_t>(inputs.size()), static_cast<size_t>(first.shape().num_elements()),
+      out.data(), strategy.num_replicas_in_sync(),
       absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)), strategy.NewDeadline()));
+  if (integer_mean) return IntegerMean(out, strategy.num_replicas_in_sync(), device);
   return out;
 }
 
@@ -201,11 +207,14 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
                                       std::span<const Workers::Segment>(&partial, 1), 1, what,
                                       deadline));
   }
+  if (IsIntegerMean(dtype, op)) {
+    // TF: the integer sum (wrapped to the dtype) over the row count, by truediv.
+    ASSIGN_OR_RETURN(Tensor wrapped, Allocate(dtype, out_shape, host));
+    FromAccumulator(dtype, sum.data(), wrapped.data(), count);
+    return IntegerMean(wrapped, total, device);
+  }
   if (op == ReduceOp::kMean) {
     if (total == 0) {
-      if (acc != DType::kFloat32 && acc != DType::kFloat64) {
-        return absl::InvalidArgumentError("MEAN over zero elements of an integer tensor is undefined");
-      }
       // 0 / 0, as TF computes it.
       for (size_t i = 0; i < count; ++i) {
         if (acc == DType::kFloat32) static_cast<float*>(sum.data())[i] = std::numeric_limits<float>::quiet_NaN();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_op.h"
+#include "core/strategy/integer_mean.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
@@ -96,7 +97,23 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
     return outputs;
   }
   if (!local.ok()) return strategy_.collective().FailTogether(replica_id_, local, NewDeadline());
-  RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, op, values, outputs, NewDeadline()));
+  // Integers under MEAN are summed in a collective of their own and divided here
+  // (integer_mean.h); every replica makes the same two calls, each skipped when empty.
+  std::vector<Tensor> in[2], out[2];
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int k = IsIntegerMean(values[i].dtype(), op) ? 1 : 0;
+    in[k].push_back(values[i]);
+    out[k].push_back(outputs[i]);
+  }
+  const ReduceOp ops[2] = {op, ReduceOp::kSum};
+  for (int k = 0; k < 2; ++k) {
+    if (in[k].empty()) continue;
+    RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, ops[k], in[k], out[k], NewDeadline()));
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!IsIntegerMean(values[i].dtype(), op)) continue;
+    ASSIGN_OR_RETURN(outputs[i], IntegerMean(outputs[i], num_replicas_in_sync(), device()));
+  }
   return outputs;
 }
 

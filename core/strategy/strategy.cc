@@ -142,11 +142,11 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMirrored(
 }
 
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
-    const ClusterSpec& cluster, const CommunicationOptions& options) {
+    const ClusterSpec* cluster, const CommunicationOptions& options) {
   RETURN_IF_ERROR(options.Validate());
   ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, MultiWorkerDevices(options));
   BackendRequest request;
-  request.cluster = &cluster;
+  request.cluster = cluster;
   request.communication = options;
   request.timeout_ms = options.TimeoutMsOr(kDefaultTimeoutMs);
   const int64_t timeout_ms = request.timeout_ms;

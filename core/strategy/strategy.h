@@ -48,9 +48,10 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   static absl::StatusOr<std::shared_ptr<Strategy>> CreateCentralStorage(
       const std::vector<std::string>& compute_devices, absl::string_view parameter_device);
   // One replica per logical CPU device of this process, synchronised with the same
-  // strategy on every other worker of `cluster` (whose current task is this process).
+  // strategy on every other worker of `cluster` (whose current task is this process). A
+  // null cluster is one local worker without a server (TF without TF_CONFIG).
   static absl::StatusOr<std::shared_ptr<Strategy>> CreateMultiWorkerMirrored(
-      const ClusterSpec& cluster, const CommunicationOptions& options);
+      const ClusterSpec* cluster, const CommunicationOptions& options);
   // The process-wide default strategy (one replica on CPU:0).
   static const std::shared_ptr<Strategy>& Default();
 

@@ -175,6 +175,14 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
         "variables must be created in cross-replica context (in the strategy's scope or with "
         "no scope), not inside a replica function");
   }
+  if (aggregation == VariableAggregation::kMean && IsInteger(initial_value.dtype())) {
+    // TF refuses these at creation: the mean of integer updates is not an integer, so an
+    // update would have to truncate.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "variable '", name.empty() ? "Variable" : name, "' is ", DTypeName(initial_value.dtype()),
+        " with aggregation MEAN: MEAN aggregation needs a floating-point variable (as in TF); "
+        "use SUM, ONLY_FIRST_REPLICA or NONE, or a float dtype"));
+  }
   const std::shared_ptr<Strategy> strategy = thread.strategy();
   if (sync == VariableSync::kAuto) sync = VariableSync::kOnWrite;
   ValueKind kind = ValueKind::kVariable;

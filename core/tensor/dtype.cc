@@ -71,4 +71,17 @@ absl::string_view DTypeName(DType dtype) {
   return "invalid";
 }
 
+bool IsInteger(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kUInt8:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace distribute

@@ -33,6 +33,9 @@ size_t DTypeSize(DType dtype);
 // "float32", "bfloat16", ...
 absl::string_view DTypeName(DType dtype);
 
+// The signed and unsigned integer dtypes (not bool).
+bool IsInteger(DType dtype);
+
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_CORE_TENSOR_DTYPE_H_

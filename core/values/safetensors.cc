@@ -198,6 +198,30 @@ absl::StatusOr<Shape> ParseShape(const Json& value, const std::string& tensor) {
   return shape;
 }
 
+// The byte range of a tensor no one asked for: what the overlap check needs, whatever
+// its dtype and shape say.
+absl::StatusOr<Entry> ParseSkippedEntry(absl::string_view file, const std::string& name,
+                                        const Json& value, uint64_t data_size) {
+  const std::string tensor = absl::StrCat(file, ": tensor ", Quoted(name));
+  const Json* offsets = nullptr;
+  if (value.is_object()) {
+    const auto it = value.find("data_offsets");
+    if (it != value.end()) offsets = &*it;
+  }
+  if (offsets == nullptr || !offsets->is_array() || offsets->size() != 2 ||
+      !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        tensor, " has no \"data_offsets\" pair of non-negative integers [begin, end]"));
+  }
+  const uint64_t begin = (*offsets)[0].get<uint64_t>();
+  const uint64_t end = (*offsets)[1].get<uint64_t>();
+  if (begin > end || end > data_size) {
+    return absl::DataLossError(absl::StrCat(tensor, " has data_offsets ", OffsetsText(begin, end),
+                                            " outside the ", data_size, "-byte data section"));
+  }
+  return Entry{name, DType::kUInt8, Shape(), begin, end};
+}
+
 absl::StatusOr<Entry> ParseEntry(absl::string_view file, const std::string& name, const Json& value,
                                  uint64_t data_size) {
   if (name.empty()) {
@@ -255,7 +279,8 @@ absl::StatusOr<Entry> ParseEntry(absl::string_view file, const std::string& name
   return Entry{name, *dtype, std::move(shape), begin, end};
 }
 
-absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_view file) {
+absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_view file,
+                                          const std::set<std::string>* only) {
   if (bytes.size() < kLengthPrefixBytes) {
     return absl::DataLossError(absl::StrCat(file, ": the file is ", bytes.size(),
                                             " bytes, too short for the 8-byte header length"));
@@ -304,8 +329,15 @@ absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_
   }
 
   std::vector<Entry> entries;
+  std::set<std::string> skipped;
   for (const auto& item : header.items()) {
     if (item.key() == kMetadataKey) continue;
+    if (only != nullptr && only->count(item.key()) == 0) {
+      ASSIGN_OR_RETURN(Entry entry, ParseSkippedEntry(file, item.key(), item.value(), data.size()));
+      skipped.insert(entry.name);
+      entries.push_back(std::move(entry));
+      continue;
+    }
     ASSIGN_OR_RETURN(Entry entry, ParseEntry(file, item.key(), item.value(), data.size()));
     entries.push_back(std::move(entry));
   }
@@ -329,6 +361,7 @@ absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_
   NamedTensors tensors;
   tensors.reserve(entries.size());
   for (Entry& entry : entries) {
+    if (skipped.count(entry.name) != 0) continue;
     const size_t size = static_cast<size_t>(entry.end - entry.begin);
     absl::StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::Allocate(host, size, false);
     if (!buffer.ok()) {
@@ -516,10 +549,11 @@ absl::StatusOr<std::string> SerializeSafetensors(const NamedTensors& tensors) {
 }
 
 absl::StatusOr<NamedTensors> ParseSafetensors(absl::string_view bytes,
-                                              absl::string_view name_for_messages) {
+                                              absl::string_view name_for_messages,
+                                              const std::set<std::string>* only) {
   // nlohmann-json is used without exceptions; this catches what remains (allocation).
   try {
-    return ParseOrError(bytes, name_for_messages);
+    return ParseOrError(bytes, name_for_messages, only);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
         absl::StrCat(name_for_messages, ": out of memory while reading the header"));
@@ -540,9 +574,10 @@ absl::Status WriteSafetensors(const std::string& path, const NamedTensors& tenso
   return file.CommitAs(path);
 }
 
-absl::StatusOr<NamedTensors> ReadSafetensors(const std::string& path) {
+absl::StatusOr<NamedTensors> ReadSafetensors(const std::string& path,
+                                             const std::set<std::string>* only) {
   ASSIGN_OR_RETURN(const std::string contents, ReadWholeFile(path));
-  return ParseSafetensors(contents, path);
+  return ParseSafetensors(contents, path, only);
 }
 
 }  // namespace distribute

@@ -9,9 +9,15 @@
 // something this library does not accept (a non-object header, missing or mistyped
 // fields, an unsupported dtype such as "F8_E4M3", negative dimensions, duplicate or empty
 // names). Every message starts with the file name.
+//
+// Supported dtypes: BOOL, U8, I8, I16, I32, I64, F16, BF16, F32, F64. Files of other
+// producers may also hold U16, U32, U64, C64, F8_E4M3, F8_E5M2 (and future ones), which
+// the library has no dtype for; a read that names the tensors it wants skips every other
+// tensor whatever its dtype, checking only that its bytes lie in the data section.
 #ifndef DISTRIBUTE_CORE_VALUES_SAFETENSORS_H_
 #define DISTRIBUTE_CORE_VALUES_SAFETENSORS_H_
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,14 +38,17 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 absl::Status WriteSafetensors(const std::string& path, const NamedTensors& tensors);
 
 // Reads a whole safetensors file into host tensors on CPU:0, in the order of their data
-// offsets.
-absl::StatusOr<NamedTensors> ReadSafetensors(const std::string& path);
+// offsets. With `only`, reads just the tensors named there (absent names are not an
+// error here) and skips the others, whatever their dtype.
+absl::StatusOr<NamedTensors> ReadSafetensors(const std::string& path,
+                                             const std::set<std::string>* only = nullptr);
 
 // The in-memory forms of the two above. `name_for_messages` (usually the file name) starts
 // every error message.
 absl::StatusOr<std::string> SerializeSafetensors(const NamedTensors& tensors);
 absl::StatusOr<NamedTensors> ParseSafetensors(absl::string_view bytes,
-                                              absl::string_view name_for_messages);
+                                              absl::string_view name_for_messages,
+                                              const std::set<std::string>* only = nullptr);
 
 }  // namespace distribute
 

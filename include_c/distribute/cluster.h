@@ -15,8 +15,15 @@
  *    "task": {"type": "worker", "index": 1}}
  * A job is a list (task i at position i) or an object from task index to address, whose
  * indices need not be contiguous: {"worker": {"1": "host1:2222", "3": "host3:2222"}}.
- * The keys "environment" and "rpc_layer" (strings) are accepted and ignored; any other
- * key is an error.
+ * The keys "environment" and "rpc_layer" (strings) are kept (dist_cluster_environment,
+ * dist_cluster_rpc_layer); any other top-level key is ignored, as TF ignores it. The task
+ * index may be a number or a string holding one ("index": "1"), as TF accepts both.
+ *
+ * Where we differ from TF's TFConfigClusterResolver: we reject at parse time what TF only
+ * fails on later, when a server starts or a strategy connects: an address without a port
+ * or with a malformed host, two tasks at one address, a second chief or a chief other
+ * than task 0, and a "task" naming a task not in the cluster. An unknown key inside
+ * "task" is an error here (TF ignores it), so that a misspelt "index" is not dropped.
  *
  * Errors: DIST_INVALID_ARGUMENT for a NULL argument and for everything invalid, with a
  * message naming the entry at fault ("task index 2 is out of range: cluster has 2
@@ -78,13 +85,16 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_index(const dist_cluster
                                                               int32_t* out_index);
 
 /* 1 when the current task is the chief (the "chief" task, or worker 0 when the cluster has
- * no chief), else 0.
+ * no chief), else 0. An evaluator is its own chief (1), as in TF's multi_worker_util.
  * Errors: DIST_FAILED_PRECONDITION before a current task is set.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_is_chief(const dist_cluster_t* cluster,
                                                             int32_t* out_is_chief);
 
-/* The number of workers: the chief plus the worker tasks.
+/* The number of workers: the chief plus the worker tasks. As TF's
+ * multi_worker_util.worker_count, for a current task that is an evaluator it is the
+ * number of evaluators (the evaluator runs in a cluster of its own), and for a ps task it
+ * is DIST_INVALID_ARGUMENT (TF raises: a ps task has no worker count).
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_num_workers(const dist_cluster_t* cluster,
                                                                int32_t* out_count);
@@ -114,6 +124,31 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_address(const dist_clust
 /* Releases a cluster; borrowed addresses become invalid. Accepts NULL.
  * Thread-safety: owner thread only, with no other call on this cluster in flight. */
 DIST_API void dist_cluster_destroy(dist_cluster_t* cluster);
+
+/* TF_CONFIG's "rpc_layer" (TFConfigClusterResolver.rpc_layer), e.g. "grpc"; "" when it
+ * has none (and for a cluster made with dist_cluster_create). The string is owned by the
+ * cluster and valid while it lives.
+ * Errors: DIST_INVALID_ARGUMENT for a NULL argument.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_rpc_layer(const dist_cluster_t* cluster,
+                                                             const char** out_rpc_layer);
+
+/* TF_CONFIG's "environment" (TFConfigClusterResolver.environment), e.g. "cloud"; "" when
+ * it has none. The string is owned by the cluster and valid while it lives.
+ * Errors: DIST_INVALID_ARGUMENT for a NULL argument.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_environment(const dist_cluster_t* cluster,
+                                                               const char** out_environment);
+
+/* TFConfigClusterResolver.master(): the current task's address, "<rpc_layer>://host:port"
+ * when there is an rpc_layer ("grpc://host1:2222") and "host:port" when not; "" when the
+ * cluster has a single task or no current task, as in TF. (The chief's address is
+ * dist_cluster_task_address of "chief" 0, or of "worker" 0 without a chief.) The string is
+ * owned by the cluster and valid until the cluster changes or is destroyed.
+ * Errors: DIST_INVALID_ARGUMENT for a NULL argument.
+ * Thread-safety: safe (see the top of this header). */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_master(const dist_cluster_t* cluster,
+                                                          const char** out_master);
 
 DIST_EXTERN_C_END
 

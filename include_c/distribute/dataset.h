@@ -96,6 +96,28 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_tfrecord_files(const cha
                                                                        int32_t num_paths,
                                                                        dist_dataset_t** out);
 
+/* How TFRecord files are compressed (tf.io.TFRecordOptions.compression_type). Values are
+ * the DIST_COMPRESSION_* constants. */
+typedef int32_t dist_compression_t;
+
+#define DIST_COMPRESSION_NONE 0 /* compression_type "" (or None) */
+#define DIST_COMPRESSION_ZLIB 1 /* "ZLIB": a zlib stream (RFC 1950) */
+#define DIST_COMPRESSION_GZIP 2 /* "GZIP": a gzip file (RFC 1952; members may be concatenated) */
+
+/* TFRecord files written compressed: tf.data.TFRecordDataset(paths,
+ * compression_type="ZLIB" or "GZIP") of the files a tf.io.TFRecordWriter with
+ * TFRecordOptions(compression_type=...) writes. The records are what
+ * dist_dataset_from_tfrecord_files reads from the decompressed bytes; NONE reads plain
+ * files as that function does. An uncompressed reader given a compressed file fails with
+ * a message saying the file looks ZLIB- or GZIP-compressed. A corrupt or truncated file
+ * fails get_next with DIST_DATA_LOSS naming the file and offset.
+ * Errors: DIST_INVALID_ARGUMENT for a negative num_paths, NULL `paths` with num_paths > 0,
+ * a NULL path, NULL `out` or an unknown `compression` (nothing is created).
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_dataset_from_compressed_tfrecord_files(
+    const char* const* paths, int32_t num_paths, dist_compression_t compression,
+    dist_dataset_t** out);
+
 /* ---- Transformations (each returns a new dataset) ---- */
 
 /* Stacks batch_size (> 0) consecutive elements along a new first axis; the last batch may

@@ -28,6 +28,20 @@ typedef int32_t dist_input_replication_mode_t;
 #define DIST_INPUT_PER_WORKER 1
 #define DIST_INPUT_PER_REPLICA 2
 
+/* How dist_strategy_distribute_dataset splits a partial global batch of p rows (the last
+ * batch of a dataset batched with its remainder) across R replicas. Values are the
+ * DIST_PARTIAL_BATCH_* constants. */
+typedef int32_t dist_partial_batch_split_t;
+
+/* ceil(global batch size / R) rows per replica in order, as a full batch is split: the
+ * last replicas may get empty batches. range(10).batch(4) over 2 replicas ends with [8, 9]
+ * and []; a last batch of 6 of a global batch of 8 gives 4 + 2. The default: the
+ * reference page's example of reduce with an axis describes it. */
+#define DIST_PARTIAL_BATCH_IN_ORDER 0
+/* TF 2.x's rebatching: ceil(p / R) rows per replica in order. range(10).batch(4) over 2
+ * replicas ends with [8] and [9]; a last batch of 6 of 8 gives 3 + 3. */
+#define DIST_PARTIAL_BATCH_EVEN 1
+
 /* Builds the dataset for one input pipeline (dist_strategy_distribute_datasets_from_function):
  * stores a new dataset, batched by the per-replica batch size, in *out. The context is
  * borrowed for the call. */
@@ -61,6 +75,13 @@ DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_fetch_to_device(dis
  * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_per_replica_batches(
     dist_input_options_t* options, int32_t enable);
+/* How a partial global batch is split (DIST_PARTIAL_BATCH_IN_ORDER, the default, or
+ * DIST_PARTIAL_BATCH_EVEN for TF 2.x's split), by every strategy's distribute_dataset,
+ * single- and multi-worker. Full batches split the same either way. Another value is
+ * DIST_INVALID_ARGUMENT and leaves the options unchanged.
+ * Thread-safety: one thread at a time per options object. */
+DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_partial_batch_split(
+    dist_input_options_t* options, dist_partial_batch_split_t split);
 
 /* ---- Distribution ---- */
 

@@ -50,6 +50,15 @@ typedef int32_t dist_reduce_op_t;
 
 #define DIST_REDUCE_SUM 1
 #define DIST_REDUCE_MEAN 2
+/* MEAN of integer values across several replicas returns a float, as TF's true division
+ * of the integer sum does: float32 for int8, uint8 and int16, float64 for int32 and int64
+ * (int32 {2, 3} and {3, 4} average to float64 {2.5, 3.5}). The sum wraps in the integer
+ * dtype first, as TF's does. Everywhere MEAN exists: dist_context_all_reduce and
+ * batch_all_reduce, dist_strategy_reduce, reduce_axis (always, even for one replica, as
+ * TF divides there), reduce_to and batch_reduce_to; single- and multi-worker, with the
+ * same bits on every replica and run. With one replica in sync, or for a value that is the
+ * same on every replica (Mirrored, a plain tensor), reduce and all_reduce return the value
+ * unchanged, integer dtype included, as TF's do. */
 #define DIST_REDUCE_MIN 3
 #define DIST_REDUCE_MAX 4
 #define DIST_REDUCE_PRODUCT 5
@@ -167,6 +176,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_job_token(
  * num_replicas_in_sync counts the replicas of all workers, and replica ids run over
  * them, worker by worker in rank order (the chief first).
  *
+ * When `cluster` is NULL and TF_CONFIG is unset, empty, "{}" or has no (or an empty)
+ * "cluster", the strategy runs as TF's does: one local worker with this process's
+ * replicas, with no server, no ports and no waiting.
+ *
  * Creation starts this task's server (dist_server_t; on the chief it hosts the
  * coordination service) at the task's address, waits for every worker at a start-up
  * barrier, and connects the workers' Gloo transport. `options` may be NULL (defaults).
@@ -184,7 +197,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_job_token(
  * process exits, or a worker still finishing its last collective may see this one as dead.
  *
  * Errors: DIST_INVALID_ARGUMENT for bad options or a current task that is not a worker;
- * DIST_NOT_FOUND when `cluster` is NULL and TF_CONFIG is unset; DIST_DEADLINE_EXCEEDED
+ * a TF_CONFIG that describes a cluster wrongly (the entry named); DIST_DEADLINE_EXCEEDED
  * naming the tasks that did not arrive within the timeout; DIST_UNAVAILABLE when the
  * chief's coordination service cannot be reached (named) or the task's port is taken;
  * DIST_FAILED_PRECONDITION for NCCL. Blocks up to the options' timeout.
@@ -432,6 +445,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy
  * single saved value gets value / num_replicas on every replica for SUM aggregation and
  * the value itself for MEAN (and the others). A missing name, or a shape or dtype that
  * does not match, is an error and changes no variable. Cross-replica. Blocks on file I/O.
+ * Tensors no variable names are skipped whatever their dtype, so files of other producers
+ * holding U16, U32, U64, C64 or F8 tensors restore; a variable's own tensor must have a
+ * dtype of this library (BOOL, U8, I8, I16, I32, I64, F16, BF16, F32, F64).
  * Thread-safety: safe; not concurrently with assignments to the same variables. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_restore_variables(dist_strategy_t* strategy,
                                                                       const char* path);

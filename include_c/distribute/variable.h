@@ -41,6 +41,8 @@ typedef int32_t dist_variable_aggregation_t;
  * then "Variable_1", ... unique per strategy). Synchronization NONE under a MirroredStrategy
  * (whatever its replica count) is DIST_INVALID_ARGUMENT, as in TF. Must not be called in replica
  * context (variables are created in cross-replica context or with no scope).
+ * An integer variable with aggregation MEAN is DIST_INVALID_ARGUMENT, as in TF (the mean
+ * of integer updates is not an integer); use SUM, ONLY_FIRST_REPLICA or a float dtype.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* initial_value,
                                                            dist_variable_sync_t synchronization,

@@ -256,6 +256,85 @@ static dist_status_t save_inside_replica(dist_context_t* context, const dist_val
   return DIST_OK;
 }
 
+/* Writes a safetensors file as the Python safetensors package lays it out: the 8-byte
+ * header length, the JSON header padded with spaces to a multiple of 8, the data. */
+static void write_safetensors(const char* path, const char* header_json, const void* data,
+                              size_t data_bytes) {
+  char header[2048];
+  size_t length = strlen(header_json);
+  unsigned char prefix[8];
+  FILE* f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_true(length + 8 < sizeof header);
+  memcpy(header, header_json, length);
+  while (length % 8 != 0) header[length++] = ' ';
+  for (int i = 0; i < 8; ++i) prefix[i] = (unsigned char)((uint64_t)length >> (8 * i));
+  assert_int_equal(fwrite(prefix, 1, 8, f), 8);
+  assert_int_equal(fwrite(header, 1, length, f), length);
+  assert_int_equal(fwrite(data, 1, data_bytes, f), data_bytes);
+  fclose(f);
+}
+
+/* A checkpoint from another producer: besides the model's tensors it holds U64, U16, U32,
+ * C64 and F8_E4M3 tensors (safetensors.numpy.save_file({"weights": ..., "total": ...,
+ * "average": ..., "step": np.uint64([7]), "ids": np.uint16([1, 2]), ...}) writes such a
+ * file). No variable asks for them, so the restore skips them whatever their dtype; a
+ * variable whose own tensor has such a dtype is refused, changing nothing. */
+static void test_restore_skips_tensors_no_variable_uses(void** state) {
+  (void)state;
+  struct {
+    float weights[6];
+    float total;
+    float average;
+    uint64_t step;
+    uint16_t ids[2];
+    uint32_t mask;
+    float complex_parts[2];
+    unsigned char f8[2];
+  } data = {{10, 11, 12, 13, 14, 15}, 4.0f, 1.5f, 7, {1, 2}, 0xffu, {1.0f, 2.0f}, {0x38, 0x40}};
+  const char* header =
+      "{\"__metadata__\":{\"format\":\"np\"},"
+      "\"weights\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+      "\"total\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[24,28]},"
+      "\"average\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[28,32]},"
+      "\"step\":{\"dtype\":\"U64\",\"shape\":[1],\"data_offsets\":[32,40]},"
+      "\"ids\":{\"dtype\":\"U16\",\"shape\":[2],\"data_offsets\":[40,44]},"
+      "\"mask\":{\"dtype\":\"U32\",\"shape\":[1],\"data_offsets\":[44,48]},"
+      "\"z\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[48,56]},"
+      "\"f8\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[56,58]}}";
+  const char* bad_header =
+      "{\"weights\":{\"dtype\":\"U32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+      "\"total\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[24,28]},"
+      "\"average\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[28,32]}}";
+  char path[256], bad[256];
+  temp_path(path, sizeof path, "foreign");
+  temp_path(bad, sizeof bad, "foreign_bad");
+  write_safetensors(path, header, &data, 58);
+  write_safetensors(bad, bad_header, &data, 32);
+
+  model_t m;
+  model_create(&m);
+  DT_ERR(dist_strategy_restore_variables(m.strategy, bad), DIST_INVALID_ARGUMENT,
+         "dist_strategy_restore_variables", "U32");
+  assert_float_equal(read_scalar(m.total), 0.0f, 0.0f); /* nothing changed */
+  DT_OK(dist_strategy_restore_variables(m.strategy, path));
+  /* TF's restore rule: SUM shares the saved 4 out over 2 replicas; MEAN copies 1.5. */
+  assert_float_equal(read_component(m.total, 0), 2.0f, 0.0f);
+  assert_float_equal(read_scalar(m.total), 4.0f, 0.0f);
+  assert_float_equal(read_component(m.average, 1), 1.5f, 0.0f);
+  {
+    dist_value_t* value = NULL;
+    void* weights = NULL;
+    DT_OK(dist_variable_read(m.weights, &value));
+    DT_OK(dist_tensor_data(value, &weights));
+    for (int i = 0; i < 6; ++i) assert_float_equal(((float*)weights)[i], (float)(10 + i), 0.0f);
+    dist_value_destroy(value);
+  }
+  unlink(path);
+  unlink(bad);
+  model_destroy(&m);
+}
+
 static void test_misuse(void** state) {
   (void)state;
   model_t m;
@@ -279,6 +358,7 @@ int main(void) {
       cmocka_unit_test(test_save_writes_safetensors),
       cmocka_unit_test(test_restore_applies_sync_on_read_rule),
       cmocka_unit_test(test_restore_mismatch_changes_nothing),
+      cmocka_unit_test(test_restore_skips_tensors_no_variable_uses),
       cmocka_unit_test(test_misuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,8 +86,12 @@ static void test_chief_rule(void** state) {
       {"{\"cluster\": {\"chief\": [\"a:1\"], \"worker\": [\"b:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}", 0, 2},
       {"{\"cluster\": {\"worker\": [\"a:1\", \"b:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}", 1, 2},
       {"{\"cluster\": {\"worker\": [\"a:1\", \"b:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 1}}", 0, 2},
-      {"{\"cluster\": {\"worker\": [\"a:1\"], \"ps\": [\"p:1\"]}, \"task\": {\"type\": \"ps\", \"index\": 0}}", 0, 1},
-      {"{\"cluster\": {\"worker\": [\"a:1\"], \"evaluator\": [\"e:1\"]}, \"task\": {\"type\": \"evaluator\", \"index\": 0}}", 0, 1},
+      /* TF's multi_worker_util: is_chief(cluster, "ps", 0) is False and
+       * worker_count(cluster, "ps") raises ValueError (-1 here: DIST_INVALID_ARGUMENT) */
+      {"{\"cluster\": {\"worker\": [\"a:1\"], \"ps\": [\"p:1\"]}, \"task\": {\"type\": \"ps\", \"index\": 0}}", 0, -1},
+      /* the evaluator is its own chief, of a cluster of the evaluators:
+       * is_chief(cluster, "evaluator", 0) is True, worker_count(cluster, "evaluator") is 1 */
+      {"{\"cluster\": {\"chief\": [\"c:1\"], \"worker\": [\"a:1\", \"b:1\"], \"evaluator\": [\"e:1\"]}, \"task\": {\"type\": \"evaluator\", \"index\": 0}}", 1, 1},
   };
   size_t i;
   (void)state;
@@ -96,10 +100,87 @@ static void test_chief_rule(void** state) {
     int32_t value = -1;
     DT_OK(dist_cluster_is_chief(cluster, &value));
     assert_int_equal(value, cases[i].is_chief);
-    DT_OK(dist_cluster_num_workers(cluster, &value));
-    assert_int_equal(value, cases[i].num_workers);
+    if (cases[i].num_workers < 0) {
+      DT_ERR(dist_cluster_num_workers(cluster, &value), DIST_INVALID_ARGUMENT,
+             "dist_cluster_num_workers", "ps task");
+      assert_int_equal(value, 0);
+    } else {
+      DT_OK(dist_cluster_num_workers(cluster, &value));
+      assert_int_equal(value, cases[i].num_workers);
+    }
     dist_cluster_destroy(cluster);
   }
+}
+
+/* What TF accepts: the index as a string and unknown top-level keys; rpc_layer,
+ * environment and master as TFConfigClusterResolver gives them. TF, with
+ * TF_CONFIG = {"cluster": {"chief": ["c:1"], "worker": ["w:2", "w:3"]},
+ *              "task": {"type": "worker", "index": "1"}, "rpc_layer": "grpc",
+ *              "environment": "cloud", "job": "x"}:
+ * resolver.task_id == 1, resolver.rpc_layer == "grpc", resolver.environment == "cloud",
+ * resolver.master() == "grpc://w:3". */
+static void test_from_tf_config_resolver_fields(void** state) {
+  dist_cluster_t* cluster = parse_or_fail(
+      "{\"cluster\": {\"chief\": [\"c:1\"], \"worker\": [\"w:2\", \"w:3\"]}, "
+      "\"task\": {\"type\": \"worker\", \"index\": \"1\"}, \"rpc_layer\": \"grpc\", "
+      "\"environment\": \"cloud\", \"job\": \"x\"}");
+  dist_cluster_t* bare = parse_or_fail(
+      "{\"cluster\": {\"worker\": [\"w:2\", \"w:3\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}");
+  dist_cluster_t* single = parse_or_fail(
+      "{\"cluster\": {\"worker\": [\"w:2\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}");
+  dist_cluster_t* empty = NULL;
+  const char* text = DT_SENTINEL_STR;
+  int32_t index = -1;
+  (void)state;
+  DT_OK(dist_cluster_task_index(cluster, &index));
+  assert_int_equal(index, 1);
+  DT_OK(dist_cluster_rpc_layer(cluster, &text));
+  assert_string_equal(text, "grpc");
+  DT_OK(dist_cluster_environment(cluster, &text));
+  assert_string_equal(text, "cloud");
+  DT_OK(dist_cluster_master(cluster, &text));
+  assert_string_equal(text, "grpc://w:3");
+  /* Without rpc_layer the master is the bare address; a single task has none ("") */
+  DT_OK(dist_cluster_rpc_layer(bare, &text));
+  assert_string_equal(text, "");
+  DT_OK(dist_cluster_environment(bare, &text));
+  assert_string_equal(text, "");
+  DT_OK(dist_cluster_master(bare, &text));
+  assert_string_equal(text, "w:2");
+  DT_OK(dist_cluster_master(single, &text));
+  assert_string_equal(text, "");
+  /* A cluster built by hand: "" until it has two tasks and a current one. */
+  DT_OK(dist_cluster_create(&empty));
+  DT_OK(dist_cluster_master(empty, &text));
+  assert_string_equal(text, "");
+  DT_OK(dist_cluster_add_task(empty, "worker", 0, "a:1"));
+  DT_OK(dist_cluster_add_task(empty, "worker", 1, "b:1"));
+  DT_OK(dist_cluster_set_task(empty, "worker", 1));
+  DT_OK(dist_cluster_master(empty, &text));
+  assert_string_equal(text, "b:1");
+  /* Misuse: NULL arguments are named, outputs cleared. */
+  text = DT_SENTINEL_STR;
+  DT_ERR(dist_cluster_rpc_layer(NULL, &text), DIST_INVALID_ARGUMENT, "dist_cluster_rpc_layer",
+         "cluster");
+  assert_null(text);
+  DT_ERR(dist_cluster_rpc_layer(cluster, NULL), DIST_INVALID_ARGUMENT, "dist_cluster_rpc_layer",
+         "out_rpc_layer");
+  text = DT_SENTINEL_STR;
+  DT_ERR(dist_cluster_environment(NULL, &text), DIST_INVALID_ARGUMENT,
+         "dist_cluster_environment", "cluster");
+  assert_null(text);
+  DT_ERR(dist_cluster_environment(cluster, NULL), DIST_INVALID_ARGUMENT,
+         "dist_cluster_environment", "out_environment");
+  text = DT_SENTINEL_STR;
+  DT_ERR(dist_cluster_master(NULL, &text), DIST_INVALID_ARGUMENT, "dist_cluster_master",
+         "cluster");
+  assert_null(text);
+  DT_ERR(dist_cluster_master(cluster, NULL), DIST_INVALID_ARGUMENT, "dist_cluster_master",
+         "out_master");
+  dist_cluster_destroy(cluster);
+  dist_cluster_destroy(bare);
+  dist_cluster_destroy(single);
+  dist_cluster_destroy(empty);
 }
 
 static void test_from_tf_config_errors(void** state) {
@@ -128,10 +209,10 @@ static void test_from_tf_config_errors(void** state) {
       {"", "the input is empty"},
       {"{\"cluster\": {\"worker\": [1]}, \"task\": {\"type\": \"worker\", \"index\": 0}}",
        "cluster.worker[0] must be a \"host:port\" string, not a number"},
-      {"{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": \"0\"}}",
-       "task.index must be a non-negative integer, not a string"},
-      {"{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}, \"x\": 1}",
-       "unknown key 'x'"},
+      {"{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": \"one\"}}",
+       "task.index 'one' is not a task index"},
+      {"{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}, \"rpc_layer\": 1}",
+       "\"rpc_layer\" must be a string"},
   };
   size_t i;
   (void)state;
@@ -342,6 +423,7 @@ int main(void) {
       cmocka_unit_test(test_from_tf_config_sparse_form),
       cmocka_unit_test(test_chief_rule),
       cmocka_unit_test(test_from_tf_config_errors),
+      cmocka_unit_test(test_from_tf_config_resolver_fields),
       cmocka_unit_test(test_from_tf_config_environment),
       cmocka_unit_test(test_from_tf_config_rejects_null_out),
       cmocka_unit_test(test_create_and_build),

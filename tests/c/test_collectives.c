@@ -157,8 +157,8 @@ static double input_value(dist_dtype_t dtype, dist_reduce_op_t op, int32_t n, in
   const int64_t k = (int64_t)r * 5 + i * 3;
   if (dtype == DIST_BOOL) return (double)((r + i) % 3 == 0);
   if (op == DIST_REDUCE_MEAN && !is_float_dtype(dtype)) {
-    /* c_i + d_r with the d_r summing to zero, so that the integer mean is exact. */
-    return (double)(3 + i % 5) + (double)(2 * r - (n - 1));
+    /* c_i + d_r with the d_r summing to n/2 (rounded down): a mean with a fraction. */
+    return (double)(3 + i % 5) + (double)(2 * r - (n - 1)) + (r == 0 ? (double)(n / 2) : 0.0);
   }
   if (dtype == DIST_UINT8) return (double)((r + 2 * i) % 4);
   if (!is_float_dtype(dtype)) return (double)(k % 5 - 2);
@@ -185,6 +185,16 @@ static double reference(dist_dtype_t dtype, dist_reduce_op_t op, int32_t n, int6
   }
   if (op == DIST_REDUCE_MEAN) acc /= (double)n;
   return acc;
+}
+
+/* The dtype of the result: TF's MEAN of integers across several replicas is a true
+ * division, which gives float32 for 8- and 16-bit integers and float64 for wider ones
+ * (tf.constant([3], tf.int8) / 2 -> float32 1.5; tf.constant([3]) / 2 -> float64 1.5). */
+static dist_dtype_t result_dtype(dist_dtype_t dtype, dist_reduce_op_t op, int32_t n) {
+  if (op != DIST_REDUCE_MEAN || n == 1 || is_float_dtype(dtype) || dtype == DIST_BOOL) {
+    return dtype;
+  }
+  return dt_c_size(dtype) <= 2 ? DIST_FLOAT32 : DIST_FLOAT64;
 }
 
 /* Makes replica r's input tensor of `count` elements; NULL on failure. */
@@ -269,7 +279,8 @@ static dist_status_t all_reduce_everything(dist_context_t* context,
         RCALL(&st->errors, r, dist_tensor_dtype(y, &dtype));
         RCALL(&st->errors, r, dist_tensor_rank(y, &rank));
         RCALL(&st->errors, r, dist_tensor_shape(y, dims, 2));
-        RCHECK(&st->errors, r, dtype == st->dtype && rank == 1 && dims[0] == sizes[z],
+        RCHECK(&st->errors, r, dtype == result_dtype(st->dtype, op, st->n) && rank == 1 &&
+               dims[0] == sizes[z],
                "result is %s rank %d dim %d", dist_dtype_name(dtype), rank, (int)dims[0]);
         RCALL(&st->errors, r, dist_tensor_device(y, &out_device));
         RCHECK(&st->errors, r, strcmp(out_device, device) == 0, "result on %s, replica on %s",
@@ -287,7 +298,7 @@ static dist_status_t all_reduce_everything(dist_context_t* context,
 /* Runs the all_reduce of every op on `s` three times and checks the results. */
 static void check_all_reduce(dist_strategy_t* s, dist_dtype_t dtype, const char* label) {
   const int32_t n = dts_num_replicas(s);
-  const size_t element = dt_c_size(dtype);
+  const size_t element = 8; /* room for any result (an integer MEAN is a float) */
   unsigned char* first[5][N_SIZES];
   reduce_state* st = (reduce_state*)calloc(1, sizeof(reduce_state));
   int run, o, z;
@@ -313,7 +324,8 @@ static void check_all_reduce(dist_strategy_t* s, dist_dtype_t dtype, const char*
         continue;
       }
       for (z = 0; z < N_SIZES; ++z) {
-        const size_t bytes = (size_t)sizes[z] * element;
+        const dist_dtype_t out_dtype = result_dtype(dtype, all_ops[o], n);
+        const size_t bytes = (size_t)sizes[z] * dt_c_size(out_dtype);
         int64_t i;
         /* Bit-identical on every replica ... */
         for (r = 1; r < n; ++r) {
@@ -332,9 +344,9 @@ static void check_all_reduce(dist_strategy_t* s, dist_dtype_t dtype, const char*
         /* ... and equal to the double reference. */
         for (i = 0; i < sizes[z]; ++i) {
           const double expected = reference(dtype, all_ops[o], n, i);
-          const double got = load_element(dtype, st->out[0][o][z], (size_t)i);
+          const double got = load_element(out_dtype, st->out[0][o][z], (size_t)i);
           const double diff = got > expected ? got - expected : expected - got;
-          if (!(diff <= tolerance(dtype, expected))) {
+          if (!(diff <= tolerance(out_dtype, expected))) {
             fail_msg("%s: %s op %d, %d replicas, element %d of %d: got %.17g, expected %.17g",
                      label, dist_dtype_name(dtype), all_ops[o], (int)n, (int)i, (int)sizes[z],
                      got, expected);

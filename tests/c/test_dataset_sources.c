@@ -4,6 +4,8 @@
  * written by the tests into a private directory under /tmp (TFRecord files with the
  * test's own CRC32C) and removed at the end of each test. */
 #define _POSIX_C_SOURCE 200809L
+#include <zlib.h>
+
 #include "dist_dataset_test.h"
 
 static int setup(void** state) {
@@ -772,6 +774,100 @@ static void test_tfrecord_misuse(void** state) {
   ddt_tmpdir_remove(t);
 }
 
+/* ---- Compressed TFRecord files (TFRecordOptions(compression_type="ZLIB" / "GZIP")) ---- */
+
+/* `data` deflated as TF's TFRecordWriter does: zlib's deflateInit2 with window bits
+ * MAX_WBITS (ZLIB) or MAX_WBITS + 16 (GZIP). Returns the compressed size. */
+static size_t deflate_as_tf(const unsigned char* data, size_t size, int gzip, unsigned char* out,
+                            size_t capacity) {
+  z_stream z;
+  memset(&z, 0, sizeof(z));
+  assert_int_equal(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+                                gzip ? MAX_WBITS + 16 : MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+                   Z_OK);
+  z.next_in = (Bytef*)data;
+  z.avail_in = (uInt)size;
+  z.next_out = out;
+  z.avail_out = (uInt)capacity;
+  assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+  size = (size_t)z.total_out;
+  deflateEnd(&z);
+  return size;
+}
+
+/* TF: with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions(compression_type="GZIP"))
+ * writing the records below, list(tf.data.TFRecordDataset(path, compression_type="GZIP"))
+ * gives them back in order; the same for "ZLIB". Read uncompressed, TF fails with
+ * DataLossError; we say the file looks compressed. */
+static void test_compressed_tfrecord_files(void** state) {
+  static const char* const records[4] = {"abc", "", "hello world", "0123456789abcdef"};
+  const dist_compression_t kinds[3] = {DIST_COMPRESSION_NONE, DIST_COMPRESSION_ZLIB,
+                                       DIST_COMPRESSION_GZIP};
+  ddt_tmpdir* t = ddt_tmp();
+  ddt_bytes b = {NULL, 0, 0};
+  unsigned char packed[512];
+  char p[3][128];
+  const char* paths[3];
+  dist_dataset_t* ds = NULL;
+  dist_iterator_t* it = NULL;
+  dist_value_t* v = NULL;
+  dist_status_t status;
+  int k, j;
+  (void)state;
+  for (j = 0; j < 4; ++j) ddt_tfrecord_append(&b, records[j], strlen(records[j]));
+  paths[0] = ddt_write_file(t, "plain.tfrecord", b.data, b.size, p[0]);
+  paths[1] = ddt_write_file(t, "records.zlib",
+                            packed, deflate_as_tf(b.data, b.size, 0, packed, sizeof packed), p[1]);
+  paths[2] = ddt_write_file(t, "records.gz",
+                            packed, deflate_as_tf(b.data, b.size, 1, packed, sizeof packed), p[2]);
+  ddt_bytes_free(&b);
+  for (k = 0; k < 3; ++k) {
+    DT_OK(dist_dataset_from_compressed_tfrecord_files(&paths[k], 1, kinds[k], &ds));
+    DT_OK(dist_dataset_make_iterator(ds, &it));
+    for (j = 0; j < 4; ++j) {
+      DT_OK(dist_iterator_get_next(it, &v, 1));
+      ddt_expect_bytes(v, records[j], strlen(records[j]));
+      dist_value_destroy(v);
+    }
+    ddt_expect_end(it, 1);
+    dist_iterator_destroy(it);
+    dist_dataset_destroy(ds);
+  }
+  /* An uncompressed reader given a compressed file says what it looks like. */
+  for (k = 1; k < 3; ++k) {
+    DT_OK(dist_dataset_from_tfrecord_files(&paths[k], 1, &ds));
+    DT_OK(dist_dataset_make_iterator(ds, &it));
+    v = (dist_value_t*)DT_SENTINEL_PTR;
+    DT_ERR(dist_iterator_get_next(it, &v, 1), DIST_DATA_LOSS, p[k],
+           k == 1 ? "looks ZLIB-compressed" : "looks GZIP-compressed");
+    assert_null(v);
+    dist_iterator_destroy(it);
+    dist_dataset_destroy(ds);
+  }
+  /* A plain file read as GZIP is DATA_LOSS naming it. */
+  DT_OK(dist_dataset_from_compressed_tfrecord_files(&paths[0], 1, DIST_COMPRESSION_GZIP, &ds));
+  DT_OK(dist_dataset_make_iterator(ds, &it));
+  status = dist_iterator_get_next(it, &v, 1);
+  assert_int_equal(status, DIST_DATA_LOSS);
+  assert_non_null(strstr(dist_last_error_message(), p[0]));
+  dist_iterator_destroy(it);
+  dist_dataset_destroy(ds);
+  /* Misuse: named arguments, nothing created. */
+  ds = (dist_dataset_t*)DT_SENTINEL_PTR;
+  DT_ERR(dist_dataset_from_compressed_tfrecord_files(paths, 1, 3, &ds), DIST_INVALID_ARGUMENT,
+         "dist_dataset_from_compressed_tfrecord_files", "compression 3");
+  assert_null(ds);
+  DT_ERR(dist_dataset_from_compressed_tfrecord_files(paths, 1, -1, &ds), DIST_INVALID_ARGUMENT,
+         "dist_dataset_from_compressed_tfrecord_files", "compression");
+  DT_ERR(dist_dataset_from_compressed_tfrecord_files(NULL, 1, DIST_COMPRESSION_GZIP, &ds),
+         DIST_INVALID_ARGUMENT, "dist_dataset_from_compressed_tfrecord_files", "paths");
+  DT_ERR(dist_dataset_from_compressed_tfrecord_files(paths, -1, DIST_COMPRESSION_GZIP, &ds),
+         DIST_INVALID_ARGUMENT, "dist_dataset_from_compressed_tfrecord_files", "num_paths");
+  DT_ERR(dist_dataset_from_compressed_tfrecord_files(paths, 1, DIST_COMPRESSION_GZIP, NULL),
+         DIST_INVALID_ARGUMENT, "dist_dataset_from_compressed_tfrecord_files", "out");
+  ddt_tmpdir_remove(t);
+}
+
 /* ---- Records larger than any read buffer, and records straddling buffer edges ---- */
 
 /* Byte k of large item i. */
@@ -944,6 +1040,7 @@ int main(void) {
       cmocka_unit_test(test_crc32c_reference),
       cmocka_unit_test_teardown(test_tfrecord_files, ddt_tmp_teardown),
       cmocka_unit_test_teardown(test_tfrecord_corrupt, ddt_tmp_teardown),
+      cmocka_unit_test_teardown(test_compressed_tfrecord_files, ddt_tmp_teardown),
       cmocka_unit_test_teardown(test_tfrecord_misuse, ddt_tmp_teardown),
       cmocka_unit_test_teardown(test_large_records, ddt_tmp_teardown),
       cmocka_unit_test(test_iterator_misuse),

@@ -85,6 +85,27 @@ static void expect_example_step(const example_data* d, dist_value_t* const* outs
   }
 }
 
+/* The reference example's two steps over 2 replicas, distributed with `o`: a full batch
+ * of 4 + 4, then the last 6 rows split with `last_per` rows per replica; then the end. */
+static void expect_example_pass(const example_data* d, dist_strategy_t* s,
+                                const dist_dataset_t* ds, const dist_input_options_t* o,
+                                int64_t last_per) {
+  dist_distributed_dataset_t* dist = NULL;
+  dist_iterator_t* it = NULL;
+  dist_value_t* outs[2];
+  DT_OK(dist_strategy_distribute_dataset(s, ds, o, &dist));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
+  DT_OK(dist_iterator_get_next(it, outs, 2));
+  expect_example_step(d, outs, 2, 0, 8, 4);
+  ddt_destroy_all(outs, 2);
+  DT_OK(dist_iterator_get_next(it, outs, 2));
+  expect_example_step(d, outs, 2, 8, 6, last_per);
+  ddt_destroy_all(outs, 2);
+  ddt_expect_end(it, 2);
+  dist_iterator_destroy(it);
+  dist_distributed_dataset_destroy(dist);
+}
+
 static void check_example(int32_t n) {
   example_data d;
   dist_strategy_t* s = dts_mirrored(n);
@@ -483,17 +504,7 @@ static void test_options(void** state) {
   for (k = 0; k < 6; ++k) {
     DT_OK(dist_input_options_set_prefetch_depth(o, depths[k % 3]));
     DT_OK(dist_input_options_set_fetch_to_device(o, k >= 3));
-    DT_OK(dist_strategy_distribute_dataset(s, ds, o, &dist));
-    DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
-    DT_OK(dist_iterator_get_next(it, outs, 2));
-    expect_example_step(&d, outs, 2, 0, 8, 4);
-    ddt_destroy_all(outs, 2);
-    DT_OK(dist_iterator_get_next(it, outs, 2));
-    expect_example_step(&d, outs, 2, 8, 6, 4);
-    ddt_destroy_all(outs, 2);
-    ddt_expect_end(it, 2);
-    dist_iterator_destroy(it);
-    dist_distributed_dataset_destroy(dist);
+    expect_example_pass(&d, s, ds, o, 4);
   }
   /* The options were copied: changing or destroying them later changes nothing. */
   DT_OK(dist_input_options_set_prefetch_depth(o, 2));
@@ -509,6 +520,91 @@ static void test_options(void** state) {
   dist_input_options_destroy(NULL);
   dist_dataset_destroy(ds);
   dist_strategy_destroy(s);
+}
+
+/* ---- The split of a partial batch: in order (default) or TF 2.x's even split ---- */
+
+/* Distributes range(10).batch(4) over `s` with `o` and checks the replicas' rows of the
+ * last step, [8, 9]: replica r gets expected[r] rows starting at first[r]. */
+static void expect_last_of_range(dist_strategy_t* s, const dist_input_options_t* o,
+                                 const int64_t* counts, const int64_t* first) {
+  dist_dataset_t* range = ddt_range(0, 10, 1);
+  dist_dataset_t* batched = NULL;
+  dist_distributed_dataset_t* dist = NULL;
+  dist_iterator_t* it = NULL;
+  dist_value_t* out = NULL;
+  int step;
+  int32_t r;
+  DT_OK(dist_dataset_batch(range, 4, 0, &batched));
+  DT_OK(dist_strategy_distribute_dataset(s, batched, o, &dist));
+  DT_OK(dist_distributed_dataset_make_iterator(dist, &it));
+  for (step = 0; step < 3; ++step) {
+    DT_OK(dist_iterator_get_next(it, &out, 1));
+    if (step < 2) {
+      dist_value_destroy(out);
+      continue;
+    }
+    for (r = 0; r < 2; ++r) {
+      dist_value_t* c = dts_component(out, r);
+      const int64_t* data = (const int64_t*)ddt_data(c);
+      int64_t i;
+      assert_int_equal(ddt_dim0(c), counts[r]);
+      for (i = 0; i < counts[r]; ++i) assert_int_equal(data[i], first[r] + i);
+      dist_value_destroy(c);
+    }
+    dist_value_destroy(out);
+  }
+  ddt_expect_end(it, 1);
+  dist_iterator_destroy(it);
+  dist_distributed_dataset_destroy(dist);
+  dist_dataset_destroy(batched);
+  dist_dataset_destroy(range);
+}
+
+static void test_partial_batch_split(void** state) {
+  dist_strategy_t* strategies[2];
+  dist_input_options_t* even = NULL;
+  dist_input_options_t* in_order = NULL;
+  /* The reference page (reduce with axis): [8, 9] and []. TF 2.x:
+   * list(strategy.experimental_distribute_dataset(tf.data.Dataset.range(10).batch(4)))[-1]
+   * over 2 replicas gives PerReplica {0: [8], 1: [9]}. */
+  const int64_t in_order_counts[2] = {2, 0}, in_order_first[2] = {8, 10};
+  const int64_t even_counts[2] = {1, 1}, even_first[2] = {8, 9};
+  int k;
+  (void)state;
+  strategies[0] = dts_mirrored(2);
+  strategies[1] = dts_central_storage(2, "CPU:0");
+  DT_OK(dist_input_options_create(&even));
+  DT_OK(dist_input_options_create(&in_order));
+  DT_OK(dist_input_options_set_partial_batch_split(even, DIST_PARTIAL_BATCH_EVEN));
+  DT_OK(dist_input_options_set_partial_batch_split(in_order, DIST_PARTIAL_BATCH_IN_ORDER));
+  for (k = 0; k < 2; ++k) {
+    expect_last_of_range(strategies[k], NULL, in_order_counts, in_order_first);
+    expect_last_of_range(strategies[k], in_order, in_order_counts, in_order_first);
+    expect_last_of_range(strategies[k], even, even_counts, even_first);
+  }
+  {
+    /* The reference example's last batch of 6 of 8: 4 + 2 in order, 3 + 3 in TF 2.x. */
+    example_data d;
+    dist_dataset_t* ds = NULL;
+    example_init(&d);
+    ds = example_dataset(&d, N_ROWS, GLOBAL_BATCH);
+    expect_example_pass(&d, strategies[0], ds, even, 3);
+    expect_example_pass(&d, strategies[0], ds, in_order, 4);
+    dist_dataset_destroy(ds);
+  }
+  /* Misuse: a bad value names the argument and leaves the options as they were. */
+  DT_ERR(dist_input_options_set_partial_batch_split(NULL, DIST_PARTIAL_BATCH_EVEN),
+         DIST_INVALID_ARGUMENT, "dist_input_options_set_partial_batch_split", "options");
+  DT_ERR(dist_input_options_set_partial_batch_split(even, 2), DIST_INVALID_ARGUMENT,
+         "dist_input_options_set_partial_batch_split", "split");
+  DT_ERR(dist_input_options_set_partial_batch_split(even, -1), DIST_INVALID_ARGUMENT,
+         "dist_input_options_set_partial_batch_split", "split");
+  expect_last_of_range(strategies[0], even, even_counts, even_first);
+  dist_input_options_destroy(even);
+  dist_input_options_destroy(in_order);
+  dist_strategy_destroy(strategies[0]);
+  dist_strategy_destroy(strategies[1]);
 }
 
 static void test_options_misuse(void** state) {
@@ -1154,6 +1250,7 @@ int main(void) {
       cmocka_unit_test(test_two_distributed_iterators),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_options_misuse),
+      cmocka_unit_test(test_partial_batch_split),
       cmocka_unit_test(test_distribute_dataset_misuse),
       cmocka_unit_test(test_distributed_source_error),
       cmocka_unit_test(test_distributed_dataset_lifetime_and_misuse),

@@ -185,10 +185,71 @@ static void test_created_from_tf_config(void** state) {
          "dist_strategy_create_multi_worker_mirrored", "DIST_REPLICAS_PER_WORKER");
   assert_int_equal(unsetenv("DIST_REPLICAS_PER_WORKER"), 0);
 
-  assert_int_equal(unsetenv("TF_CONFIG"), 0);
-  DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_NOT_FOUND,
-         "dist_strategy_create_multi_worker_mirrored", "TF_CONFIG");
+  /* A TF_CONFIG that is there but wrong is still an error, naming the entry. */
+  assert_int_equal(setenv("TF_CONFIG",
+                          "{\"cluster\": {\"worker\": [\"nohost\"]}, "
+                          "\"task\": {\"type\": \"worker\", \"index\": 0}}",
+                          1),
+                   0);
+  strategy = DT_SENTINEL_PTR;
+  DT_ERR(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategy), DIST_INVALID_ARGUMENT,
+         "dist_strategy_create_multi_worker_mirrored", "worker[0]");
   assert_null(strategy);
+  assert_int_equal(unsetenv("TF_CONFIG"), 0);
+}
+
+/* TF: with TF_CONFIG unset or "{}", tf.distribute.MultiWorkerMirroredStrategy() runs as
+ * one local worker over this process's devices (cluster_resolver.cluster_spec() empty; on
+ * CPUs TF uses CPU:0 only, as our default of one replica per worker does; here
+ * DIST_REPLICAS_PER_WORKER=2 asks for two). No server and no port, so two such strategies
+ * live side by side, and their collectives are local. */
+static void test_no_tf_config_runs_one_local_worker(void** state) {
+  const char* configs[5] = {NULL, "", "{}", "{\"cluster\": {}}",
+                            "{\"task\": {\"type\": \"worker\", \"index\": 0}}"};
+  int k;
+  (void)state;
+  DT_OK(dist_set_logical_cpu_device_count(2));
+  assert_int_equal(setenv("DIST_REPLICAS_PER_WORKER", "2", 1), 0);
+  for (k = 0; k < 5; ++k) {
+    dist_strategy_t* strategies[2] = {NULL, NULL};
+    dist_strategy_kind_t kind = 0;
+    int32_t count = 0;
+    int i;
+    if (configs[k] == NULL) {
+      assert_int_equal(unsetenv("TF_CONFIG"), 0);
+    } else {
+      assert_int_equal(setenv("TF_CONFIG", configs[k], 1), 0);
+    }
+    for (i = 0; i < 2; ++i) {
+      DT_OK(dist_strategy_create_multi_worker_mirrored(NULL, NULL, &strategies[i]));
+      assert_non_null(strategies[i]);
+    }
+    DT_OK(dist_strategy_kind(strategies[0], &kind));
+    assert_int_equal(kind, DIST_STRATEGY_MULTI_WORKER_MIRRORED);
+    DT_OK(dist_strategy_num_replicas_in_sync(strategies[1], &count));
+    assert_int_equal(count, 2);
+    {
+      /* reduce(SUM) of a PerReplica {1, 2} -> 3, computed locally. */
+      dist_value_t* parts[2];
+      dist_value_t* pr = NULL;
+      dist_value_t* out = NULL;
+      const float one = 1.0f, two = 2.0f;
+      const int64_t dim = 1;
+      DT_OK(dist_tensor_create(DIST_FLOAT32, &dim, 1, &one, sizeof one, "CPU:0", &parts[0]));
+      DT_OK(dist_tensor_create(DIST_FLOAT32, &dim, 1, &two, sizeof two, "CPU:1", &parts[1]));
+      DT_OK(dist_value_create_per_replica((const dist_value_t* const*)parts, 2, &pr));
+      DT_OK(dist_strategy_reduce(strategies[1], DIST_REDUCE_SUM, pr, &out));
+      assert_float_equal(first_float(out), 3.0f, 0.0f);
+      dist_value_destroy(out);
+      dist_value_destroy(pr);
+      dist_value_destroy(parts[0]);
+      dist_value_destroy(parts[1]);
+    }
+    dist_strategy_destroy(strategies[0]);
+    dist_strategy_destroy(strategies[1]);
+  }
+  assert_int_equal(unsetenv("TF_CONFIG"), 0);
+  assert_int_equal(unsetenv("DIST_REPLICAS_PER_WORKER"), 0);
 }
 
 static void test_create_misuse(void** state) {
@@ -243,6 +304,7 @@ int main(void) {
       cmocka_unit_test(test_options_misuse),
       cmocka_unit_test(test_one_worker_behaves_as_mirrored),
       cmocka_unit_test(test_created_from_tf_config),
+      cmocka_unit_test(test_no_tf_config_runs_one_local_worker),
       cmocka_unit_test(test_create_misuse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,8 @@
 /* Tests for the cross-replica calls of strategy.h: reduce, reduce_axis, gather, reduce_to,
  * reduce_to_device, batch_reduce_to, update, colocate_vars_with and
  * variable_created_in_scope. Expectations are computed in the test from the inputs. */
+#include <math.h>
+
 #include "dist_strategy_test.h"
 
 static int setup(void** state) {
@@ -437,6 +439,227 @@ static void test_reduce_axis_empty_component(void** state) {
   dist_strategy_destroy(s);
 }
 
+/* ---- MEAN of integers: a float, as TF's truediv gives ---- */
+
+static dist_value_t* int_per_replica(dist_dtype_t dtype, const int64_t* values,
+                                     const int64_t* lengths, int32_t n) {
+  dist_value_t* parts[DTS_MAX_REPLICAS];
+  dist_value_t* pr = NULL;
+  unsigned char buffer[64];
+  int32_t r;
+  int64_t offset = 0, i;
+  size_t element = 0;
+  DT_OK(dist_dtype_size(dtype, &element));
+  for (r = 0; r < n; ++r) {
+    for (i = 0; i < lengths[r]; ++i) {
+      const int64_t v = values[offset + i];
+      switch (dtype) {
+        case DIST_INT8: ((int8_t*)buffer)[i] = (int8_t)v; break;
+        case DIST_INT32: ((int32_t*)buffer)[i] = (int32_t)v; break;
+        default: ((int64_t*)buffer)[i] = v; break;
+      }
+    }
+    offset += lengths[r];
+    {
+      char device[16];
+      dts_cpu_name(r, device, sizeof(device));
+      parts[r] = dts_tensor(dtype, &lengths[r], 1, buffer, device);
+    }
+  }
+  DT_OK(dist_value_create_per_replica((const dist_value_t* const*)parts, n, &pr));
+  for (r = 0; r < n; ++r) dist_value_destroy(parts[r]);
+  return pr;
+}
+
+/* Checks that `out` is a tensor of `dtype` holding `expected` (count elements). */
+static void expect_float_tensor(const dist_value_t* out, dist_dtype_t dtype,
+                                const double* expected, int64_t count) {
+  dist_dtype_t got = 0;
+  void* data = NULL;
+  int64_t i;
+  DT_OK(dist_tensor_dtype(out, &got));
+  assert_int_equal(got, dtype);
+  DT_OK(dist_tensor_data(out, &data));
+  for (i = 0; i < count; ++i) {
+    const double v = dtype == DIST_FLOAT32 ? (double)((const float*)data)[i]
+                                           : ((const double*)data)[i];
+    if (expected[i] != expected[i]) {
+      assert_true(v != v); /* NaN */
+    } else {
+      assert_true(v == expected[i]);
+    }
+  }
+}
+
+/* reduce_axis to a float64 scalar. */
+static void expect_scalar_f64(dist_strategy_t* s, dist_reduce_op_t op, const dist_value_t* value,
+                              int32_t axis, double expected) {
+  dist_value_t* out = NULL;
+  DT_OK(dist_strategy_reduce_axis(s, op, value, axis, &out));
+  expect_float_tensor(out, DIST_FLOAT64, &expected, 1);
+  dist_value_destroy(out);
+}
+
+static void test_integer_mean_is_float(void** state) {
+  dist_strategy_t* s = dts_mirrored(4);
+  dist_value_t* out = NULL;
+  (void)state;
+  {
+    /* TF: strategy.reduce(MEAN, per_replica, axis=0) of int64 rows [8], [9], [], [] (the
+     * last batch of range(10).batch(4) over 4 replicas) -> tf.float64 8.5. */
+    const int64_t values[2] = {8, 9};
+    const int64_t lengths[4] = {1, 1, 0, 0};
+    dist_value_t* pr = int_per_replica(DIST_INT64, values, lengths, 4);
+    expect_scalar_f64(s, DIST_REDUCE_MEAN, pr, 0, 8.5);
+    dist_value_destroy(pr);
+  }
+  {
+    /* TF: strategy.reduce(MEAN, per_replica, axis=0) of int32 [] on every replica
+     * -> 0 / 0 = NaN (float64). */
+    const int64_t lengths[4] = {0, 0, 0, 0};
+    dist_value_t* pr = int_per_replica(DIST_INT32, NULL, lengths, 4);
+    expect_scalar_f64(s, DIST_REDUCE_MEAN, pr, 0, (double)NAN);
+    dist_value_destroy(pr);
+  }
+  {
+    /* TF: strategy.reduce(MEAN, per_replica, axis=None) of int32 [1], [2], [3], [4]
+     * -> tf.float64 [2.5]; reduce_to and batch_reduce_to give the same. */
+    const int64_t values[4] = {1, 2, 3, 4};
+    const int64_t lengths[4] = {1, 1, 1, 1};
+    const double mean = 2.5;
+    dist_value_t* pr = int_per_replica(DIST_INT32, values, lengths, 4);
+    const dist_value_t* batch[2];
+    dist_value_t* outs[2] = {NULL, NULL};
+    DT_OK(dist_strategy_reduce(s, DIST_REDUCE_MEAN, pr, &out));
+    expect_float_tensor(out, DIST_FLOAT64, &mean, 1);
+    dist_value_destroy(out);
+    DT_OK(dist_strategy_reduce_to_device(s, DIST_REDUCE_MEAN, pr, "CPU:1", &out));
+    expect_float_tensor(out, DIST_FLOAT64, &mean, 1);
+    dist_value_destroy(out);
+    batch[0] = pr;
+    batch[1] = pr;
+    DT_OK(dist_strategy_batch_reduce_to(s, DIST_REDUCE_MEAN, batch, batch, 2, outs));
+    {
+      dist_value_t* copy3 = dts_component(outs[1], 3);
+      expect_float_tensor(copy3, DIST_FLOAT64, &mean, 1);
+      dist_value_destroy(copy3);
+    }
+    dist_value_destroy(outs[0]);
+    dist_value_destroy(outs[1]);
+    /* SUM keeps the dtype: tf.int32 [10]. */
+    DT_OK(dist_strategy_reduce(s, DIST_REDUCE_SUM, pr, &out));
+    {
+      dist_dtype_t dtype = 0;
+      DT_OK(dist_tensor_dtype(out, &dtype));
+      assert_int_equal(dtype, DIST_INT32);
+    }
+    dist_value_destroy(out);
+    dist_value_destroy(pr);
+  }
+  {
+    /* 8- and 16-bit integers divide in float32: tf.constant(10, tf.int8) / 4 -> float32
+     * 2.5. The sum wraps in int8 first, as add_n does: 100 + 100 + 100 + 1 = 301 wraps to
+     * 45, and 45 / 4 = 11.25. */
+    const int64_t values[4] = {100, 100, 100, 1};
+    const int64_t lengths[4] = {1, 1, 1, 1};
+    const double mean = 11.25;
+    dist_value_t* pr = int_per_replica(DIST_INT8, values, lengths, 4);
+    DT_OK(dist_strategy_reduce(s, DIST_REDUCE_MEAN, pr, &out));
+    expect_float_tensor(out, DIST_FLOAT32, &mean, 1);
+    dist_value_destroy(out);
+    dist_value_destroy(pr);
+  }
+  {
+    /* One replica: TF's reduce returns the value itself (int32); along an axis it still
+     * divides (int32 [1, 2] -> float64 1.5). */
+    dist_strategy_t* one = dts_one_device("CPU:0");
+    const int64_t values[2] = {1, 2};
+    const int64_t length = 2;
+    const double mean = 1.5;
+    dist_value_t* pr = int_per_replica(DIST_INT32, values, &length, 1);
+    dist_dtype_t dtype = 0;
+    DT_OK(dist_strategy_reduce(one, DIST_REDUCE_MEAN, pr, &out));
+    DT_OK(dist_tensor_dtype(out, &dtype));
+    assert_int_equal(dtype, DIST_INT32);
+    dist_value_destroy(out);
+    DT_OK(dist_strategy_reduce_axis(one, DIST_REDUCE_MEAN, pr, 0, &out));
+    expect_float_tensor(out, DIST_FLOAT64, &mean, 1);
+    dist_value_destroy(out);
+    dist_value_destroy(pr);
+    dist_strategy_destroy(one);
+  }
+  dist_strategy_destroy(s);
+}
+
+/* replica_ctx.all_reduce(MEAN, x) of int32 {r+1, 10(r+1)} (+1 on replica 3's second
+ * element) over 4 replicas -> tf.float64 {2.5, 25.25}; a batch that mixes float32 and
+ * int32 keeps the float32 MEAN and divides the int32 one. */
+typedef struct {
+  dts_errors errors;
+} int_mean_state;
+
+static dist_status_t all_reduce_int_mean(dist_context_t* context, const dist_value_t* const* args,
+                                         int32_t num_args, dist_value_t** results,
+                                         int32_t num_results, void* user_data) {
+  int_mean_state* st = (int_mean_state*)user_data;
+  int32_t r = -1;
+  const char* device = NULL;
+  int32_t ints[2];
+  const float floats[1] = {1.0f};
+  const int64_t two = 2, one = 1;
+  dist_value_t* x = NULL;
+  dist_value_t* f = NULL;
+  dist_value_t* y = NULL;
+  dist_value_t* outs[2] = {NULL, NULL};
+  const dist_value_t* batch[2];
+  dist_dtype_t dtype = 0;
+  double* data = NULL;
+  float* fdata = NULL;
+  (void)args;
+  (void)num_args;
+  (void)results;
+  (void)num_results;
+  RCALL(&st->errors, 0, dist_context_replica_id(context, &r));
+  RCALL(&st->errors, r, dist_context_device(context, &device));
+  ints[0] = r + 1;
+  ints[1] = 10 * (r + 1) + (r == 3 ? 1 : 0);
+  RCALL(&st->errors, r, dist_tensor_create(DIST_INT32, &two, 1, ints, sizeof(ints), device, &x));
+  RCALL(&st->errors, r,
+        dist_tensor_create(DIST_FLOAT32, &one, 1, floats, sizeof(floats), device, &f));
+  RCALL(&st->errors, r, dist_context_all_reduce(context, DIST_REDUCE_MEAN, x, &y));
+  RCALL(&st->errors, r, dist_tensor_dtype(y, &dtype));
+  RCHECK(&st->errors, r, dtype == DIST_FLOAT64, "all_reduce(MEAN) of int32 is %s",
+         dist_dtype_name(dtype));
+  RCALL(&st->errors, r, dist_tensor_data(y, (void**)&data));
+  RCHECK(&st->errors, r, data[0] == 2.5 && data[1] == 25.25, "got {%g, %g}", data[0], data[1]);
+  batch[0] = f;
+  batch[1] = x;
+  RCALL(&st->errors, r, dist_context_batch_all_reduce(context, DIST_REDUCE_MEAN, batch, 2, outs));
+  RCALL(&st->errors, r, dist_tensor_dtype(outs[0], &dtype));
+  RCHECK(&st->errors, r, dtype == DIST_FLOAT32, "batch MEAN of float32 is %s",
+         dist_dtype_name(dtype));
+  RCALL(&st->errors, r, dist_tensor_data(outs[0], (void**)&fdata));
+  RCHECK(&st->errors, r, fdata[0] == 1.0f, "float32 mean %g", (double)fdata[0]);
+  RCALL(&st->errors, r, dist_tensor_data(outs[1], (void**)&data));
+  RCHECK(&st->errors, r, data[0] == 2.5 && data[1] == 25.25, "batch got {%g, %g}", data[0],
+         data[1]);
+  dist_value_destroy(outs[0]);
+  dist_value_destroy(outs[1]);
+  dist_value_destroy(x);
+  dist_value_destroy(f);
+  dist_value_destroy(y);
+  return DIST_OK;
+}
+
+static void test_integer_mean_all_reduce(void** state) {
+  dist_strategy_t* s = dts_mirrored(4);
+  int_mean_state st;
+  (void)state;
+  memset(&st, 0, sizeof(st));
+  DTS_RUN_OK(&st.errors, 4, dist_strategy_run(s, all_reduce_int_mean, &st, NULL, 0, NULL, 0));
+  dist_strategy_destroy(s);
+}
+
 static void test_reduce_axis_int(void** state) {
   dist_strategy_t* s = dts_mirrored(2);
   const int32_t a[3] = {7, -2, 100};
@@ -463,10 +686,8 @@ static void test_reduce_axis_int(void** state) {
   DT_OK(dist_tensor_data(out, (void**)&data));
   assert_int_equal(data[0], 7 * -2 * 100 * 5 * 10);
   dist_value_destroy(out);
-  DT_OK(dist_strategy_reduce_axis(s, DIST_REDUCE_MEAN, pr, 0, &out));
-  DT_OK(dist_tensor_data(out, (void**)&data));
-  assert_int_equal(data[0], (7 - 2 + 100 + 5 + 10) / 5); /* 120 / 5, exact */
-  dist_value_destroy(out);
+  /* TF divides with truediv: an int32 MEAN is float64 (120 / 5). */
+  expect_scalar_f64(s, DIST_REDUCE_MEAN, pr, 0, 24.0);
   dist_value_destroy(parts[0]);
   dist_value_destroy(parts[1]);
   dist_value_destroy(pr);
@@ -1322,6 +1543,8 @@ int main(void) {
       cmocka_unit_test(test_reduce_axis_rank2),
       cmocka_unit_test(test_reduce_axis_empty_component),
       cmocka_unit_test(test_reduce_axis_int),
+      cmocka_unit_test(test_integer_mean_is_float),
+      cmocka_unit_test(test_integer_mean_all_reduce),
       cmocka_unit_test(test_reduce_axis_plain_tensor),
       cmocka_unit_test(test_gather),
       cmocka_unit_test(test_reduce_to),

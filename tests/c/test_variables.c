@@ -968,6 +968,44 @@ static void test_concurrent_assignments(void** state) {
   dist_strategy_destroy(s);
 }
 
+/* TF refuses an integer variable with MEAN aggregation at creation
+ * (tf.Variable(1, aggregation=tf.VariableAggregation.MEAN) under MirroredStrategy raises);
+ * the refusal changes nothing: the next unnamed variable is still "Variable". */
+static void test_integer_mean_variable_refused(void** state) {
+  dist_strategy_t* s = dts_mirrored(2);
+  const int64_t one = 1;
+  const int32_t v = 3;
+  const dist_dtype_t dtypes[3] = {DIST_INT32, DIST_INT64, DIST_UINT8};
+  dist_value_t* out = (dist_value_t*)DT_SENTINEL_PTR;
+  const char* name = NULL;
+  int i;
+  (void)state;
+  DT_OK(dist_strategy_scope_enter(s));
+  for (i = 0; i < 3; ++i) {
+    const int64_t zero[1] = {0};
+    dist_value_t* init = dts_tensor(dtypes[i], &one, 1, zero, "CPU:0");
+    DT_ERR(dist_variable_create(init, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_MEAN, "counter", &out),
+           DIST_INVALID_ARGUMENT, "dist_variable_create", "MEAN");
+    assert_null(out);
+    assert_non_null(strstr(dist_last_error_message(), "'counter'"));
+    DT_ERR(dist_variable_create(init, DIST_SYNC_ON_READ, DIST_AGGREGATION_MEAN, NULL, &out),
+           DIST_INVALID_ARGUMENT, "dist_variable_create", "floating-point");
+    assert_null(out);
+    dist_value_destroy(init);
+  }
+  {
+    /* SUM is fine for integers, and the name counter did not move. */
+    dist_value_t* init = dts_tensor(DIST_INT32, &one, 1, &v, "CPU:0");
+    DT_OK(dist_variable_create(init, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, NULL, &out));
+    DT_OK(dist_variable_name(out, &name));
+    assert_string_equal(name, "Variable");
+    dist_value_destroy(out);
+    dist_value_destroy(init);
+  }
+  DT_OK(dist_strategy_scope_exit(s));
+  dist_strategy_destroy(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_creation_under_mirrored),
@@ -987,6 +1025,7 @@ int main(void) {
       cmocka_unit_test(test_sync_on_read_cross_replica_assign),
       cmocka_unit_test(test_read_in_replica_function),
       cmocka_unit_test(test_concurrent_assignments),
+      cmocka_unit_test(test_integer_mean_variable_refused),
   };
   return cmocka_run_group_tests_name("variables", tests, setup, NULL);
 }

@@ -4,9 +4,11 @@
 #include "core/cluster/cluster_spec.h"
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/cluster/tf_config.h"
 #include "gtest/gtest.h"
 #include "tests/core/status_test_util.h"
@@ -61,8 +63,104 @@ TEST(TfConfigTest, ChiefIsChiefTaskOrWorkerZero) {
   auto evaluator = ParseTfConfig(
       R"({"cluster": {"worker": ["b:1"], "evaluator": ["e:1"]}, "task": {"type": "evaluator", "index": 0}})");
   ASSERT_TRUE(IsOk(evaluator));
-  EXPECT_FALSE(*evaluator->is_chief());
-  EXPECT_EQ(evaluator->num_workers(), 1);
+  // TF: multi_worker_util.is_chief(cluster, "evaluator", 0) is True (the evaluator is its
+  // own chief) and worker_count(cluster, "evaluator") is len(cluster["evaluator"]) = 1.
+  EXPECT_TRUE(*evaluator->is_chief());
+  EXPECT_EQ(*evaluator->worker_count(), 1);
+  EXPECT_EQ(evaluator->num_workers(), 1);  // the job's workers are still chief + worker
+}
+
+// TF's multi_worker_util for the other task types: is_chief(cluster, "ps", 0) is False and
+// worker_count(cluster, "ps") raises ValueError("Unexpected `task_type` 'ps'"); a worker
+// counts the chief and the workers; three evaluators count themselves.
+TEST(TfConfigTest, WorkerCountFollowsMultiWorkerUtil) {
+  const char* kCluster = R"("cluster": {"chief": ["c:1"], "worker": ["w0:1", "w1:1"],
+                                         "ps": ["p:1"], "evaluator": ["e0:1", "e1:1", "e2:1"]})";
+  auto ps = ParseTfConfig(absl::StrCat("{", kCluster, R"(, "task": {"type": "ps", "index": 0}})"));
+  ASSERT_TRUE(IsOk(ps));
+  EXPECT_FALSE(*ps->is_chief());
+  EXPECT_TRUE(HasError(ps->worker_count(), kInvalid, {"ps:0", "ps task", "worker_count"}));
+  auto worker = ParseTfConfig(absl::StrCat("{", kCluster, R"(, "task": {"type": "worker", "index": 1}})"));
+  ASSERT_TRUE(IsOk(worker));
+  EXPECT_EQ(*worker->worker_count(), 3);
+  auto evaluator =
+      ParseTfConfig(absl::StrCat("{", kCluster, R"(, "task": {"type": "evaluator", "index": 2}})"));
+  ASSERT_TRUE(IsOk(evaluator));
+  EXPECT_TRUE(*evaluator->is_chief());
+  EXPECT_EQ(*evaluator->worker_count(), 3);
+  ClusterSpec no_task;
+  ASSERT_TRUE(IsOk(no_task.AddTask("worker", 0, "a:1")));
+  EXPECT_EQ(*no_task.worker_count(), 1);
+}
+
+// What TF accepts and a user may write: the index as a string (TF converts it with int())
+// and unknown top-level keys (TFConfigClusterResolver reads only the keys it knows).
+TEST(TfConfigTest, AcceptsStringIndexAndUnknownKeys) {
+  auto spec = ParseTfConfig(R"({"cluster": {"worker": ["a:1", "b:1"]},
+                                "task": {"type": "worker", "index": "1"}, "job_name": "x",
+                                "session_master": "ignored"})");
+  ASSERT_TRUE(IsOk(spec));
+  EXPECT_EQ(*spec->task_index(), 1);
+  EXPECT_FALSE(*spec->is_chief());
+}
+
+// TFConfigClusterResolver: rpc_layer and environment come from TF_CONFIG ("" without);
+// master() is the current task's address with "<rpc_layer>://", and "" for a cluster of
+// one task. TF: with TF_CONFIG = {"cluster": {"chief": ["c:1"], "worker": ["w:2"]},
+// "task": {"type": "worker", "index": 0}, "rpc_layer": "grpc", "environment": "cloud"},
+// resolver.master() == "grpc://w:2", resolver.rpc_layer == "grpc",
+// resolver.environment == "cloud".
+TEST(TfConfigTest, RpcLayerEnvironmentAndMaster) {
+  auto spec = ParseTfConfig(R"({"cluster": {"chief": ["c:1"], "worker": ["w:2"]},
+                                "task": {"type": "worker", "index": 0},
+                                "rpc_layer": "grpc", "environment": "cloud"})");
+  ASSERT_TRUE(IsOk(spec));
+  EXPECT_EQ(spec->rpc_layer(), "grpc");
+  EXPECT_EQ(spec->environment(), "cloud");
+  EXPECT_EQ(spec->master(), "grpc://w:2");
+  auto plain = ParseTfConfig(R"({"cluster": {"chief": ["c:1"], "worker": ["w:2"]},
+                                 "task": {"type": "chief", "index": 0}})");
+  ASSERT_TRUE(IsOk(plain));
+  EXPECT_EQ(plain->rpc_layer(), "");
+  EXPECT_EQ(plain->environment(), "");
+  EXPECT_EQ(plain->master(), "c:1");
+  auto single = ParseTfConfig(R"({"cluster": {"worker": ["w:2"]},
+                                  "task": {"type": "worker", "index": 0}, "rpc_layer": "grpc"})");
+  ASSERT_TRUE(IsOk(single));
+  EXPECT_EQ(single->master(), "");
+  ClusterSpec built;
+  ASSERT_TRUE(IsOk(built.AddTask("worker", 0, "a:1")));
+  ASSERT_TRUE(IsOk(built.AddTask("worker", 1, "b:1")));
+  EXPECT_EQ(built.master(), "");  // no current task
+  ASSERT_TRUE(IsOk(built.SetTask("worker", 1)));
+  EXPECT_EQ(built.master(), "b:1");
+}
+
+// TF's MultiWorkerMirroredStrategy runs as one local worker when TF_CONFIG describes no
+// cluster: unset, empty, "{}", or no or an empty "cluster".
+TEST(TfConfigTest, NoClusterInTheEnvironment) {
+  for (const char* value : {"", "{}", R"({"task": {"type": "worker", "index": 0}})",
+                            R"({"cluster": {}, "task": {}})"}) {
+    SCOPED_TRACE(value);
+    ASSERT_EQ(setenv("TF_CONFIG", value, 1), 0);
+    absl::StatusOr<std::optional<ClusterSpec>> spec = ClusterSpecFromEnvironmentIfAny();
+    ASSERT_TRUE(IsOk(spec));
+    EXPECT_FALSE(spec->has_value());
+  }
+  ASSERT_EQ(unsetenv("TF_CONFIG"), 0);
+  ASSERT_TRUE(IsOk(ClusterSpecFromEnvironmentIfAny()));
+  EXPECT_FALSE(ClusterSpecFromEnvironmentIfAny()->has_value());
+  ASSERT_EQ(setenv("TF_CONFIG", R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}})", 1), 0);
+  absl::StatusOr<std::optional<ClusterSpec>> one = ClusterSpecFromEnvironmentIfAny();
+  ASSERT_TRUE(IsOk(one));
+  ASSERT_TRUE(one->has_value());
+  EXPECT_EQ((*one)->num_workers(), 1);
+  // A cluster that is wrong is still an error, not a local run.
+  ASSERT_EQ(setenv("TF_CONFIG", R"({"cluster": {"worker": ["a"]}, "task": {"type": "worker", "index": 0}})", 1), 0);
+  EXPECT_TRUE(HasError(ClusterSpecFromEnvironmentIfAny(), kInvalid, {"no ':port'"}));
+  ASSERT_EQ(setenv("TF_CONFIG", "{", 1), 0);
+  EXPECT_TRUE(HasError(ClusterSpecFromEnvironmentIfAny(), kInvalid, {"not valid JSON"}));
+  ASSERT_EQ(unsetenv("TF_CONFIG"), 0);
 }
 
 TEST(TfConfigTest, SparseDictForm) {
@@ -156,10 +254,14 @@ TEST(TfConfigTest, ValidationErrors) {
        "cluster.worker key '-1' is not a task index"},
       {R"({"cluster": {"worker": {"2147483648": "a:1"}}, "task": {"type": "worker", "index": 0}})",
        "key '2147483648' is not a task index"},
-      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "0"}})",
-       "task.index must be a non-negative integer, not a string"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "x"}})",
+       "task.index 'x' is not a task index: expected a decimal number"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "-1"}})",
+       "task.index '-1' is not a task index"},
+      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": true}})",
+       "task.index must be a non-negative integer (or a string of one), not a boolean"},
       {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0.5}})",
-       "task.index must be a non-negative integer, not a number"},
+       "task.index must be a non-negative integer (or a string of one), not a number"},
       {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": -1}})",
        "task.index is -1: a task index must be >= 0"},
       {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 4294967296}})",
@@ -172,8 +274,6 @@ TEST(TfConfigTest, ValidationErrors) {
       {R"({"cluster": {"worker": ["a:1"]}, "task": []})", "\"task\" must be an object"},
       {R"({"cluster": {"worker": ["a:1"]}})", "TF_CONFIG: no \"task\""},
       {R"({"task": {"type": "worker", "index": 0}})", "TF_CONFIG: no \"cluster\""},
-      {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}, "clutser": {}})",
-       "unknown key 'clutser': expected cluster, task, environment or rpc_layer"},
       {R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}, "rpc_layer": 3})",
        "\"rpc_layer\" must be a string, not a number"},
   };

@@ -139,9 +139,17 @@ TEST_F(CrossReplicaTest, ReduceAlongAnAxisOfHigherRankTensors) {
 }
 
 TEST_F(CrossReplicaTest, ReduceAlongAnAxisInOtherDTypes) {
-  // int32 MEAN truncates toward zero: (1 + 2 + 2) / 3 and (-1 - 2 - 2) / 3.
+  // int32 MEAN is TF's truediv, a float64: (1 + 2 + 2) / 3 and (-1 - 2 - 2) / 3
+  // (strategy.reduce(MEAN, v, axis=0) -> tf.float64 [1.6666666666666667, -1.6666666666666667]).
   const Value ints = PerReplica({Make({1, -1, 2, -2}, {2, 2}, DType::kInt32), Make({2, -2}, {1, 2}, DType::kInt32)});
-  EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kMean, ints, 0))), (std::vector<double>{1, -1}));
+  EXPECT_EQ(TensorOf(Reduce(*two_, ReduceOp::kMean, ints, 0)).dtype(), DType::kFloat64);
+  EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kMean, ints, 0))),
+            (std::vector<double>{5.0 / 3.0, -5.0 / 3.0}));
+  // int16 divides in float32 (tf.constant(5, tf.int16) / 3 is float32).
+  const Value shorts = PerReplica({Make({1, 2}, {}, DType::kInt16), Make({2}, {}, DType::kInt16)});
+  EXPECT_EQ(TensorOf(Reduce(*two_, ReduceOp::kMean, shorts, 0)).dtype(), DType::kFloat32);
+  EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kMean, shorts, 0))),
+            (std::vector<double>{static_cast<double>(5.0f / 3.0f)}));
   // float16 accumulates in float32: 2048 + 1 + 1 + 2 = 2052 even though 2049 is no half,
   // and the mean (513) is exact.
   const Value halves = PerReplica({Make({2048, 1}, {}, DType::kFloat16), Make({1, 2}, {}, DType::kFloat16)});
@@ -179,14 +187,16 @@ TEST_F(CrossReplicaTest, AReplicaWithAnEmptyBatchContributesNothing) {
                 (std::vector<double>{-7}));
     }
   }
-  // Nothing at all: MEAN is 0 / 0, NaN for floats and an error for integers.
+  // Nothing at all: MEAN is 0 / 0, NaN for floats and (a float64 NaN) for integers.
   const Value nothing = PerReplica({Make({}, {0}), Make({}, {0})});
   absl::StatusOr<Value> nan = Reduce(*two_, ReduceOp::kMean, nothing, 0);
   ASSERT_EQ(ValuesOf(TensorOf(nan)).size(), 1u);
   EXPECT_TRUE(std::isnan(ValuesOf(TensorOf(nan))[0]));
   const Value no_ints = PerReplica({Make({}, {0}, DType::kInt32), Make({}, {0}, DType::kInt32)});
-  EXPECT_TRUE(HasError(Reduce(*two_, ReduceOp::kMean, no_ints, 0), absl::StatusCode::kInvalidArgument,
-                       {"zero elements"}));
+  absl::StatusOr<Value> int_nan = Reduce(*two_, ReduceOp::kMean, no_ints, 0);
+  ASSERT_EQ(ValuesOf(TensorOf(int_nan)).size(), 1u);
+  EXPECT_EQ(TensorOf(int_nan).dtype(), DType::kFloat64);
+  EXPECT_TRUE(std::isnan(ValuesOf(TensorOf(int_nan))[0]));
 }
 
 TEST_F(CrossReplicaTest, ANonPerReplicaValueAlongAnAxisCountsOncePerReplica) {
@@ -215,10 +225,11 @@ TEST_F(CrossReplicaTest, ReducePerReplicaValuesElementWise) {
   const Value three = PerReplica({Make({1}), Make({2}), Make({3})});
   EXPECT_TRUE(HasError(Reduce(*two_, ReduceOp::kSum, three, std::nullopt),
                        absl::StatusCode::kInvalidArgument, {"3 components", "2 replicas"}));
-  // Integer MEAN truncates toward zero.
+  // Integer MEAN is a float64, as TF's truediv gives: {-7, 7} and {0, 0} -> {-3.5, 3.5}.
   const Value ints = PerReplica({Make({-7, 7}, {}, DType::kInt32), Make({0, 0}, {}, DType::kInt32)});
+  EXPECT_EQ(TensorOf(Reduce(*two_, ReduceOp::kMean, ints, std::nullopt)).dtype(), DType::kFloat64);
   EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kMean, ints, std::nullopt))),
-            (std::vector<double>{-3, 3}));
+            (std::vector<double>{-3.5, 3.5}));
   // float16: 1 + 2^-11 computed in float32 and rounded once (a tie, to even: 1).
   const Value halves = PerReplica({Make({1}, {}, DType::kFloat16), Make({std::ldexp(1.0, -11)}, {}, DType::kFloat16)});
   EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kSum, halves, std::nullopt))),

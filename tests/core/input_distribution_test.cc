@@ -446,6 +446,79 @@ TEST_F(InputDistributionTest, PerReplicaBatchSizeDividesOrFails) {
   EXPECT_TRUE(HasError(context.PerReplicaBatchSize(-4), absl::StatusCode::kInvalidArgument));
 }
 
+// TF 2.x (PartialBatchSplit::kEven): a partial batch of p rows gives each replica
+// ceil(p / replicas) rows, in order. TF: list(strategy.experimental_distribute_dataset(
+// tf.data.Dataset.range(10).batch(4))) over 2 replicas ends with [8] and [9]; a last batch
+// of 6 of 8 gives 3 + 3; over 4 replicas ceil(6 / 4) = 2: 2 + 2 + 2 + 0.
+TEST_F(InputDistributionTest, EvenPartialBatchSplitFollowsTf2) {
+  InputOptions options = NoPrefetch();
+  options.partial_batch_split = PartialBatchSplit::kEven;
+  // `total` rows batched by `batch`, over `replicas`.
+  auto pass_of = [&](int32_t total, int32_t batch, int32_t replicas) {
+    auto dataset = std::make_shared<FakeDataset>(Batches(total, batch), batch);
+    auto distributed = DistributedDataset::FromDataset(*Mirrored(replicas), dataset, options);
+    EXPECT_TRUE(IsOk(distributed));
+    return distributed.ok() ? Iterate(**distributed) : Pass{};
+  };
+  const Pass range = pass_of(10, 4, 2);
+  ASSERT_EQ(range.sizes.size(), 3u);
+  EXPECT_EQ(range.sizes[0], (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(range.sizes[2], (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(range.contents[2][0][0], Iota(8, 1));
+  EXPECT_EQ(range.contents[2][0][1], Iota(9, 1));
+  const Pass two = pass_of(14, 8, 2);
+  ASSERT_EQ(two.sizes.size(), 2u);
+  EXPECT_EQ(two.sizes[0], (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(two.sizes[1], (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(two.contents[1][0][1], Iota(11, 3));
+  const Pass four = pass_of(14, 8, 4);
+  ASSERT_EQ(four.sizes.size(), 2u);
+  EXPECT_EQ(four.sizes[1], (std::vector<int64_t>{2, 2, 2, 0}));
+}
+
+// Across workers each worker splits the same global batch and keeps its replicas' rows
+// (first_replica of replicas_in_sync), so a worker's replicas get what they would in one
+// process with all the replicas. A last batch of 3 of a global batch of 8 over 2 replicas:
+// even 2 + 1, in order 3 + 0; over 4 replicas: even 1 + 1 + 1 + 0.
+TEST_F(InputDistributionTest, EvenPartialBatchSplitAcrossWorkers) {
+  const std::vector<DeviceSpec> two_local = {DeviceSpec{}.WithDefaults(),
+                                             DeviceSpec{}.WithDefaults()};
+  const std::vector<DeviceSpec> one_local = {DeviceSpec{}.WithDefaults()};
+  auto rows_of = [](const std::vector<Element>& split) {
+    std::vector<int64_t> out;
+    for (const Element& e : split) out.push_back(e[0].shape().dim(0));
+    return out;
+  };
+  const Element three = {Rows(3, 0, 0)};
+  // Worker 1 of 2, one replica each: global replica 1 of 2.
+  auto even = SplitBatch(three, 4, one_local, false, 1, 2, PartialBatchSplit::kEven);
+  auto in_order = SplitBatch(three, 4, one_local, false, 1, 2, PartialBatchSplit::kInOrder);
+  ASSERT_TRUE(IsOk(even));
+  ASSERT_TRUE(IsOk(in_order));
+  EXPECT_EQ(rows_of(*even), (std::vector<int64_t>{1}));
+  EXPECT_EQ(Contents((*even)[0][0]), Iota(2, 1));
+  EXPECT_EQ(rows_of(*in_order), (std::vector<int64_t>{0}));
+  // Worker 1 of 2 with 2 replicas each (replicas 2 and 3 of 4), 6 rows of 8: 2 + 2 + 2 + 0
+  // either way; 3 rows: even 1 + 1 + 1 + 0 gives this worker [2] and [].
+  const Element six = {Rows(6, 0, 0)};
+  auto six_even = SplitBatch(six, 2, two_local, false, 2, 4, PartialBatchSplit::kEven);
+  ASSERT_TRUE(IsOk(six_even));
+  EXPECT_EQ(rows_of(*six_even), (std::vector<int64_t>{2, 0}));
+  auto three_even = SplitBatch(three, 2, two_local, false, 2, 4, PartialBatchSplit::kEven);
+  ASSERT_TRUE(IsOk(three_even));
+  EXPECT_EQ(rows_of(*three_even), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(Contents((*three_even)[0][0]), Iota(2, 1));
+}
+
+TEST_F(InputDistributionTest, PartialBatchSplitOptionIsValidated) {
+  InputOptions options;
+  options.partial_batch_split = static_cast<PartialBatchSplit>(2);
+  EXPECT_TRUE(HasError(ValidateInputOptions(options), absl::StatusCode::kInvalidArgument,
+                       {"partial batch split 2"}));
+  EXPECT_TRUE(IsOk(PartialBatchSplitFromInt(1)));
+  EXPECT_FALSE(PartialBatchSplitFromInt(-1).ok());
+}
+
 TEST_F(InputDistributionTest, SplitBatchSizeRoundsUp) {
   EXPECT_EQ(SplitBatchSize(8, 2), 4);
   EXPECT_EQ(SplitBatchSize(8, 3), 3);

@@ -4,9 +4,14 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <zlib.h>
+
+#include "absl/strings/str_cat.h"
 #include "core/input/crc32c.h"
+#include "core/input/inflating_reader.h"
 #include "core/input/sources.h"
 #include "gtest/gtest.h"
 #include "tests/core/input_test_util.h"
@@ -174,6 +179,126 @@ TEST(TFRecordTest, AMissingFileIsAnErrorNamingIt) {
 
 TEST(TFRecordTest, WriterReportsAnUnwritablePath) {
   EXPECT_FALSE(WriteTFRecordFile(TempPath("no_such_dir/x.tfrecord"), {"a"}).ok());
+}
+
+// ---- Compressed TFRecord files ----
+
+// `data` deflated as TF's ZlibOutputBuffer does for TFRecordOptions(compression_type=...):
+// deflateInit2 with window bits MAX_WBITS (ZLIB) or MAX_WBITS + 16 (GZIP).
+std::string Deflate(const std::string& data, int window_bits) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY),
+            Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string Gzip(const std::string& data) { return Deflate(data, MAX_WBITS + 16); }
+std::string Zlib(const std::string& data) { return Deflate(data, MAX_WBITS); }
+
+// TF: with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions(compression_type="GZIP"))
+// writing b"abc" and b"hello world", list(tf.data.TFRecordDataset(path, "GZIP")) gives
+// [b"abc", b"hello world"]; the same with "ZLIB".
+TEST(TFRecordTest, ReadsZlibAndGzipFiles) {
+  const std::string plain = HandWrittenFile();
+  for (const auto& [compression, bytes] :
+       {std::pair{Compression::kGzip, Gzip(plain)}, std::pair{Compression::kZlib, Zlib(plain)}}) {
+    SCOPED_TRACE(CompressionName(compression));
+    const std::string path =
+        WriteFile(absl::StrCat("hand.", CompressionName(compression), ".tfrecord"), bytes);
+    auto ds = TFRecords({path}, compression);
+    ASSERT_TRUE(IsOk(ds));
+    EXPECT_EQ(CollectBytes(*ds), std::vector<std::string>({"abc", "hello world"}));
+    // FILE sharding keeps the compression.
+    auto again = (*ds)->WithSourceFiles({path, path});
+    ASSERT_TRUE(IsOk(again));
+    EXPECT_EQ(CollectBytes(*again).size(), 4u);
+  }
+}
+
+TEST(TFRecordTest, ReadsLargeRecordsAndConcatenatedGzipMembers) {
+  std::mt19937 rng(5);
+  std::vector<std::string> records;
+  for (size_t len : {0, 3 * 1024 * 1024 + 7, 1, 70000}) {
+    std::string record(len, '\0');
+    for (char& c : record) c = static_cast<char>(rng() % 7);  // compressible
+    records.push_back(record);
+  }
+  const std::string plain_path = TempPath("large.tfrecord");
+  ASSERT_TRUE(IsOk(WriteTFRecordFile(plain_path, records)));
+  std::ifstream in(plain_path, std::ios::binary);
+  const std::string plain((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Two gzip members, split inside the second record: gzip readers read them as one.
+  const size_t cut = plain.size() / 3;
+  const std::string path =
+      WriteFile("members.tfrecord.gz", Gzip(plain.substr(0, cut)) + Gzip(plain.substr(cut)));
+  auto ds = TFRecords({path}, Compression::kGzip);
+  ASSERT_TRUE(IsOk(ds));
+  EXPECT_EQ(CollectBytes(*ds), records);
+}
+
+// What reading `path` with `compression` to the end gives: the first failure, or OK.
+absl::Status ReadToTheEnd(const std::string& path, Compression compression) {
+  auto ds = TFRecords({path}, compression);
+  if (!ds.ok()) return ds.status();
+  auto it = (*ds)->MakeIterator(0);
+  if (!it.ok()) return it.status();
+  Element e;
+  absl::StatusOr<bool> got = (*it)->GetNext(&e);
+  while (got.ok() && *got) got = (*it)->GetNext(&e);
+  return got.status();
+}
+
+TEST(TFRecordTest, AnUncompressedReaderSaysTheFileLooksCompressed) {
+  const std::string gz = WriteFile("looks.gz.tfrecord", Gzip(HandWrittenFile()));
+  const std::string zl = WriteFile("looks.zlib.tfrecord", Zlib(HandWrittenFile()));
+  EXPECT_TRUE(HasError(ReadToTheEnd(gz, Compression::kNone), absl::StatusCode::kDataLoss,
+                       {gz, "offset 0", "looks GZIP-compressed"}));
+  EXPECT_TRUE(HasError(ReadToTheEnd(zl, Compression::kNone), absl::StatusCode::kDataLoss,
+                       {zl, "offset 0", "looks ZLIB-compressed"}));
+  // A plain corrupt file says nothing about compression.
+  std::string bad = HandWrittenFile();
+  bad[0] = 0x04;
+  const absl::Status plain = ReadToTheEnd(WriteFile("bad.plain.tfrecord", bad), Compression::kNone);
+  EXPECT_TRUE(HasError(plain, absl::StatusCode::kDataLoss, {"offset 0"}));
+  EXPECT_EQ(plain.message().find("looks"), absl::string_view::npos);
+}
+
+TEST(TFRecordTest, CorruptOrTruncatedCompressedFilesAreDataLoss) {
+  const std::string gz = Gzip(HandWrittenFile());
+  const std::string cut = WriteFile("cut.gz", gz.substr(0, gz.size() / 2));
+  EXPECT_TRUE(HasError(ReadToTheEnd(cut, Compression::kGzip), absl::StatusCode::kDataLoss,
+                       {cut, "truncated"}));
+  std::string flipped = gz;
+  flipped[12] = static_cast<char>(flipped[12] ^ 0x5a);
+  const std::string corrupt = WriteFile("corrupt.gz", flipped);
+  EXPECT_TRUE(HasError(ReadToTheEnd(corrupt, Compression::kGzip), absl::StatusCode::kDataLoss,
+                       {corrupt}));
+  // A plain file read as GZIP is not a gzip stream.
+  const std::string plain = WriteFile("plain.notgz", HandWrittenFile());
+  EXPECT_TRUE(HasError(ReadToTheEnd(plain, Compression::kGzip), absl::StatusCode::kDataLoss,
+                       {plain, "GZIP"}));
+}
+
+TEST(TFRecordTest, CompressionIsSniffedAndNamed) {
+  const std::string gz = Gzip("x"), zl = Zlib("x");
+  EXPECT_EQ(SniffCompression(reinterpret_cast<const unsigned char*>(gz.data()), gz.size()),
+            Compression::kGzip);
+  EXPECT_EQ(SniffCompression(reinterpret_cast<const unsigned char*>(zl.data()), zl.size()),
+            Compression::kZlib);
+  const std::string plain = HandWrittenFile();
+  EXPECT_EQ(SniffCompression(reinterpret_cast<const unsigned char*>(plain.data()), 12),
+            Compression::kNone);
+  EXPECT_TRUE(IsOk(CompressionFromInt(2)));
+  EXPECT_TRUE(HasError(CompressionFromInt(3), absl::StatusCode::kInvalidArgument,
+                       {"compression 3", "NONE (0), ZLIB (1) or GZIP (2)"}));
 }
 
 }  // namespace

@@ -161,7 +161,16 @@ double Reference(DType dtype, ReduceOp op, int32_t n, size_t t, size_t i) {
   const auto exact_sum = static_cast<int64_t>(sum);
   switch (op) {
     case ReduceOp::kSum: return static_cast<double>(WrapTo(dtype, exact_sum));
-    case ReduceOp::kMean: return static_cast<double>(WrapTo(dtype, exact_sum / n));  // toward zero
+    case ReduceOp::kMean: {
+      // TF: add_n wraps in the dtype, then truediv (float32 for 8- and 16-bit integers,
+      // float64 for wider ones); one replica returns the value itself.
+      const int64_t wrapped = WrapTo(dtype, exact_sum);
+      if (n == 1) return static_cast<double>(wrapped);
+      if (DTypeSize(dtype) <= 2) {
+        return static_cast<double>(static_cast<float>(wrapped) / static_cast<float>(n));
+      }
+      return static_cast<double>(wrapped) / static_cast<double>(n);
+    }
     case ReduceOp::kMin: return lo;
     case ReduceOp::kMax: return hi;
     case ReduceOp::kProduct: {
@@ -213,7 +222,8 @@ void CheckAllReduce(Strategy& strategy, const std::vector<Spec>& specs, ReduceOp
     ASSERT_EQ(mine.size(), specs.size());
     for (size_t t = 0; t < specs.size(); ++t) {
       const Tensor& out = mine[t];
-      ASSERT_EQ(out.dtype(), specs[t].dtype);
+      const DType out_dtype = n > 1 ? ReducedDType(specs[t].dtype, op) : specs[t].dtype;
+      ASSERT_EQ(out.dtype(), out_dtype);
       ASSERT_EQ(out.shape().dims(), specs[t].dims);
       EXPECT_EQ(out.device(), strategy.worker_devices()[static_cast<size_t>(r)])
           << "replica " << r << " tensor " << t;
@@ -222,7 +232,7 @@ void CheckAllReduce(Strategy& strategy, const std::vector<Spec>& specs, ReduceOp
           const double expected = Reference(specs[t].dtype, op, n, t, i);
           const double actual = specs[t].dtype == DType::kBool
                                     ? static_cast<double>(LoadInt(DType::kBool, out.data(), i))
-                                    : LoadFloat(specs[t].dtype, out.data(), i);
+                                    : LoadFloat(out_dtype, out.data(), i);
           ASSERT_EQ(actual, expected) << "tensor " << t << " (" << Name(specs[t].dtype)
                                       << ") element " << i;
         }
@@ -319,7 +329,9 @@ TEST(LocalCollectiveAllReduceTest, ArbitraryFloatsAreCloseToTheReferenceAndIdent
 
 // Integer sums wrap in every algorithm; MEAN must not: the double reference of the mean
 // of 100 and 100 is 100, whatever the storage dtype.
-TEST(LocalCollectiveAllReduceTest, NarrowIntegerSumsWrapButMeansDoNot) {
+// TF sums integers in their dtype (add_n wraps) and averages with truediv:
+// tf.constant(100, tf.int8) + 100 is -56, and (-56) / 2 is float32 -28.0.
+TEST(LocalCollectiveAllReduceTest, IntegerSumsWrapAndMeansDivideTheWrappedSumAsTf) {
   for (const Algorithm& algorithm : AllAlgorithms()) {
     SCOPED_TRACE(algorithm.name);
     std::shared_ptr<Strategy> strategy = Mirrored(2, algorithm.ops);
@@ -328,24 +340,30 @@ TEST(LocalCollectiveAllReduceTest, NarrowIntegerSumsWrapButMeansDoNot) {
       DType dtype;
       int64_t value;
       ReduceOp op;
-      int64_t expected;
+      double expected;
     };
     const Case cases[] = {
         {DType::kInt8, 100, ReduceOp::kSum, -56},
-        {DType::kInt8, 100, ReduceOp::kMean, 100},
-        {DType::kUInt8, 200, ReduceOp::kMean, 200},
-        {DType::kInt16, 30000, ReduceOp::kMean, 30000},
-        {DType::kInt32, 2147483647, ReduceOp::kMean, 2147483647},
+        {DType::kInt8, 100, ReduceOp::kMean, -28.0},         // float32
+        {DType::kUInt8, 200, ReduceOp::kMean, 72.0},         // 400 wraps to 144
+        {DType::kInt16, 30000, ReduceOp::kMean, -2768.0},    // 60000 wraps to -5536
+        {DType::kInt32, 2147483647, ReduceOp::kMean, -1.0},  // float64 of the wrapped -2
         {DType::kInt32, 2147483647, ReduceOp::kSum, -2},
+        {DType::kInt64, 7, ReduceOp::kMean, 7.0},
     };
     for (const Case& c : cases) {
-      std::vector<int64_t> got(2, 0);
+      std::vector<double> got(2, 0);
       const RunResult result = RunReplicas(*strategy, [&](ReplicaContext& context) -> absl::Status {
         Tensor input = ZeroTensor(c.dtype, {1}, context.device_name());
         StoreInt(c.dtype, input.data(), 0, c.value);
         absl::StatusOr<Tensor> out = context.AllReduce(c.op, input);
         if (!out.ok()) return out.status();
-        got[static_cast<size_t>(context.replica_id())] = LoadInt(c.dtype, out->data(), 0);
+        if (out->dtype() != ReducedDType(c.dtype, c.op)) {
+          return absl::InternalError(absl::StrCat("result dtype ", DTypeName(out->dtype())));
+        }
+        got[static_cast<size_t>(context.replica_id())] =
+            c.op == ReduceOp::kMean ? LoadFloat(out->dtype(), out->data(), 0)
+                                    : static_cast<double>(LoadInt(c.dtype, out->data(), 0));
         return absl::OkStatus();
       });
       ASSERT_TRUE(IsOk(result.run));

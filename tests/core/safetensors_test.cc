@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -222,6 +223,53 @@ TEST_F(SafetensorsTest, ReadsAHandWrittenFile) {
   EXPECT_EQ(values[1], -2.5f);
   EXPECT_EQ(tensor.device().type, DeviceType::kCpu);
   EXPECT_EQ(tensor.device().index, 0);
+}
+
+// A file of another producer (the Python safetensors package writes U16, U32, U64, C64
+// and F8 tensors for numpy/torch arrays of those dtypes). Reading every tensor fails on
+// the first dtype we lack; reading only the tensors asked for skips the others, whatever
+// their dtype or shape, while their byte ranges still count for the overlap check.
+TEST_F(SafetensorsTest, ReadsOnlyTheTensorsAskedFor) {
+  const std::string header =
+      R"({"__metadata__":{"format":"pt"},)"
+      R"("ids":{"dtype":"U16","shape":[2],"data_offsets":[0,4]},)"
+      R"("w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+      R"("step":{"dtype":"U64","shape":[1],"data_offsets":[8,16]},)"
+      R"("mask":{"dtype":"U32","shape":[1],"data_offsets":[16,20]},)"
+      R"("z":{"dtype":"C64","shape":[1],"data_offsets":[20,28]},)"
+      R"("f8":{"dtype":"F8_E4M3","shape":"odd","data_offsets":[28,30]}})";
+  std::string data(30, '\0');
+  const float w = 2.5f;
+  std::memcpy(data.data() + 4, &w, 4);
+  const std::string file = FileOf(header, data);
+  EXPECT_TRUE(HasError(ParseSafetensors(file, "p.safetensors"), absl::StatusCode::kInvalidArgument,
+                       {"p.safetensors", "'ids'", "\"U16\"", "not supported"}));
+  const std::set<std::string> only = {"w", "absent"};
+  absl::StatusOr<NamedTensors> read = ParseSafetensors(file, "p.safetensors", &only);
+  ASSERT_TRUE(IsOk(read));
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].first, "w");
+  float got;
+  std::memcpy(&got, (*read)[0].second.data(), 4);
+  EXPECT_EQ(got, 2.5f);
+  // A tensor asked for keeps every check; a skipped one still needs its byte range.
+  const std::set<std::string> ids = {"ids"};
+  EXPECT_TRUE(HasError(ParseSafetensors(file, "p.safetensors", &ids),
+                       absl::StatusCode::kInvalidArgument, {"'ids'", "U16"}));
+  const std::string overlapping =
+      FileOf(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+             R"("u":{"dtype":"U32","shape":[1],"data_offsets":[2,6]}})",
+             std::string(8, '\0'));
+  const std::set<std::string> just_w = {"w"};
+  EXPECT_TRUE(HasError(ParseSafetensors(overlapping, "o", &just_w), absl::StatusCode::kDataLoss,
+                       {"overlap"}));
+  const std::string outside =
+      FileOf(R"({"u":{"dtype":"U32","shape":[1],"data_offsets":[0,40]}})", std::string(8, '\0'));
+  EXPECT_TRUE(HasError(ParseSafetensors(outside, "o", &just_w), absl::StatusCode::kDataLoss,
+                       {"'u'", "outside"}));
+  const std::string no_offsets = FileOf(R"({"u":{"dtype":"U32"}})", "");
+  EXPECT_TRUE(HasError(ParseSafetensors(no_offsets, "o", &just_w),
+                       absl::StatusCode::kInvalidArgument, {"'u'", "data_offsets"}));
 }
 
 TEST_F(SafetensorsTest, ReadsHandWrittenHeadersInDataOrder) {

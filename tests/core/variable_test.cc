@@ -302,6 +302,28 @@ TEST_F(VariableTest, MirroredStrategyCreatesOneCopyPerReplica) {
   }
 }
 
+// TF refuses an integer variable with MEAN aggregation when it is created (the mean of
+// integer updates is not an integer); the refusal names the variable and the rule, and
+// uses no name.
+TEST_F(VariableTest, IntegerVariablesCannotHaveMeanAggregation) {
+  std::shared_ptr<Strategy> strategy = Mirrored(2);
+  ScopeGuard scope(strategy);
+  for (DType dtype : {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64, DType::kUInt8}) {
+    for (VariableSync sync : {VariableSync::kOnWrite, VariableSync::kOnRead}) {
+      EXPECT_TRUE(HasError(CreateVariable(Ints(dtype, {1}), sync, VariableAggregation::kMean, "step"),
+                           absl::StatusCode::kInvalidArgument,
+                           {"variable 'step'", DTypeName(dtype), "MEAN aggregation needs a floating-point"}));
+    }
+  }
+  // Floats and the other aggregations are fine; the failed calls took no name.
+  absl::StatusOr<Value> mean = CreateVariable(Floats({1}), VariableSync::kOnWrite,
+                                              VariableAggregation::kMean, "step");
+  ASSERT_TRUE(IsOk(mean));
+  EXPECT_EQ(mean->variable()->name(), "step");
+  EXPECT_TRUE(IsOk(CreateVariable(Ints(DType::kInt64, {1}), VariableSync::kOnWrite,
+                                  VariableAggregation::kSum, "count")));
+}
+
 // Every replica assigns its own value (replica r: r + 1) in replica context.
 absl::Status AssignFromReplicas(Strategy& strategy, const Value& variable, AssignKind kind,
                                 std::vector<absl::Status>* statuses = nullptr) {

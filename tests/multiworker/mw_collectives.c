@@ -106,6 +106,14 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   results[5] = gathered;
   results[6] = from_last;
   results[7] = merged;
+  /* Integers under MEAN: summed, then divided into float64 as TF's truediv does. */
+  int32_t ints[5];
+  for (int i = 0; i < 5; ++i) ints[i] = g * 7 + i - 3;
+  const int64_t five[1] = {5};
+  dist_value_t* w = NULL;
+  CHECK(dist_tensor_create(DIST_INT32, five, 1, ints, sizeof ints, "CPU:0", &w));
+  CHECK(dist_context_all_reduce(context, DIST_REDUCE_MEAN, w, &results[8]));
+  results[9] = w;  /* for the cross-replica integer MEAN */
   dist_value_destroy(y);
   return DIST_OK;
 }
@@ -170,7 +178,7 @@ int main(int argc, char** argv) {
   dist_value_t* counter = NULL;
   CHECK(dist_variable_create(zero, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, "counter", &counter));
 
-  enum { kResults = 8 };
+  enum { kResults = 10 };
   dist_value_t* results[kResults] = {0};
   const dist_value_t* run_args[1] = {counter};
   CHECK(dist_strategy_run(strategy, Step, NULL, run_args, 1, results, kResults));
@@ -178,8 +186,9 @@ int main(int argc, char** argv) {
   CHECK(dist_variable_read(counter, &counted));
   Write("sync_on_read_sum", counted);
   const char* labels[kResults] = {"x",          "z",         "sum",       "mean",
-                                  "large",      "all_gather", "broadcast", "merge_reduce_sum"};
-  for (int r = 2; r < kResults; ++r) {
+                                  "large",      "all_gather", "broadcast", "merge_reduce_sum",
+                                  "int_mean",   "ints"};
+  for (int r = 2; r < kResults - 1; ++r) { /* results[9], this replica's input, differs */
     dist_value_t* first = NULL;
     CHECK(dist_value_component(results[r], 0, &first));
     Write(labels[r], first);
@@ -189,6 +198,18 @@ int main(int argc, char** argv) {
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, results[0], &reduced));
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[0], &mean_reduced));
   CHECK(dist_strategy_gather(strategy, results[1], 0, &gathered));
+  dist_value_t *int_mean = NULL, *int_mean_axis = NULL;
+  CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[9], &int_mean));
+  CHECK(dist_strategy_reduce_axis(strategy, DIST_REDUCE_MEAN, results[9], 0, &int_mean_axis));
+  dist_dtype_t int_mean_dtype = 0;
+  CHECK(dist_tensor_dtype(int_mean, &int_mean_dtype));
+  if (int_mean_dtype != DIST_FLOAT64) {
+    fprintf(stderr, "reduce(MEAN) of int32 is %s, expected float64\n",
+            dist_dtype_name(int_mean_dtype));
+    return 1;
+  }
+  Write("reduce_int_mean", int_mean);
+  Write("reduce_axis_int_mean", int_mean_axis);
   Write("reduce_sum", reduced);
   Write("reduce_mean", mean_reduced);
   Write("gather", gathered);

@@ -113,7 +113,8 @@ std::string AgreeOnDirectory() {
         "dist_tensor_create");
   // A variable starts from the chief's value on every worker.
   dist_value_t* variable = nullptr;
-  Check(dist_variable_create(proposal, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_MEAN, "bench_nonce", &variable),
+  Check(dist_variable_create(proposal, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_ONLY_FIRST_REPLICA, "bench_nonce",
+                             &variable),
         "dist_variable_create");
   dist_value_t* agreed = nullptr;
   Check(dist_variable_read(variable, &agreed), "dist_variable_read");
