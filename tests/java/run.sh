@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The Java suite: builds the binding (bindings/java/build.sh), compiles tests/java with
+# JUnit 5 from Debian (junit5) and runs them with the JUnit console launcher, then the Java
+# example and the README's example. Usage: tests/java/run.sh OUT_DIR
+# PKG_CONFIG_PATH must find distribute(.pc or -uninstalled.pc). A missing JDK or JUnit fails.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+out="$(mkdir -p "$1" && cd "$1" && pwd)"
+J=/usr/share/java
+for jar in junit-platform-console-standalone.jar junit-jupiter-api.jar opentest4j.jar apiguardian-api.jar; do
+  [[ -f "$J/$jar" ]] || { echo "test-java: $J/$jar missing (scripts/install-deps.sh installs junit5)" >&2; exit 1; }
+done
+"$root/bindings/java/build.sh" "$out" >/dev/null
+rm -rf "$out/test-classes" && mkdir -p "$out/test-classes"
+javac -Xlint:all -Xlint:-try -Werror -d "$out/test-classes" \
+  -cp "$out/distribute.jar:$J/junit-jupiter-api.jar:$J/opentest4j.jar:$J/apiguardian-api.jar" \
+  "$root"/tests/java/org/distribute/tests/*.java
+export DIST_JAVA_ROOT="$root" DIST_JAVA_OUT="$out"
+java -Xss4m -Djava.library.path="$out" -jar "$J/junit-platform-console-standalone.jar" \
+  -cp "$out/distribute.jar:$out/test-classes" --scan-classpath "$out/test-classes" \
+  --fail-if-no-tests --disable-banner --disable-ansi-colors --details=tree ${DIST_JAVA_TEST_ARGS:-} \
+  > "$out/junit.log" 2>&1 || { cat "$out/junit.log"; echo "test-java: FAILED" >&2; exit 1; }
+grep -E "tests (successful|failed|found)" "$out/junit.log" | sed 's/^ *\[ */  /; s/ *\]$//'
+found=$(sed -n 's/.*\[ *\([0-9]*\) tests found.*/\1/p' "$out/junit.log")
+ok=$(sed -n 's/.*\[ *\([0-9]*\) tests successful.*/\1/p' "$out/junit.log")
+echo "test-java: $ok/$found JUnit tests passed"
