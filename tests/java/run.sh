@@ -24,3 +24,21 @@ grep -E "tests (successful|failed|found)" "$out/junit.log" | sed 's/^ *\[ */  /;
 found=$(sed -n 's/.*\[ *\([0-9]*\) tests found.*/\1/p' "$out/junit.log")
 ok=$(sed -n 's/.*\[ *\([0-9]*\) tests successful.*/\1/p' "$out/junit.log")
 echo "test-java: $ok/$found JUnit tests passed"
+[[ -n "$ok" && "$ok" == "$found" ]] || { echo "test-java: FAILED" >&2; exit 1; }
+
+# The README's Java example, extracted from README.md, compiled and run.
+mkdir -p "$out/readme"
+awk '/^### Java$/{f=1} f&&/^```java$/{c=1;next} c&&/^```$/{exit} c' "$root/README.md" > "$out/readme/QuickStart.java"
+[[ -s "$out/readme/QuickStart.java" ]] || { echo "test-java: no java block under '### Java' in README.md" >&2; exit 1; }
+javac -Xlint:all -Werror -cp "$out/distribute.jar" -d "$out/readme" "$out/readme/QuickStart.java"
+readme_out=$(java -Djava.library.path="$out" -cp "$out/distribute.jar:$out/readme" QuickStart)
+[[ "$readme_out" == *"MEAN: 6.0" ]] || { echo "test-java: README example printed: $readme_out" >&2; exit 1; }
+echo "test-java: README example: $readme_out"
+
+# The Java training example, short version (train_mlp --quick's sizes), with an accuracy check.
+mkdir -p "$out/examples"
+javac -Xlint:all -Xlint:-try -Werror -cp "$out/distribute.jar" -d "$out/examples" "$root/examples/java/TrainMlp.java"
+java -Djava.library.path="$out" -cp "$out/distribute.jar:$out/examples" TrainMlp --check-accuracy 0.5 > "$out/train_mlp.log" 2>&1 \
+  || { cat "$out/train_mlp.log"; echo "test-java: examples/java/TrainMlp failed" >&2; exit 1; }
+echo "test-java: examples/java/TrainMlp: $(tail -1 "$out/train_mlp.log")"
+echo "test-java: passed ($ok JUnit tests, the README example, the training example)"
