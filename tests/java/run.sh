@@ -16,10 +16,14 @@ javac -Xlint:all -Xlint:-try -Werror -d "$out/test-classes" \
   -cp "$out/distribute.jar:$J/junit-jupiter-api.jar:$J/opentest4j.jar:$J/apiguardian-api.jar" \
   "$root"/tests/java/org/distribute/tests/*.java
 export DIST_JAVA_ROOT="$root" DIST_JAVA_OUT="$out"
-java -Xss4m -Djava.library.path="$out" -jar "$J/junit-platform-console-standalone.jar" \
+java -Xcheck:jni -Xss4m -Djava.library.path="$out" -jar "$J/junit-platform-console-standalone.jar" \
   -cp "$out/distribute.jar:$out/test-classes" --scan-classpath "$out/test-classes" \
   --fail-if-no-tests --disable-banner --disable-ansi-colors --details=tree ${DIST_JAVA_TEST_ARGS:-} \
   > "$out/junit.log" 2>&1 || { cat "$out/junit.log"; echo "test-java: FAILED" >&2; exit 1; }
+# -Xcheck:jni: the JVM checks every JNI call of the glue; any warning fails the suite.
+if grep -q "WARNING in native method\|FATAL ERROR in native method" "$out/junit.log"; then
+  grep -B2 -A8 "in native method" "$out/junit.log" | head -40; echo "test-java: JNI check warnings" >&2; exit 1
+fi
 grep -E "tests (successful|failed|found)" "$out/junit.log" | sed 's/^ *\[ */  /; s/ *\]$//'
 found=$(sed -n 's/.*\[ *\([0-9]*\) tests found.*/\1/p' "$out/junit.log")
 ok=$(sed -n 's/.*\[ *\([0-9]*\) tests successful.*/\1/p' "$out/junit.log")
