@@ -17,16 +17,29 @@ final class Callbacks {
 
   static final class State {
     final Object fn;
+    /** The run a merge_call belongs to: the library may call any replica's merge function. */
+    final State parent;
     final AtomicReference<Throwable> error = new AtomicReference<>();
 
     State(Object fn) {
+      this(fn, null);
+    }
+
+    State(Object fn, State parent) {
       if (fn == null) throw new NullPointerException("callback");
       this.fn = fn;
+      this.parent = parent;
+    }
+
+    void record(Throwable t) {
+      error.compareAndSet(null, t);
+      if (parent != null) parent.error.compareAndSet(null, t);
     }
 
     /** The library's exception, with the first Throwable of a callback as its cause. */
     DistributeException wrap(DistributeException e) {
       Throwable t = error.get();
+      if (t == null && parent != null) t = parent.error.get();
       if (t == null || t == e) return e;
       return new DistributeException(e.getCode(), e.getMessage(), t);
     }
@@ -44,7 +57,7 @@ final class Callbacks {
   }
 
   private static long[] fail(State st, Throwable t, int length) {
-    st.error.compareAndSet(null, t);
+    st.record(t);
     long[] r = new long[length];
     r[0] = t instanceof DistributeException ? ((DistributeException) t).getCode()
         : t instanceof IllegalArgumentException ? INVALID_ARGUMENT : UNKNOWN;
@@ -63,7 +76,7 @@ final class Callbacks {
   static long[] replica(Object state, long context, long[] args, int numResults) {
     State st = (State) state;
     try {
-      Value[] r = ((Functions.ReplicaFunction) st.fn).call(new ReplicaContext(context, false), Value.ofAll(args, false));
+      Value[] r = ((Functions.ReplicaFunction) st.fn).call(new ReplicaContext(context, false, st), Value.ofAll(args, false));
       long[] out = new long[1 + numResults];
       put(r, out, 1, numResults);
       return out;

@@ -5,8 +5,15 @@ package org.distribute;
  * after {@link Strategy#joinReplica} (close() leaves). Use it only on its own thread.
  */
 public final class ReplicaContext extends Handle {
+  private final Callbacks.State run;
+
   ReplicaContext(long handle, boolean owned) {
+    this(handle, owned, null);
+  }
+
+  ReplicaContext(long handle, boolean owned, Callbacks.State run) {
     super(handle, owned);
+    this.run = run;
   }
 
   @Override
@@ -28,7 +35,7 @@ public final class ReplicaContext extends Handle {
 
   /** merge_call: {@code fn} runs once in cross-replica context with every replica's args. */
   public Value mergeCall(Functions.MergeFunction fn, Value... args) {
-    Callbacks.State st = new Callbacks.State(fn);
+    Callbacks.State st = new Callbacks.State(fn, run);
     try {
       return Value.of(NativeHand.mergeCall(h(), st, Value.handles(args)), true);
     } catch (DistributeException e) {

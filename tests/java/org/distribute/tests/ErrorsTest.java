@@ -82,8 +82,8 @@ class ErrorsTest {
         ctx.mergeCall((strategy, margs) -> { throw new Boom("merge"); });
         return null;
       }, 0));
-      // the replica's mergeCall threw a DistributeException caused by Boom; run carries it
-      assertTrue(hasCause(e, Boom.class), String.valueOf(e.getCause()));
+      // whichever replica's merge function the library called, the run carries the Boom
+      assertTrue(e.getCause() instanceof Boom, String.valueOf(e.getCause()));
       Variable v;
       try (Strategy.Scope scope = s.scope()) {
         v = Variable.create(zero, "u");
