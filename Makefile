@@ -27,7 +27,7 @@ test-default: build
 # The Java binding's suite (bindings/java, tests/java): JUnit 5 tests, the Java example and
 # the README's Java example, against this build's libdistribute (build/distribute-uninstalled.pc).
 test-java: build
-	@PKG_CONFIG_PATH=$(CURDIR)/build tests/java/run.sh build/java
+	@PKG_CONFIG_PATH=$(CURDIR)/build DISTRUN=$(CURDIR)/build/bin/distrun tests/java/run.sh build/java
 
 test-asan: deps
 	@cmake --preset asan >/dev/null

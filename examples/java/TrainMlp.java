@@ -6,7 +6,9 @@
 // across replicas, and the mirrored variables take -learning_rate * sum / rows.
 //
 // Default: train_mlp --quick's sizes (4096 training and 1024 held-out images, 3 epochs);
-// --full: 16384 and 4096 images, 10 epochs, as `make demo`.
+// --full: 16384 and 4096 images, 10 epochs, as `make demo`. --multi-worker: the same
+// training under MultiWorkerMirrored, one process per worker started by distrun:
+//   distrun -n 2 --replicas-per-worker 2 java -cp ... TrainMlp --multi-worker
 //
 //   java -cp distribute.jar:. TrainMlp [--full] [--replicas N] [--epochs N] [--check-accuracy X]
 import org.distribute.*;
@@ -133,14 +135,15 @@ public final class TrainMlp {
   public static void main(String[] argv) {
     int replicas = 4, epochs = -1, hidden = 128, batch = 64;
     double lr = 1.0, check = -1;
-    boolean full = false;
+    boolean full = false, multiWorker = false;
     for (int i = 0; i < argv.length; i += 2) {
       switch (argv[i]) {
         case "--full": full = true; i--; break;
+        case "--multi-worker": multiWorker = true; i--; break;
         case "--replicas": replicas = Integer.parseInt(argv[i + 1]); break;
         case "--epochs": epochs = Integer.parseInt(argv[i + 1]); break;
         case "--check-accuracy": check = Double.parseDouble(argv[i + 1]); break;
-        default: System.err.println("usage: TrainMlp [--full] [--replicas N] [--epochs N] [--check-accuracy X]"); System.exit(2);
+        default: System.err.println("usage: TrainMlp [--full] [--multi-worker] [--replicas N] [--epochs N] [--check-accuracy X]"); System.exit(2);
       }
     }
     if (epochs < 0) epochs = full ? 10 : 3;
@@ -151,12 +154,14 @@ public final class TrainMlp {
     makeData(nTrain, 1 * 2, xTrain, yTrain);
     makeData(nTest, 1 * 2 + 1, xTest, yTest);
 
-    Device.setLogicalCpuDeviceCount(replicas);
     String[] devices = new String[replicas];
     for (int i = 0; i < replicas; i++) devices[i] = "CPU:" + i;
+    if (!multiWorker) Device.setLogicalCpuDeviceCount(replicas);
     long[][] shapes = {{D, H}, {H}, {H, C}, {C}};
     Rng init = new Rng(1);
-    try (Strategy s = Strategy.mirrored(devices);
+    // --multi-worker: MultiWorkerMirrored over the workers TF_CONFIG names (started by
+    // distrun, which also sets DIST_REPLICAS_PER_WORKER); every worker runs this same program.
+    try (Strategy s = multiWorker ? Strategy.multiWorkerMirrored(null, null) : Strategy.mirrored(devices);
         Tensor xt = Tensor.create(new long[] {nTrain, D}, xTrain); Tensor yt = Tensor.create(new long[] {nTrain}, yTrain);
         Tensor xe = Tensor.create(new long[] {nTest, D}, xTest); Tensor ye = Tensor.create(new long[] {nTest}, yTest);
         Dataset train = Dataset.fromTensorSlices(xt, yt);
@@ -223,7 +228,8 @@ public final class TrainMlp {
           System.out.printf("epoch %d/%d  loss %.4f  accuracy %.4f%n", epoch, epochs, totals[0] / totals[2], totals[1] / totals[2]);
         } else {
           accuracy = totals[1] / totals[2];
-          System.out.printf("Mirrored (%d replicas): held-out accuracy %.4f on %d images%n", replicas, accuracy, (long) totals[2]);
+          System.out.printf("%s (%d replicas): held-out accuracy %.4f on %d images%n",
+              multiWorker ? "MultiWorkerMirrored" : "Mirrored", s.numReplicasInSync(), accuracy, (long) totals[2]);
         }
       }
       Value.closeAll(params);

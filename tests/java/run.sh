@@ -44,5 +44,20 @@ mkdir -p "$out/examples"
 javac -Xlint:all -Xlint:-try -Werror -cp "$out/distribute.jar" -d "$out/examples" "$root/examples/java/TrainMlp.java"
 java -Djava.library.path="$out" -cp "$out/distribute.jar:$out/examples" TrainMlp --check-accuracy 0.5 > "$out/train_mlp.log" 2>&1 \
   || { cat "$out/train_mlp.log"; echo "test-java: examples/java/TrainMlp failed" >&2; exit 1; }
-echo "test-java: examples/java/TrainMlp: $(tail -1 "$out/train_mlp.log")"
-echo "test-java: passed ($ok JUnit tests, the README example, the training example)"
+single=$(tail -1 "$out/train_mlp.log")
+echo "test-java: examples/java/TrainMlp: $single"
+
+# The same training under MultiWorkerMirrored, 2 processes x 2 replicas started by distrun:
+# every worker must report the single-process held-out accuracy.
+distrun="${DISTRUN:-$root/build/bin/distrun}"
+[[ -x "$distrun" ]] || { echo "test-java: distrun not found at $distrun (set DISTRUN)" >&2; exit 1; }
+"$distrun" -n 2 --replicas-per-worker 2 --timeout 300 java -Djava.library.path="$out" \
+  -cp "$out/distribute.jar:$out/examples" TrainMlp --multi-worker --check-accuracy 0.5 > "$out/train_mlp_mw.log" 2>&1 \
+  || { cat "$out/train_mlp_mw.log"; echo "test-java: TrainMlp --multi-worker failed" >&2; exit 1; }
+acc="${single#*held-out accuracy }"
+for rank in 0 1; do
+  grep -q "^\[$rank\] MultiWorkerMirrored (4 replicas): held-out accuracy $acc" "$out/train_mlp_mw.log" \
+    || { cat "$out/train_mlp_mw.log"; echo "test-java: worker $rank differs from one process ($acc)" >&2; exit 1; }
+done
+echo "test-java: examples/java/TrainMlp --multi-worker under distrun (2 x 2): both workers $acc"
+echo "test-java: passed ($ok JUnit tests, the README example, the training example in one and two processes)"
