@@ -75,13 +75,18 @@ final class Callbacks {
 
   static long[] replica(Object state, long context, long[] args, int numResults) {
     State st = (State) state;
+    ReplicaContext ctx = new ReplicaContext(context, false, st);
+    Value[] a = Value.ofAll(args, false);
     try {
-      Value[] r = ((Functions.ReplicaFunction) st.fn).call(new ReplicaContext(context, false, st), Value.ofAll(args, false));
+      Value[] r = ((Functions.ReplicaFunction) st.fn).call(ctx, a);
       long[] out = new long[1 + numResults];
       put(r, out, 1, numResults);
       return out;
     } catch (Throwable t) {
       return fail(st, t, 1 + numResults);
+    } finally {
+      ctx.invalidate(); // a context or argument kept past the call throws IllegalStateException
+      Handle.invalidateAll(a);
     }
   }
 
@@ -97,21 +102,31 @@ final class Callbacks {
 
   static long[] update(Object state, long variable, long[] args) {
     State st = (State) state;
+    Variable var = new Variable(variable, false);
+    Value[] a = Value.ofAll(args, false);
     try {
-      Value v = ((Functions.UpdateFunction) st.fn).update(new Variable(variable, false), Value.ofAll(args, false));
+      Value v = ((Functions.UpdateFunction) st.fn).update(var, a);
       return new long[] {OK, v == null ? 0 : v.release()};
     } catch (Throwable t) {
       return fail(st, t, 2);
+    } finally {
+      var.invalidate();
+      Handle.invalidateAll(a);
     }
   }
 
   static long[] merge(Object state, long strategy, long[] args) {
     State st = (State) state;
+    Strategy s = new Strategy(strategy, false);
+    Value[] a = Value.ofAll(args, false);
     try {
-      Value v = ((Functions.MergeFunction) st.fn).merge(new Strategy(strategy, false), Value.ofAll(args, false));
+      Value v = ((Functions.MergeFunction) st.fn).merge(s, a);
       return new long[] {OK, v == null ? 0 : v.release()};
     } catch (Throwable t) {
       return fail(st, t, 2);
+    } finally {
+      s.invalidate();
+      Handle.invalidateAll(a);
     }
   }
 
@@ -136,23 +151,29 @@ final class Callbacks {
 
   static long[] map(Object state, long[] inputs, int numOutputs) {
     State st = (State) state;
+    Value[] a = Value.ofAll(inputs, false);
     try {
-      Value[] v = ((Functions.MapFunction) st.fn).apply(Value.ofAll(inputs, false));
+      Value[] v = ((Functions.MapFunction) st.fn).apply(a);
       long[] out = new long[1 + numOutputs];
       put(v, out, 1, numOutputs);
       return out;
     } catch (Throwable t) {
       return fail(st, t, 1 + numOutputs);
+    } finally {
+      Handle.invalidateAll(a);
     }
   }
 
   static long[] dataset(Object state, long inputContext) {
     State st = (State) state;
+    InputContext ic = new InputContext(inputContext, false);
     try {
-      Dataset d = ((Functions.DatasetFunction) st.fn).create(new InputContext(inputContext, false));
+      Dataset d = ((Functions.DatasetFunction) st.fn).create(ic);
       return new long[] {OK, d == null ? 0 : d.release()};
     } catch (Throwable t) {
       return fail(st, t, 2);
+    } finally {
+      ic.invalidate();
     }
   }
 

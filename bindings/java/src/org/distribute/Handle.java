@@ -44,6 +44,16 @@ public abstract class Handle implements AutoCloseable {
     return x;
   }
 
+  /** Ends a borrowed handle's loan (after the callback that lent it returned). */
+  final void invalidate() {
+    if (!owned) handle = 0;
+  }
+
+  static void invalidateAll(Handle... handles) {
+    if (handles == null) return;
+    for (Handle h : handles) if (h != null) h.invalidate();
+  }
+
   abstract void destroy(long handle);
 
   @Override

@@ -138,6 +138,23 @@ class ErrorsTest {
           () -> s.run((ctx, args) -> new Value[] {Tensor.scalar(1), Tensor.scalar(2)}, 1));
       assertTrue(e.getCause() instanceof IllegalArgumentException);
     }
+    // a borrowed context or argument kept past its callback: IllegalStateException, no crash
+    try (Strategy s = Strategy.mirrored(Util.cpus(2)); Tensor one = Tensor.scalar(1.0f)) {
+      ReplicaContext[] kept = new ReplicaContext[1];
+      Value[] keptArg = new Value[1];
+      s.run((ctx, args) -> {
+        if (ctx.replicaId() == 0) {
+          kept[0] = ctx;
+          keptArg[0] = args[0];
+        }
+        return null;
+      }, 0, one);
+      assertThrows(IllegalStateException.class, () -> kept[0].replicaId());
+      assertThrows(IllegalStateException.class, () -> keptArg[0].kind());
+      // returning a borrowed argument is refused (the library would own it twice)
+      DistributeException e2 = assertThrows(DistributeException.class, () -> s.run((ctx, args) -> args, 1, one));
+      assertTrue(e2.getCause() instanceof IllegalArgumentException);
+    }
     // closed handles are caught in Java
     Tensor t = Tensor.scalar(1.0f);
     t.close();
