@@ -15,8 +15,9 @@ packages=(
   libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)
   swig bindgen libclang1-14 libclang-common-14-dev
-  # Java binding (bindings/java, make test-java): JDK 17 and JUnit 5's console launcher
-  openjdk-17-jdk-headless default-jdk-headless junit5
+  # Java binding (bindings/java, make test-java): JDK 17, JUnit 5's console launcher, and
+  # python3 for the check that the generated JNI glue matches the header
+  openjdk-17-jdk-headless default-jdk-headless junit5 python3
 )
 
 missing=()
