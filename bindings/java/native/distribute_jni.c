@@ -98,16 +98,19 @@ static const dist_value_t** handles(JNIEnv* env, jlongArray a, int32_t* n) {
 
 static jlongArray to_longs(JNIEnv* env, dist_value_t* const* vals, int32_t n) {
   jlongArray a = (*env)->NewLongArray(env, n);
-  if (!a) return NULL;
-  for (int32_t i = 0; i < n; i++) {
-    jlong h = (jlong)(intptr_t)vals[i];
-    (*env)->SetLongArrayRegion(env, a, i, 1, &h);
-  }
+  if (!a || n == 0) return a;
+  jlong small[16];
+  jlong* e = n <= 16 ? small : (jlong*)malloc(sizeof(jlong) * (size_t)n);
+  if (!e) return a;
+  for (int32_t i = 0; i < n; i++) e[i] = (jlong)(intptr_t)vals[i];
+  (*env)->SetLongArrayRegion(env, a, 0, n, e);
+  if (e != small) free(e);
   return a;
 }
 
+/* Callback arguments: null for none (the Java side substitutes an empty array). */
 static jlongArray to_longs_const(JNIEnv* env, const dist_value_t* const* vals, int32_t n) {
-  return to_longs(env, (dist_value_t* const*)vals, n);
+  return n == 0 ? NULL : to_longs(env, (dist_value_t* const*)vals, n);
 }
 
 /* C strings from a String[] (NULL for null). */
@@ -165,10 +168,15 @@ static jlongArray call_java(JNIEnv* env, jmethodID m, ...) {
 static dist_status_t unpack(JNIEnv* env, jlongArray r, dist_value_t** outs, int32_t n) {
   if (!r) return DIST_INTERNAL;
   jsize len = (*env)->GetArrayLength(env, r);
-  jlong* e = (*env)->GetLongArrayElements(env, r, NULL);
-  dist_status_t st = len > 0 ? (dist_status_t)e[0] : DIST_INTERNAL;
-  for (int32_t i = 0; i < n && 1 + i < len; i++) outs[i] = (dist_value_t*)(intptr_t)e[1 + i];
-  (*env)->ReleaseLongArrayElements(env, r, e, JNI_ABORT);
+  jlong small[16];
+  jlong* e = len <= 16 ? small : (jlong*)malloc(sizeof(jlong) * (size_t)len);
+  dist_status_t st = DIST_INTERNAL;
+  if (e && len > 0) {
+    (*env)->GetLongArrayRegion(env, r, 0, len, e);
+    st = (dist_status_t)e[0];
+    for (int32_t i = 0; i < n && 1 + i < len; i++) outs[i] = (dist_value_t*)(intptr_t)e[1 + i];
+  }
+  if (e != small) free(e);
   (*env)->DeleteLocalRef(env, r);
   return st;
 }
@@ -181,7 +189,7 @@ static dist_status_t replica_tramp(dist_context_t* ctx, const dist_value_t* cons
   jlongArray jargs = to_longs_const(env, args, num_args);
   jlongArray r = call_java(env, g_cb_replica, (jobject)ud, (jlong)(intptr_t)ctx, jargs,
                            (jint)num_results);
-  (*env)->DeleteLocalRef(env, jargs);
+  if (jargs) (*env)->DeleteLocalRef(env, jargs);
   return unpack(env, r, results, num_results);
 }
 
@@ -199,7 +207,7 @@ static dist_status_t update_tramp(dist_value_t* variable, const dist_value_t* co
   if (!env) return DIST_INTERNAL;
   jlongArray jargs = to_longs_const(env, args, num_args);
   jlongArray r = call_java(env, g_cb_update, (jobject)ud, (jlong)(intptr_t)variable, jargs);
-  (*env)->DeleteLocalRef(env, jargs);
+  if (jargs) (*env)->DeleteLocalRef(env, jargs);
   return unpack(env, r, out, 1);
 }
 
@@ -209,7 +217,7 @@ static dist_status_t merge_tramp(dist_strategy_t* strategy, const dist_value_t* 
   if (!env) return DIST_INTERNAL;
   jlongArray jargs = to_longs_const(env, args, num_args);
   jlongArray r = call_java(env, g_cb_merge, (jobject)ud, (jlong)(intptr_t)strategy, jargs);
-  (*env)->DeleteLocalRef(env, jargs);
+  if (jargs) (*env)->DeleteLocalRef(env, jargs);
   return unpack(env, r, out, 1);
 }
 
@@ -239,7 +247,7 @@ static dist_status_t map_tramp(const dist_value_t* const* inputs, int32_t num_in
   if (!env) return DIST_INTERNAL;
   jlongArray jargs = to_longs_const(env, inputs, num_inputs);
   jlongArray r = call_java(env, g_cb_map, (jobject)ud, jargs, (jint)num_outputs);
-  (*env)->DeleteLocalRef(env, jargs);
+  if (jargs) (*env)->DeleteLocalRef(env, jargs);
   return unpack(env, r, outputs, num_outputs);
 }
 

@@ -14,6 +14,8 @@ final class Callbacks {
   static final int OK = 0;
   static final int UNKNOWN = 2;
   static final int INVALID_ARGUMENT = 3;
+  /** {OK}: the answer of a callback with nothing to return (read only by the glue). */
+  private static final long[] OK_ONLY = {OK};
 
   static final class State {
     final Object fn;
@@ -79,6 +81,7 @@ final class Callbacks {
     Value[] a = Value.ofAll(args, false);
     try {
       Value[] r = ((Functions.ReplicaFunction) st.fn).call(ctx, a);
+      if (numResults == 0 && (r == null || r.length == 0)) return OK_ONLY;
       long[] out = new long[1 + numResults];
       put(r, out, 1, numResults);
       return out;

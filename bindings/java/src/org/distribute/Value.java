@@ -24,8 +24,10 @@ public class Value extends Handle {
     }
   }
 
+  static final Value[] NONE = new Value[0];
+
   static Value[] ofAll(long[] handles, boolean owned) {
-    if (handles == null) return null;
+    if (handles == null) return owned ? null : NONE;
     Value[] v = new Value[handles.length];
     for (int i = 0; i < handles.length; i++) v[i] = of(handles[i], owned);
     return v;
