@@ -46,6 +46,27 @@ class CoverageTest {
     assertEquals(header, listed);
   }
 
+  /** Every native method is called from the public classes (no glue only reachable inside). */
+  @Test
+  void everyNativeMethodIsUsedByThePublicApi() throws Exception {
+    StringBuilder api = new StringBuilder();
+    try (var files = Files.list(root().resolve("bindings/java/src/org/distribute"))) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        String name = f.getFileName().toString();
+        if (!name.equals("NativeGen.java") && !name.equals("NativeHand.java")) api.append(Files.readString(f));
+      }
+    }
+    int count = 0;
+    for (String cls : new String[] {"NativeGen", "NativeHand"}) {
+      for (Method m : Class.forName("org.distribute." + cls).getDeclaredMethods()) {
+        if (!Modifier.isNative(m.getModifiers())) continue;
+        assertTrue(api.indexOf(cls + "." + m.getName() + "(") >= 0, cls + "." + m.getName() + " is not used by the public API");
+        count++;
+      }
+    }
+    assertTrue(count > 170);
+  }
+
   @Test
   void everyNativeMethodIsLinked() throws Exception {
     String so = Path.of(System.getenv().getOrDefault("DIST_JAVA_OUT", "."), "libdistributejni.so").toString();
