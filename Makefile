@@ -24,9 +24,12 @@ test: test-asan test-default test-java
 test-default: build
 	@ctest --preset default
 
-# The Java binding's suite (bindings/java, tests/java): JUnit 5 tests, the Java example and
-# the README's Java example, against this build's libdistribute (build/distribute-uninstalled.pc).
-test-java: build
+# The Java binding's suite (bindings/java, tests/java): JUnit 5 tests, the Java example (in
+# one process and under distrun) and the README's Java example, against this build's
+# libdistribute (build/distribute-uninstalled.pc). Needs only the library and distrun.
+test-java: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default --target distribute distrun
 	@PKG_CONFIG_PATH=$(CURDIR)/build DISTRUN=$(CURDIR)/build/bin/distrun tests/java/run.sh build/java
 
 test-asan: deps
