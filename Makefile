@@ -1,7 +1,7 @@
 # The two commands a new user runs: `make demo` and `make test`. Both install what is
 # missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
 
-.PHONY: all deps build demo test test-default test-asan test-tsan clean
+.PHONY: all deps build demo test test-default test-asan test-tsan test-java clean
 
 all: build
 
@@ -19,10 +19,18 @@ demo: build
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).
-test: test-asan test-default
+test: test-asan test-default test-java
 
 test-default: build
 	@ctest --preset default
+
+# The Java binding's suite (bindings/java, tests/java): JUnit 5 tests, the Java example (in
+# one process and under distrun) and the README's Java example, against this build's
+# libdistribute (build/distribute-uninstalled.pc). Needs only the library and distrun.
+test-java: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default --target distribute distrun
+	@PKG_CONFIG_PATH=$(CURDIR)/build DISTRUN=$(CURDIR)/build/bin/distrun tests/java/run.sh build/java
 
 test-asan: deps
 	@cmake --preset asan >/dev/null

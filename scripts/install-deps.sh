@@ -17,6 +17,9 @@ packages=(
   swig bindgen libclang1-14 libclang-common-14-dev
   # compressed (ZLIB, GZIP) TFRecord files
   zlib1g-dev
+  # Java binding (bindings/java, make test-java): JDK 17, JUnit 5's console launcher, and
+  # python3 for the check that the generated JNI glue matches the header
+  openjdk-17-jdk-headless default-jdk-headless junit5 python3
 )
 
 missing=()

@@ -1,0 +1,18 @@
+package org.distribute;
+
+/** MultiWorkerMirrored's communication options (setters return this). */
+public final class CommunicationOptions extends Handle {
+  public CommunicationOptions() {
+    super(NativeGen.communicationOptionsCreate(), true);
+  }
+
+  @Override
+  void destroy(long handle) {
+    NativeGen.communicationOptionsDestroy(handle);
+  }
+
+  public CommunicationOptions implementation(CommunicationImplementation i) { NativeGen.communicationOptionsSetImplementation(h(), i.code()); return this; }
+  public CommunicationOptions bytesPerPack(long bytes) { NativeGen.communicationOptionsSetBytesPerPack(h(), bytes); return this; }
+  public CommunicationOptions timeoutMs(long ms) { NativeGen.communicationOptionsSetTimeoutMs(h(), ms); return this; }
+  public CommunicationOptions replicasPerWorker(int n) { NativeGen.communicationOptionsSetReplicasPerWorker(h(), n); return this; }
+}

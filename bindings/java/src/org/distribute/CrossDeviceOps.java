@@ -1,0 +1,19 @@
+package org.distribute;
+
+/** How a MirroredStrategy reduces across devices. */
+public final class CrossDeviceOps extends Handle {
+  CrossDeviceOps(long handle) {
+    super(handle, true);
+  }
+
+  public static CrossDeviceOps reductionToOneDevice(String device) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateReductionToOneDevice(device)); }
+  public static CrossDeviceOps hierarchicalCopy(int numPacks) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateHierarchicalCopy(numPacks)); }
+  public static CrossDeviceOps sharedMemory(long bytesPerPack) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateSharedMemory(bytesPerPack)); }
+
+  @Override
+  void destroy(long handle) {
+    NativeGen.crossDeviceOpsDestroy(handle);
+  }
+
+  public CrossDeviceOpsKind kind() { return CrossDeviceOpsKind.of(NativeGen.crossDeviceOpsKind(h())); }
+}

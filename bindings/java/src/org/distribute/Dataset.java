@@ -1,0 +1,45 @@
+package org.distribute;
+
+/** An input pipeline (tf.data.Dataset); transformations return new datasets. */
+public final class Dataset extends Handle {
+  Dataset(long handle) {
+    super(handle, true);
+  }
+
+  @Override
+  void destroy(long handle) {
+    NativeGen.datasetDestroy(handle);
+  }
+
+  public static Dataset fromTensorSlices(Value... components) { return new Dataset(NativeHand.datasetFromTensorSlices(Value.handles(components))); }
+  public static Dataset range(long start, long stop, long step) { return new Dataset(NativeGen.datasetRange(start, stop, step)); }
+  public static Dataset range(long stop) { return range(0, stop, 1); }
+
+  /** Elements from {@code fn} (null ends the dataset); each iterator restarts at index 0. */
+  public static Dataset fromGenerator(int numComponents, Functions.Generator fn) {
+    return new Dataset(NativeHand.datasetFromGenerator(new Callbacks.State(fn), numComponents));
+  }
+
+  public static Dataset fromTextFiles(String... paths) { return new Dataset(NativeHand.datasetFromFiles(0, paths, 0, 0, 0)); }
+  public static Dataset fromFixedLengthRecords(String[] paths, long recordBytes, long headerBytes, long footerBytes) {
+    return new Dataset(NativeHand.datasetFromFiles(1, paths, recordBytes, headerBytes, footerBytes));
+  }
+  public static Dataset fromTFRecordFiles(String... paths) { return new Dataset(NativeHand.datasetFromFiles(2, paths, 0, 0, 0)); }
+
+  public Dataset batch(long batchSize, boolean dropRemainder) { return new Dataset(NativeGen.datasetBatch(h(), batchSize, dropRemainder ? 1 : 0)); }
+  public Dataset batch(long batchSize) { return batch(batchSize, false); }
+  public Dataset shard(long numShards, long index) { return new Dataset(NativeGen.datasetShard(h(), numShards, index)); }
+  public Dataset repeat(long count) { return new Dataset(NativeGen.datasetRepeat(h(), count)); }
+  public Dataset shuffle(long bufferSize, long seed) { return new Dataset(NativeGen.datasetShuffle(h(), bufferSize, seed)); }
+  public Dataset map(int numOutputs, int numParallelCalls, Functions.MapFunction fn) {
+    return new Dataset(NativeHand.datasetMap(h(), new Callbacks.State(fn), numOutputs, numParallelCalls));
+  }
+  public Dataset map(int numOutputs, Functions.MapFunction fn) { return map(numOutputs, 1, fn); }
+  public Dataset prefetch(long bufferSize) { return new Dataset(NativeGen.datasetPrefetch(h(), bufferSize)); }
+  public Dataset take(long count) { return new Dataset(NativeGen.datasetTake(h(), count)); }
+  public Dataset skip(long count) { return new Dataset(NativeGen.datasetSkip(h(), count)); }
+  public int numComponents() { return NativeGen.datasetNumComponents(h()); }
+
+  /** A local iterator over the elements. */
+  public DistributedIterator iterator() { return new DistributedIterator(NativeGen.datasetMakeIterator(h()), 0, null); }
+}

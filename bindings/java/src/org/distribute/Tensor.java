@@ -1,0 +1,94 @@
+package org.distribute;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A dense tensor. Data come in from Java arrays (copied once, straight into the tensor)
+ * or direct ByteBuffers (copied, or borrowed without a copy by {@link #wrap}), and go out
+ * as a direct ByteBuffer view of the tensor's memory ({@link #data}) or into arrays.
+ */
+public final class Tensor extends Value {
+  Tensor(long handle, boolean owned) {
+    super(handle, owned);
+  }
+
+  private static Tensor make(DType dtype, long[] shape, Object data, long offset, long bytes, String device) {
+    return new Tensor(NativeHand.tensorCreate(dtype.code(), shape, data, offset, bytes, device), true);
+  }
+
+  public static Tensor create(long[] shape, float[] data) { return create(shape, data, null); }
+  public static Tensor create(long[] shape, float[] data, String device) {
+    return make(DType.FLOAT32, shape, data, 0, 4L * data.length, device);
+  }
+  public static Tensor create(long[] shape, double[] data) { return create(shape, data, null); }
+  public static Tensor create(long[] shape, double[] data, String device) {
+    return make(DType.FLOAT64, shape, data, 0, 8L * data.length, device);
+  }
+  public static Tensor create(long[] shape, int[] data) { return create(shape, data, null); }
+  public static Tensor create(long[] shape, int[] data, String device) {
+    return make(DType.INT32, shape, data, 0, 4L * data.length, device);
+  }
+  public static Tensor create(long[] shape, long[] data) { return create(shape, data, null); }
+  public static Tensor create(long[] shape, long[] data, String device) {
+    return make(DType.INT64, shape, data, 0, 8L * data.length, device);
+  }
+  /** Raw bytes of any dtype (native byte order). */
+  public static Tensor create(DType dtype, long[] shape, byte[] data, String device) {
+    return make(dtype, shape, data, 0, data == null ? 0 : data.length, device);
+  }
+  /** From a direct buffer's remaining bytes (copied). */
+  public static Tensor create(DType dtype, long[] shape, ByteBuffer data, String device) {
+    if (!data.isDirect()) throw new IllegalArgumentException("Tensor.create needs a direct ByteBuffer");
+    return make(dtype, shape, data, data.position(), data.remaining(), device);
+  }
+
+  public static Tensor scalar(float v) { return create(new long[0], new float[] {v}); }
+  public static Tensor scalar(double v) { return create(new long[0], new double[] {v}); }
+  public static Tensor scalar(int v) { return create(new long[0], new int[] {v}); }
+  public static Tensor scalar(long v) { return create(new long[0], new long[] {v}); }
+
+  /**
+   * Borrows a direct buffer without copying (dist_tensor_wrap). The buffer is kept
+   * reachable until the library releases it; then {@code onRelease} (may be null) runs,
+   * on whichever thread drops the last reference.
+   */
+  public static Tensor wrap(DType dtype, long[] shape, ByteBuffer buffer, String device, Runnable onRelease) {
+    if (buffer != null && !buffer.isDirect()) throw new IllegalArgumentException("Tensor.wrap needs a direct ByteBuffer");
+    return new Tensor(NativeHand.tensorWrap(dtype.code(), shape, buffer, device,
+        new Callbacks.Keep(buffer, onRelease)), true);
+  }
+
+  /** A tensor from a DLPack DLManagedTensor* (takes ownership on success). */
+  public static Tensor fromDlpack(long managedTensor) {
+    return new Tensor(NativeGen.tensorFromDlpack(managedTensor), true);
+  }
+
+  /** This tensor as a new DLManagedTensor* (the caller calls its deleter). */
+  public long toDlpack() { return NativeGen.tensorToDlpack(h()); }
+
+  public DType dtype() { return DType.of(NativeGen.tensorDtype(h())); }
+  public int rank() { return NativeGen.tensorRank(h()); }
+  public long[] shape() { return NativeHand.tensorShape(h()); }
+  public long numElements() { return NativeGen.tensorNumElements(h()); }
+  public long byteSize() { return NativeGen.tensorByteSize(h()); }
+  public String device() { return NativeGen.tensorDevice(h()); }
+
+  /** A view of the tensor's memory, native order, no copy: valid while the tensor is open. */
+  public ByteBuffer data() {
+    return NativeHand.tensorData(h()).order(ByteOrder.nativeOrder());
+  }
+
+  public float[] toFloatArray() { float[] a = new float[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 4L * a.length); return a; }
+  public double[] toDoubleArray() { double[] a = new double[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 8L * a.length); return a; }
+  public int[] toIntArray() { int[] a = new int[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 4L * a.length); return a; }
+  public long[] toLongArray() { long[] a = new long[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 8L * a.length); return a; }
+  public byte[] toByteArray() { byte[] a = new byte[(int) byteSize()]; NativeHand.tensorCopyTo(h(), a, a.length); return a; }
+
+  public float scalarFloat() { return NativeGen.tensorScalarFloat32(h()); }
+  public double scalarDouble() { return NativeGen.tensorScalarFloat64(h()); }
+  public int scalarInt() { return NativeGen.tensorScalarInt32(h()); }
+  public long scalarLong() { return NativeGen.tensorScalarInt64(h()); }
+
+  public Tensor copyToDevice(String device) { return new Tensor(NativeGen.tensorCopyToDevice(h(), device), true); }
+}
