@@ -94,6 +94,7 @@ impl FirstError {
 
 /// A replica context (`dist_context_t*`), borrowed for the replica function (or owned by a
 /// [`JoinedReplica`]). Not `Send`/`Sync`: its calls are legal only on the replica's thread.
+#[derive(Debug)]
 pub struct ReplicaContext<'a> {
     raw: *mut sys::dist_context_t,
     _not_send: PhantomData<*mut ()>,
@@ -302,6 +303,7 @@ pub fn with_current_replica_context<R>(f: impl FnOnce(Option<&ReplicaContext<'_>
 
 /// This thread acting as a replica without `run` (`dist_strategy_join_replica`). Derefs to
 /// its [`ReplicaContext`]; `Drop` (or [`JoinedReplica::leave`]) calls `dist_context_leave`.
+#[derive(Debug)]
 pub struct JoinedReplica {
     ctx: ReplicaContext<'static>,
 }
@@ -338,6 +340,7 @@ impl Drop for JoinedReplica {
 
 /// The scope of a strategy entered on this thread; `Drop` (or [`Scope::exit`]) leaves it.
 /// Not `Send`: scopes are per thread.
+#[derive(Debug)]
 pub struct Scope<'s> {
     strategy: &'s Strategy,
     _not_send: PhantomData<*mut ()>,
@@ -358,6 +361,7 @@ impl Drop for Scope<'_> {
 }
 
 /// `colocate_vars_with` entered on this thread; `Drop` (or `exit`) leaves it.
+#[derive(Debug)]
 pub struct Colocation<'s> {
     strategy: &'s Strategy,
     _not_send: PhantomData<*mut ()>,
