@@ -27,6 +27,9 @@ unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 unsafe impl Send for Cluster {}
 unsafe impl Send for Server {}
+// SAFETY: every server call but destroy is "Thread-safety: safe" (join waits for a stop from
+// another thread).
+unsafe impl Sync for Server {}
 unsafe impl Send for ServerOptions {}
 
 fn borrowed(f: impl FnOnce(*mut *const std::os::raw::c_char) -> sys::dist_status_t) -> Result<String> {
@@ -156,26 +159,26 @@ impl Server {
     pub fn port(&self) -> Result<i32> {
         int32(|o| unsafe { sys::dist_server_port(self.as_ptr(), o) })
     }
-    pub fn stop(&mut self) -> Result<()> {
+    pub fn stop(&self) -> Result<()> {
         check(unsafe { sys::dist_server_stop(self.as_ptr()) })
     }
-    pub fn join(&mut self) -> Result<()> {
+    pub fn join(&self) -> Result<()> {
         check(unsafe { sys::dist_server_join(self.as_ptr()) })
     }
-    pub fn key_value_set(&mut self, key: &str, value: &[u8]) -> Result<()> {
+    pub fn key_value_set(&self, key: &str, value: &[u8]) -> Result<()> {
         let k = cstr(key)?;
         check(unsafe { sys::dist_server_key_value_set(self.as_ptr(), k.as_ptr(), value.as_ptr() as *const c_void, value.len()) })
     }
     /// The value as a uint8 tensor.
-    pub fn key_value_get(&mut self, key: &str, timeout_ms: i64) -> Result<Value> {
+    pub fn key_value_get(&self, key: &str, timeout_ms: i64) -> Result<Value> {
         let k = cstr(key)?;
         Value::out(|o| unsafe { sys::dist_server_key_value_get(self.as_ptr(), k.as_ptr(), timeout_ms, o) })
     }
-    pub fn barrier(&mut self, name: &str, timeout_ms: i64) -> Result<()> {
+    pub fn barrier(&self, name: &str, timeout_ms: i64) -> Result<()> {
         let n = cstr(name)?;
         check(unsafe { sys::dist_server_barrier(self.as_ptr(), n.as_ptr(), timeout_ms) })
     }
-    pub fn peer_health(&mut self) -> Result<()> {
+    pub fn peer_health(&self) -> Result<()> {
         check(unsafe { sys::dist_server_peer_health(self.as_ptr()) })
     }
 }
