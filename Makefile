@@ -2,6 +2,7 @@
 # missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
 
 .PHONY: all deps build demo test test-default test-asan test-tsan clean
+.PHONY: test-rust
 
 all: build
 
@@ -19,10 +20,17 @@ demo: build
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).
-test: test-asan test-default
+test: test-asan test-default test-rust
 
 test-default: build
 	@ctest --preset default
+
+# ---- Rust binding (bindings/rust): cargo test --offline with Debian's rustc/cargo against
+# the default build; its summary line ("rust: ...") is the last thing it prints.
+test-rust: build
+	@tests/rust/run.sh build
+
+# ---- end Rust binding
 
 test-asan: deps
 	@cmake --preset asan >/dev/null
