@@ -117,7 +117,13 @@ fn draw(label: usize, rng: &mut Rng, image: &mut [f32; PIXELS]) {
     }
     for p in image.iter_mut() {
         let noisy = *p as f64 + 0.10 * rng.normal();
-        *p = (if noisy < 0.0 { 0.0 } else if noisy > 1.0 { 1.0 } else { noisy }) as f32;
+        *p = (if noisy < 0.0 {
+            0.0
+        } else if noisy > 1.0 {
+            1.0
+        } else {
+            noisy
+        }) as f32;
     }
 }
 

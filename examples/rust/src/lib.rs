@@ -12,7 +12,9 @@ pub mod mlp;
 
 use std::path::{Path, PathBuf};
 
-use distribute::{Dataset, DatasetIterator, Error, ReduceOp, Result, Strategy, Value, VariableAggregation, VariableSync};
+use distribute::{
+    Dataset, DatasetIterator, Error, ReduceOp, Result, Strategy, Value, VariableAggregation, VariableSync,
+};
 use mlp::Shape;
 
 pub struct Config {
@@ -30,7 +32,17 @@ pub struct Config {
 impl Config {
     /// train_mlp's --quick defaults: 4096 training and 1024 held-out images, 3 epochs.
     pub fn quick(replicas: usize) -> Config {
-        Config { replicas, epochs: 3, batch: 64, hidden: 128, learning_rate: 1.0, seed: 1, train_count: 4096, test_count: 1024, verbose: true }
+        Config {
+            replicas,
+            epochs: 3,
+            batch: 64,
+            hidden: 128,
+            learning_rate: 1.0,
+            seed: 1,
+            train_count: 4096,
+            test_count: 1024,
+            verbose: true,
+        }
     }
 }
 
@@ -57,7 +69,14 @@ pub fn make_data(dir: &Path, c: &Config) -> std::io::Result<(PathBuf, PathBuf)> 
 }
 
 /// records -> [shuffle] -> batch -> map(decode) -> distribute_dataset -> iterator.
-fn make_input(s: &Strategy, path: &Path, count: u32, global_batch: i64, training: bool, shuffle_seed: u64) -> Result<DatasetIterator> {
+fn make_input(
+    s: &Strategy,
+    path: &Path,
+    count: u32,
+    global_batch: i64,
+    training: bool,
+    shuffle_seed: u64,
+) -> Result<DatasetIterator> {
     let p = path.to_str().expect("utf-8 path");
     let mut ds = Dataset::from_fixed_length_records(&[p], glyphs::RECORD_BYTES, glyphs::HEADER_BYTES, 0)?;
     if training {
@@ -79,7 +98,13 @@ fn make_input(s: &Strategy, path: &Path, count: u32, global_batch: i64, training
 
 /// One replica's step: forward (and, when training, backward, all-reduce and update).
 /// Returns float32 [loss sum, correct, rows].
-fn replica_step(ctx: &distribute::ReplicaContext<'_>, args: &[Value], shape: Shape, lr: f64, training: bool) -> Result<Vec<Value>> {
+fn replica_step(
+    ctx: &distribute::ReplicaContext<'_>,
+    args: &[Value],
+    shape: Shape,
+    lr: f64,
+    training: bool,
+) -> Result<Vec<Value>> {
     let device = ctx.device()?;
     let x = args[0].to_vec::<f32>()?;
     let labels = args[1].to_vec::<i32>()?;
@@ -125,7 +150,14 @@ fn replica_step(ctx: &distribute::ReplicaContext<'_>, args: &[Value], shape: Sha
     Ok(vec![Value::from_slice(&metrics, &[3], Some(&device))?])
 }
 
-fn run_pass(s: &Strategy, it: &mut DatasetIterator, vars: &[Value], shape: Shape, lr: f64, training: bool) -> Result<Metrics> {
+fn run_pass(
+    s: &Strategy,
+    it: &mut DatasetIterator,
+    vars: &[Value],
+    shape: Shape,
+    lr: f64,
+    training: bool,
+) -> Result<Metrics> {
     let mut sums = [0.0f64; 3];
     while let Some(batch) = it.next_element(2)? {
         let mut args: Vec<&Value> = batch.iter().collect();
@@ -168,7 +200,14 @@ pub fn train(c: &Config, train: &Path, test: &Path) -> Result<Report> {
     };
     let replicas = s.num_replicas_in_sync()?;
     if c.verbose {
-        println!("{:?}: {} replica(s), global batch {}, {} training and {} held-out images", s.kind()?, replicas, c.batch, c.train_count, c.test_count);
+        println!(
+            "{:?}: {} replica(s), global batch {}, {} training and {} held-out images",
+            s.kind()?,
+            replicas,
+            c.batch,
+            c.train_count,
+            c.test_count
+        );
     }
     let mut test_metrics = Metrics { loss: 0.0, accuracy: 0.0, rows: 0 };
     for epoch in 1..=c.epochs {
@@ -181,7 +220,12 @@ pub fn train(c: &Config, train: &Path, test: &Path) -> Result<Report> {
         if c.verbose {
             println!(
                 "epoch {:2}/{}  loss {:.4}  accuracy {:.4}  held-out accuracy {:.4}  {:6.0} examples/s",
-                epoch, c.epochs, m.loss, m.accuracy, test_metrics.accuracy, m.rows as f64 / secs
+                epoch,
+                c.epochs,
+                m.loss,
+                m.accuracy,
+                test_metrics.accuracy,
+                m.rows as f64 / secs
             );
         }
     }

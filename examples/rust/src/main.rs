@@ -23,7 +23,10 @@ fn main() {
     let result = distribute_examples::train(&c, &train, &test);
     let _ = std::fs::remove_dir_all(&dir);
     match result {
-        Ok(r) => println!("held-out accuracy {:.4} (chance 0.1), loss {:.4}, {} replica(s)", r.test.accuracy, r.test.loss, r.replicas),
+        Ok(r) => println!(
+            "held-out accuracy {:.4} (chance 0.1), loss {:.4}, {} replica(s)",
+            r.test.accuracy, r.test.loss, r.replicas
+        ),
         Err(e) => {
             eprintln!("train_mlp: {}", e);
             std::process::exit(1);

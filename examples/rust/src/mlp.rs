@@ -48,7 +48,13 @@ pub struct Stats {
 
 /// Forward over x [rows, inputs]; with `grads`, the backward pass too: grads[p] gets the SUM
 /// over the rows of d loss / d params[p].
-pub fn forward_backward(shape: Shape, params: &[&[f32]; 4], x: &[f32], labels: &[i32], mut grads: Option<&mut [Vec<f64>; 4]>) -> Stats {
+pub fn forward_backward(
+    shape: Shape,
+    params: &[&[f32]; 4],
+    x: &[f32],
+    labels: &[i32],
+    mut grads: Option<&mut [Vec<f64>; 4]>,
+) -> Stats {
     let (d_in, h_n, c_n) = (shape.inputs, shape.hidden, shape.classes);
     let (w1, b1, w2, b2) = (params[0], params[1], params[2], params[3]);
     let mut h = vec![0.0f32; h_n];

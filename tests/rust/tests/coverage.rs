@@ -8,17 +8,17 @@ use std::path::Path;
 fn every_c_function_is_wrapped() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/rust");
     let sys = std::fs::read_to_string(root.join("distribute-sys/src/bindings.rs")).unwrap();
-    let functions: Vec<&str> = sys
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub fn "))
-        .map(|l| &l[..l.find('(').unwrap()])
-        .collect();
+    let functions: Vec<&str> =
+        sys.lines().filter_map(|l| l.trim().strip_prefix("pub fn ")).map(|l| &l[..l.find('(').unwrap()]).collect();
     assert!(functions.len() >= 170, "only {} functions found", functions.len());
     let mut wrapper = String::new();
     for e in std::fs::read_dir(root.join("distribute/src")).unwrap() {
         wrapper += &std::fs::read_to_string(e.unwrap().path()).unwrap();
     }
-    let missing: Vec<&&str> = functions.iter().filter(|f| !wrapper.contains(&format!("sys::{}(", f)) && !wrapper.contains(&format!("sys::{})", f))).collect();
+    let missing: Vec<&&str> = functions
+        .iter()
+        .filter(|f| !wrapper.contains(&format!("sys::{}(", f)) && !wrapper.contains(&format!("sys::{})", f)))
+        .collect();
     assert!(missing.is_empty(), "not wrapped: {:?}", missing);
     // The README's table lists them all too.
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();

@@ -129,7 +129,10 @@ fn failing_generator_and_map_reach_get_next() {
     std::panic::set_hook(prev);
     assert_eq!(e.code(), Code::Unknown);
     // A wrong component count is an error, not a crash.
-    assert_eq!(Dataset::range(0, 3, 1).unwrap().make_iterator().unwrap().get_next(2).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        Dataset::range(0, 3, 1).unwrap().make_iterator().unwrap().get_next(2).unwrap_err().code(),
+        Code::InvalidArgument
+    );
 }
 
 #[test]
@@ -148,7 +151,8 @@ fn files() {
     assert_eq!(lines, vec!["one", "two", "three"]);
     let rec = dir.join("r.bin");
     std::fs::write(&rec, b"HHabcdefF").unwrap();
-    let mut it = Dataset::from_fixed_length_records(&[rec.to_str().unwrap()], 3, 2, 1).unwrap().make_iterator().unwrap();
+    let mut it =
+        Dataset::from_fixed_length_records(&[rec.to_str().unwrap()], 3, 2, 1).unwrap().make_iterator().unwrap();
     assert_eq!(it.get_next(1).unwrap()[0].to_vec::<u8>().unwrap(), b"abc");
     assert_eq!(it.get_next(1).unwrap()[0].to_vec::<u8>().unwrap(), b"def");
     // A file that is not TFRecord: DATA_LOSS at get_next, no crash.
@@ -181,13 +185,17 @@ fn datasets_from_function_and_input_context() {
     let el = it.get_next(1).unwrap();
     assert_eq!(el[0].component_tensor(1).unwrap().to_vec::<i64>().unwrap(), vec![100, 101]);
     // make_input_fn_iterator, and an error in the dataset function.
-    let mut it = s.make_input_fn_iterator(|ctx| Dataset::range(0, 4, 1)?.batch(ctx.per_replica_batch_size(4)?, false)).unwrap();
+    let mut it =
+        s.make_input_fn_iterator(|ctx| Dataset::range(0, 4, 1)?.batch(ctx.per_replica_batch_size(4)?, false)).unwrap();
     assert_eq!(it.get_next(1).unwrap()[0].component_tensor(0).unwrap().to_vec::<i64>().unwrap(), vec![0, 1]);
     let e = s.distribute_datasets_from_function(None, |_| Err(Error::new(Code::NotFound, "no data here"))).unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
     assert_eq!(e.message(), "no data here");
     let ic = InputContext::new(3, 1, 6).unwrap();
-    assert_eq!((ic.num_input_pipelines().unwrap(), ic.input_pipeline_id().unwrap(), ic.num_replicas_in_sync().unwrap()), (3, 1, 6));
+    assert_eq!(
+        (ic.num_input_pipelines().unwrap(), ic.input_pipeline_id().unwrap(), ic.num_replicas_in_sync().unwrap()),
+        (3, 1, 6)
+    );
     assert_eq!(ic.per_replica_batch_size(12).unwrap(), 2);
     assert_eq!(ic.per_replica_batch_size(13).unwrap_err().code(), Code::InvalidArgument);
 }

@@ -104,9 +104,7 @@ fn panic_in_merge_and_update_functions() {
     std::panic::set_hook(prev);
     assert_eq!(err.code(), Code::Unknown);
     assert!(err.message().contains("update boom"), "{}", err);
-    let err = s
-        .update(&var, &[], true, |_, _| Err(Error::new(Code::OutOfRange, "update says no")))
-        .unwrap_err();
+    let err = s.update(&var, &[], true, |_, _| Err(Error::new(Code::OutOfRange, "update says no"))).unwrap_err();
     assert_eq!(err.code(), Code::OutOfRange);
     assert_eq!(err.message(), "update says no");
     assert_eq!(sum_of_ids(&s), 1.0);

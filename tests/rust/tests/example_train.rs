@@ -27,7 +27,11 @@ fn mlp_trains_to_the_c_demos_accuracy() {
             let st = Command::new(&bin).arg("--make-data").arg(&cdir).arg("--quick").status().expect("run train_mlp");
             assert!(st.success());
             for f in ["train.bin", "test.bin"] {
-                assert!(std::fs::read(cdir.join(f)).unwrap() == std::fs::read(dir.join("rust").join(f)).unwrap(), "{} differs from the C example's", f);
+                assert!(
+                    std::fs::read(cdir.join(f)).unwrap() == std::fs::read(dir.join("rust").join(f)).unwrap(),
+                    "{} differs from the C example's",
+                    f
+                );
             }
             let out = Command::new(&bin)
                 .args(["--strategy", "mirrored", "--replicas", "4", "--quick", "--data"])

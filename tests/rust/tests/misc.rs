@@ -28,7 +28,12 @@ fn version_and_devices() {
     assert_eq!(Device::parse("TPU:0").unwrap_err().code(), Code::InvalidArgument);
     let _reason = gpu_unavailable_reason().unwrap();
     assert_eq!(set_logical_cpu_device_count(0).unwrap_err().code(), Code::InvalidArgument);
-    for (dt, size, name) in [(DType::Float32, 4, "float32"), (DType::BFloat16, 2, "bfloat16"), (DType::Int64, 8, "int64"), (DType::Bool, 1, "bool")] {
+    for (dt, size, name) in [
+        (DType::Float32, 4, "float32"),
+        (DType::BFloat16, 2, "bfloat16"),
+        (DType::Int64, 8, "int64"),
+        (DType::Bool, 1, "bool"),
+    ] {
         assert_eq!(dt.size().unwrap(), size);
         assert_eq!(dt.name(), name);
         assert_eq!(DType::from_raw(dt.raw()), Some(dt));

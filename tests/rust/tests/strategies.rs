@@ -73,7 +73,8 @@ fn replica_collectives() {
             let sum = ctx.all_reduce(ReduceOp::Sum, &x)?;
             let y = Value::scalar(r as i64 + 1, Some(&dev))?;
             let batch = ctx.batch_all_reduce(ReduceOp::Max, &[&x, &y])?;
-            let g = ctx.all_gather(&Value::from_slice(&vec![r as f32; r as usize + 1], &[r as i64 + 1], Some(&dev))?, 0)?;
+            let g =
+                ctx.all_gather(&Value::from_slice(&vec![r as f32; r as usize + 1], &[r as i64 + 1], Some(&dev))?, 0)?;
             let b = ctx.broadcast(&Value::scalar(100 + r, Some(&dev))?, 2)?;
             let mut it = batch.into_iter();
             Ok(vec![sum, it.next().unwrap(), it.next().unwrap(), g, b])
@@ -153,7 +154,13 @@ fn variables_in_replica_and_cross_replica_context() {
     let init = Value::from_slice(&[1.0f32, 2.0], &[2], None).unwrap();
     let scope = s.scope().unwrap();
     let w = Value::new_variable(&init, VariableSync::OnWrite, VariableAggregation::Mean, Some("w")).unwrap();
-    let c = Value::new_variable(&Value::scalar(0.0f32, None).unwrap(), VariableSync::OnRead, VariableAggregation::Sum, Some("count")).unwrap();
+    let c = Value::new_variable(
+        &Value::scalar(0.0f32, None).unwrap(),
+        VariableSync::OnRead,
+        VariableAggregation::Sum,
+        Some("count"),
+    )
+    .unwrap();
     {
         let _col = s.colocate_vars_with(&w).unwrap();
         let z = Value::new_variable(&init, VariableSync::Auto, VariableAggregation::None, None).unwrap();
@@ -195,7 +202,10 @@ fn variables_in_replica_and_cross_replica_context() {
     let _ = std::fs::remove_file(&path);
     // NONE synchronization under Mirrored is an error, as in TF.
     let _scope = s.scope().unwrap();
-    assert_eq!(Value::new_variable(&init, VariableSync::None, VariableAggregation::None, None).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        Value::new_variable(&init, VariableSync::None, VariableAggregation::None, None).unwrap_err().code(),
+        Code::InvalidArgument
+    );
 }
 
 #[test]

@@ -167,7 +167,9 @@ impl Server {
     }
     pub fn key_value_set(&self, key: &str, value: &[u8]) -> Result<()> {
         let k = cstr(key)?;
-        check(unsafe { sys::dist_server_key_value_set(self.as_ptr(), k.as_ptr(), value.as_ptr() as *const c_void, value.len()) })
+        check(unsafe {
+            sys::dist_server_key_value_set(self.as_ptr(), k.as_ptr(), value.as_ptr() as *const c_void, value.len())
+        })
     }
     /// The value as a uint8 tensor.
     pub fn key_value_get(&self, key: &str, timeout_ms: i64) -> Result<Value> {
@@ -181,9 +183,4 @@ impl Server {
     pub fn peer_health(&self) -> Result<()> {
         check(unsafe { sys::dist_server_peer_health(self.as_ptr()) })
     }
-}
-
-#[allow(dead_code)]
-fn _unused() -> (Option<NonNull<u8>>, Code, Option<Error>) {
-    (None, Code::Internal, None)
 }

@@ -76,7 +76,13 @@ unsafe extern "C" fn free_box<T>(user_data: *mut c_void) {
 type GenFn = dyn Fn(i64) -> Result<Option<Vec<Value>>> + Send + Sync;
 type MapFn = dyn Fn(&[Value]) -> Result<Vec<Value>> + Send + Sync;
 
-unsafe extern "C" fn generator_trampoline(index: i64, components: *mut *mut sys::dist_value_t, n: i32, out_end: *mut i32, ud: *mut c_void) -> sys::dist_status_t {
+unsafe extern "C" fn generator_trampoline(
+    index: i64,
+    components: *mut *mut sys::dist_value_t,
+    n: i32,
+    out_end: *mut i32,
+    ud: *mut c_void,
+) -> sys::dist_status_t {
     let f = &*(ud as *const Box<GenFn>);
     match guarded("generator function", || f(index)) {
         Ok(None) => {
@@ -96,7 +102,13 @@ unsafe extern "C" fn generator_trampoline(index: i64, components: *mut *mut sys:
     }
 }
 
-unsafe extern "C" fn map_trampoline(inputs: *const *const sys::dist_value_t, ni: i32, outputs: *mut *mut sys::dist_value_t, no: i32, ud: *mut c_void) -> sys::dist_status_t {
+unsafe extern "C" fn map_trampoline(
+    inputs: *const *const sys::dist_value_t,
+    ni: i32,
+    outputs: *mut *mut sys::dist_value_t,
+    no: i32,
+    ud: *mut c_void,
+) -> sys::dist_status_t {
     let f = &*(ud as *const Box<MapFn>);
     match guarded("map function", || {
         let ins = Value::borrowed_slice(inputs, ni)?;
@@ -122,7 +134,11 @@ struct DatasetFnState<'f> {
     errors: FirstError,
 }
 
-unsafe extern "C" fn dataset_fn_trampoline(ctx: *const sys::dist_input_context_t, out: *mut *mut sys::dist_dataset_t, ud: *mut c_void) -> sys::dist_status_t {
+unsafe extern "C" fn dataset_fn_trampoline(
+    ctx: *const sys::dist_input_context_t,
+    out: *mut *mut sys::dist_dataset_t,
+    ud: *mut c_void,
+) -> sys::dist_status_t {
     let st = &mut *(ud as *mut DatasetFnState<'_>);
     let r = guarded("dataset function", || {
         if ctx.is_null() {
@@ -162,7 +178,13 @@ impl Dataset {
         let ud = Box::into_raw(boxed);
         let mut out = ptr::null_mut();
         let st = unsafe {
-            sys::dist_dataset_from_generator(Some(generator_trampoline), ud as *mut c_void, Some(free_box::<Box<GenFn>>), num_components, &mut out)
+            sys::dist_dataset_from_generator(
+                Some(generator_trampoline),
+                ud as *mut c_void,
+                Some(free_box::<Box<GenFn>>),
+                num_components,
+                &mut out,
+            )
         };
         if st != sys::DIST_OK {
             let e = crate::error::last_error(st);
@@ -176,10 +198,17 @@ impl Dataset {
         let n = len_i32(p.len(), "paths")?;
         Dataset::out(|o| unsafe { sys::dist_dataset_from_text_files(p.as_ptr(), n, o) })
     }
-    pub fn from_fixed_length_records(paths: &[&str], record_bytes: i64, header_bytes: i64, footer_bytes: i64) -> Result<Dataset> {
+    pub fn from_fixed_length_records(
+        paths: &[&str],
+        record_bytes: i64,
+        header_bytes: i64,
+        footer_bytes: i64,
+    ) -> Result<Dataset> {
         let (_o, p) = paths_list(paths)?;
         let n = len_i32(p.len(), "paths")?;
-        Dataset::out(|o| unsafe { sys::dist_dataset_from_fixed_length_records(p.as_ptr(), n, record_bytes, header_bytes, footer_bytes, o) })
+        Dataset::out(|o| unsafe {
+            sys::dist_dataset_from_fixed_length_records(p.as_ptr(), n, record_bytes, header_bytes, footer_bytes, o)
+        })
     }
     pub fn from_tfrecord_files(paths: &[&str]) -> Result<Dataset> {
         let (_o, p) = paths_list(paths)?;
@@ -208,7 +237,15 @@ impl Dataset {
         let ud = Box::into_raw(boxed);
         let mut out = ptr::null_mut();
         let st = unsafe {
-            sys::dist_dataset_map(self.as_ptr(), Some(map_trampoline), ud as *mut c_void, Some(free_box::<Box<MapFn>>), num_outputs, num_parallel_calls, &mut out)
+            sys::dist_dataset_map(
+                self.as_ptr(),
+                Some(map_trampoline),
+                ud as *mut c_void,
+                Some(free_box::<Box<MapFn>>),
+                num_outputs,
+                num_parallel_calls,
+                &mut out,
+            )
         };
         if st != sys::DIST_OK {
             let e = crate::error::last_error(st);
@@ -289,7 +326,9 @@ impl InputOptions {
 
 impl InputContext {
     pub fn new(num_input_pipelines: i32, input_pipeline_id: i32, num_replicas_in_sync: i32) -> Result<InputContext> {
-        InputContext::out(|o| unsafe { sys::dist_input_context_create(num_input_pipelines, input_pipeline_id, num_replicas_in_sync, o) })
+        InputContext::out(|o| unsafe {
+            sys::dist_input_context_create(num_input_pipelines, input_pipeline_id, num_replicas_in_sync, o)
+        })
     }
     pub fn num_input_pipelines(&self) -> Result<i32> {
         let mut n = 0;
@@ -317,11 +356,17 @@ impl Strategy {
     /// experimental_distribute_dataset: `dataset` batched by the global batch size.
     pub fn distribute_dataset(&self, dataset: &Dataset, options: Option<&InputOptions>) -> Result<DistributedDataset> {
         let op = options.map_or(ptr::null(), |o| o.as_ptr() as *const _);
-        DistributedDataset::out(|o| unsafe { sys::dist_strategy_distribute_dataset(self.as_ptr(), dataset.as_ptr(), op, o) })
+        DistributedDataset::out(|o| unsafe {
+            sys::dist_strategy_distribute_dataset(self.as_ptr(), dataset.as_ptr(), op, o)
+        })
     }
     /// distribute_datasets_from_function: `f` runs on this thread during the call, once per
     /// input pipeline.
-    pub fn distribute_datasets_from_function<F>(&self, options: Option<&InputOptions>, mut f: F) -> Result<DistributedDataset>
+    pub fn distribute_datasets_from_function<F>(
+        &self,
+        options: Option<&InputOptions>,
+        mut f: F,
+    ) -> Result<DistributedDataset>
     where
         F: FnMut(&InputContext) -> Result<Dataset>,
     {
@@ -329,13 +374,22 @@ impl Strategy {
         let mut st = DatasetFnState { f: &mut f, errors: FirstError::new() };
         let mut out = ptr::null_mut();
         let status = unsafe {
-            sys::dist_strategy_distribute_datasets_from_function(self.as_ptr(), Some(dataset_fn_trampoline), &mut st as *mut DatasetFnState as *mut c_void, None, op, &mut out)
+            sys::dist_strategy_distribute_datasets_from_function(
+                self.as_ptr(),
+                Some(dataset_fn_trampoline),
+                &mut st as *mut DatasetFnState as *mut c_void,
+                None,
+                op,
+                &mut out,
+            )
         };
         st.errors.finish(status)?;
         unsafe { DistributedDataset::from_raw(out) }.ok_or_else(|| Error::new(Code::Internal, "no dataset"))
     }
     pub fn make_dataset_iterator(&self, dataset: &Dataset) -> Result<DatasetIterator> {
-        DatasetIterator::out(|o| unsafe { sys::dist_strategy_make_dataset_iterator(self.as_ptr(), dataset.as_ptr(), o) })
+        DatasetIterator::out(|o| unsafe {
+            sys::dist_strategy_make_dataset_iterator(self.as_ptr(), dataset.as_ptr(), o)
+        })
     }
     /// make_input_fn_iterator: `f` runs during this call, once per input pipeline.
     pub fn make_input_fn_iterator<F>(&self, mut f: F) -> Result<DatasetIterator>
@@ -345,7 +399,12 @@ impl Strategy {
         let mut st = DatasetFnState { f: &mut f, errors: FirstError::new() };
         let mut out = ptr::null_mut();
         let status = unsafe {
-            sys::dist_strategy_make_input_fn_iterator(self.as_ptr(), Some(dataset_fn_trampoline), &mut st as *mut DatasetFnState as *mut c_void, &mut out)
+            sys::dist_strategy_make_input_fn_iterator(
+                self.as_ptr(),
+                Some(dataset_fn_trampoline),
+                &mut st as *mut DatasetFnState as *mut c_void,
+                &mut out,
+            )
         };
         st.errors.finish(status)?;
         unsafe { DatasetIterator::from_raw(out) }.ok_or_else(|| Error::new(Code::Internal, "no iterator"))

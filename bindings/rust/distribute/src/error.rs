@@ -78,9 +78,7 @@ impl Code {
     /// The library's name of the code ("INVALID_ARGUMENT", ...): `dist_status_name`.
     pub fn name(self) -> &'static str {
         // SAFETY: dist_status_name returns a static NUL-terminated string.
-        unsafe { CStr::from_ptr(sys::dist_status_name(self.raw())) }
-            .to_str()
-            .unwrap_or("UNKNOWN_STATUS_CODE")
+        unsafe { CStr::from_ptr(sys::dist_status_name(self.raw())) }.to_str().unwrap_or("UNKNOWN_STATUS_CODE")
     }
 }
 

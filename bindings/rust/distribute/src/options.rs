@@ -55,8 +55,3 @@ impl CommunicationOptions {
         check(unsafe { sys::dist_communication_options_set_replicas_per_worker(self.as_ptr(), n) })
     }
 }
-
-#[allow(dead_code)]
-fn _unused() -> (Option<NonNull<u8>>, *const u8, Code, Option<Error>) {
-    (None, ptr::null(), Code::Internal, None)
-}

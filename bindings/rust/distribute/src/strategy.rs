@@ -6,9 +6,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
 
+use crate::cluster::Cluster;
 use crate::error::{check, Code, Error, Result};
 use crate::options::{CommunicationOptions, CrossDeviceOps};
-use crate::cluster::Cluster;
 use crate::sys;
 use crate::types::*;
 use crate::value::*;
@@ -122,8 +122,10 @@ unsafe extern "C" fn replica_trampoline(
         let args = Value::borrowed_slice(args, num_args)?;
         let outs = (st.f)(&ctx, args)?;
         if outs.len() > num_results.max(0) as usize {
-            return Err(Error::new(Code::InvalidArgument, format!(
-                "the replica function returned {} values; run has room for {}", outs.len(), num_results)));
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("the replica function returned {} values; run has room for {}", outs.len(), num_results),
+            ));
         }
         for (i, v) in outs.into_iter().enumerate() {
             *results.add(i) = v.into_raw();
@@ -209,7 +211,12 @@ struct ValueState<'f> {
     errors: FirstError,
 }
 
-unsafe extern "C" fn value_trampoline(replica_id: i32, num_replicas: i32, out: *mut *mut sys::dist_value_t, user_data: *mut c_void) -> sys::dist_status_t {
+unsafe extern "C" fn value_trampoline(
+    replica_id: i32,
+    num_replicas: i32,
+    out: *mut *mut sys::dist_value_t,
+    user_data: *mut c_void,
+) -> sys::dist_status_t {
     let st = &mut *(user_data as *mut ValueState<'_>);
     match guarded("value function", || (st.f)(replica_id, num_replicas)) {
         Ok(v) => {
@@ -273,7 +280,14 @@ impl<'a> ReplicaContext<'a> {
         let mut st = MergeState { f: &mut f, errors: FirstError::new() };
         let mut out = ptr::null_mut();
         let status = unsafe {
-            sys::dist_context_merge_call(self.raw, Some(merge_trampoline), &mut st as *mut MergeState as *mut c_void, raw.as_ptr(), n, &mut out)
+            sys::dist_context_merge_call(
+                self.raw,
+                Some(merge_trampoline),
+                &mut st as *mut MergeState as *mut c_void,
+                raw.as_ptr(),
+                n,
+                &mut out,
+            )
         };
         st.errors.finish(status)?;
         Ok(unsafe { Value::from_raw(out) })
@@ -284,7 +298,10 @@ pub(crate) fn collect_outs(status: sys::dist_status_t, outs: Vec<*mut sys::dist_
     check(status)?;
     let mut v = Vec::with_capacity(outs.len());
     for p in outs {
-        v.push(unsafe { Value::from_raw(p) }.ok_or_else(|| Error::new(Code::Internal, "the library returned OK and a NULL value"))?);
+        v.push(
+            unsafe { Value::from_raw(p) }
+                .ok_or_else(|| Error::new(Code::Internal, "the library returned OK and a NULL value"))?,
+        );
     }
     Ok(v)
 }
@@ -410,17 +427,29 @@ impl Strategy {
         let (_own, ptrs) = devices_list(devices)?;
         let n = len_i32(ptrs.len(), "devices")?;
         let ops = cross_device_ops.map_or(ptr::null(), |o| o.as_ptr() as *const _);
-        strategy_out(|o| unsafe { sys::dist_strategy_create_mirrored(if n == 0 { ptr::null() } else { ptrs.as_ptr() }, n, ops, o) })
+        strategy_out(|o| unsafe {
+            sys::dist_strategy_create_mirrored(if n == 0 { ptr::null() } else { ptrs.as_ptr() }, n, ops, o)
+        })
     }
     pub fn central_storage(compute_devices: &[&str], parameter_device: Option<&str>) -> Result<Strategy> {
         let (_own, ptrs) = devices_list(compute_devices)?;
         let n = len_i32(ptrs.len(), "devices")?;
         let p = opt_cstr(parameter_device)?;
-        strategy_out(|o| unsafe { sys::dist_strategy_create_central_storage(if n == 0 { ptr::null() } else { ptrs.as_ptr() }, n, opt_ptr(&p), o) })
+        strategy_out(|o| unsafe {
+            sys::dist_strategy_create_central_storage(
+                if n == 0 { ptr::null() } else { ptrs.as_ptr() },
+                n,
+                opt_ptr(&p),
+                o,
+            )
+        })
     }
     /// MultiWorkerMirroredStrategy; `cluster` None reads TF_CONFIG. Blocks up to the
     /// options' timeout at the start-up barrier.
-    pub fn multi_worker_mirrored(cluster: Option<&Cluster>, options: Option<&CommunicationOptions>) -> Result<Strategy> {
+    pub fn multi_worker_mirrored(
+        cluster: Option<&Cluster>,
+        options: Option<&CommunicationOptions>,
+    ) -> Result<Strategy> {
         let c = cluster.map_or(ptr::null(), |c| c.as_ptr() as *const _);
         let op = options.map_or(ptr::null(), |o| o.as_ptr() as *const _);
         strategy_out(|o| unsafe { sys::dist_strategy_create_multi_worker_mirrored(c, op, o) })
@@ -502,9 +531,15 @@ impl Strategy {
         let st = RunState { f: &f, errors: FirstError::new() };
         let mut outs = vec![ptr::null_mut(); num_results];
         let status = unsafe {
-            sys::dist_strategy_run(self.as_ptr(), Some(replica_trampoline), &st as *const RunState as *mut c_void,
-                if raw.is_empty() { ptr::null() } else { raw.as_ptr() }, n,
-                if outs.is_empty() { ptr::null_mut() } else { outs.as_mut_ptr() }, nr)
+            sys::dist_strategy_run(
+                self.as_ptr(),
+                Some(replica_trampoline),
+                &st as *const RunState as *mut c_void,
+                if raw.is_empty() { ptr::null() } else { raw.as_ptr() },
+                n,
+                if outs.is_empty() { ptr::null_mut() } else { outs.as_mut_ptr() },
+                nr,
+            )
         };
         st.errors.finish(status)?;
         Ok(outs.into_iter().map(|p| unsafe { Value::from_raw(p) }).collect())
@@ -516,7 +551,12 @@ impl Strategy {
         let mut st = ValueState { f: &mut f, errors: FirstError::new() };
         let mut out = ptr::null_mut();
         let status = unsafe {
-            sys::dist_strategy_distribute_values_from_function(self.as_ptr(), Some(value_trampoline), &mut st as *mut ValueState as *mut c_void, &mut out)
+            sys::dist_strategy_distribute_values_from_function(
+                self.as_ptr(),
+                Some(value_trampoline),
+                &mut st as *mut ValueState as *mut c_void,
+                &mut out,
+            )
         };
         st.errors.finish(status)?;
         unsafe { Value::from_raw(out) }.ok_or_else(|| Error::new(Code::Internal, "no value"))
@@ -546,11 +586,15 @@ impl Strategy {
         Value::out(|o| unsafe { sys::dist_strategy_gather(self.as_ptr(), value.as_ptr(), axis, o) })
     }
     pub fn reduce_to(&self, op: ReduceOp, value: &Value, destinations: &Value) -> Result<Value> {
-        Value::out(|o| unsafe { sys::dist_strategy_reduce_to(self.as_ptr(), op.raw(), value.as_ptr(), destinations.as_ptr(), o) })
+        Value::out(|o| unsafe {
+            sys::dist_strategy_reduce_to(self.as_ptr(), op.raw(), value.as_ptr(), destinations.as_ptr(), o)
+        })
     }
     pub fn reduce_to_device(&self, op: ReduceOp, value: &Value, device: &str) -> Result<Value> {
         let d = cstr(device)?;
-        Value::out(|o| unsafe { sys::dist_strategy_reduce_to_device(self.as_ptr(), op.raw(), value.as_ptr(), d.as_ptr(), o) })
+        Value::out(|o| unsafe {
+            sys::dist_strategy_reduce_to_device(self.as_ptr(), op.raw(), value.as_ptr(), d.as_ptr(), o)
+        })
     }
     /// `batch_reduce_to` over (value, destination) pairs.
     pub fn batch_reduce_to(&self, op: ReduceOp, pairs: &[(&Value, &Value)]) -> Result<Vec<Value>> {
@@ -558,7 +602,16 @@ impl Strategy {
         let dests: Vec<*const sys::dist_value_t> = pairs.iter().map(|p| p.1.as_ptr() as *const _).collect();
         let n = len_i32(pairs.len(), "values")?;
         let mut outs = vec![ptr::null_mut(); pairs.len()];
-        let st = unsafe { sys::dist_strategy_batch_reduce_to(self.as_ptr(), op.raw(), values.as_ptr(), dests.as_ptr(), n, outs.as_mut_ptr()) };
+        let st = unsafe {
+            sys::dist_strategy_batch_reduce_to(
+                self.as_ptr(),
+                op.raw(),
+                values.as_ptr(),
+                dests.as_ptr(),
+                n,
+                outs.as_mut_ptr(),
+            )
+        };
         collect_outs(st, outs)
     }
     /// `StrategyExtended.update`: `f(component, args)` once per component of `variable`.
@@ -571,8 +624,16 @@ impl Strategy {
         let mut st = UpdateState { f: &mut f, errors: FirstError::new() };
         let mut out = ptr::null_mut();
         let status = unsafe {
-            sys::dist_strategy_update(self.as_ptr(), variable.as_ptr(), Some(update_trampoline), &mut st as *mut UpdateState as *mut c_void,
-                if raw.is_empty() { ptr::null() } else { raw.as_ptr() }, n, group as i32, &mut out)
+            sys::dist_strategy_update(
+                self.as_ptr(),
+                variable.as_ptr(),
+                Some(update_trampoline),
+                &mut st as *mut UpdateState as *mut c_void,
+                if raw.is_empty() { ptr::null() } else { raw.as_ptr() },
+                n,
+                group as i32,
+                &mut out,
+            )
         };
         st.errors.finish(status)?;
         Ok(unsafe { Value::from_raw(out) })

@@ -101,9 +101,7 @@ impl DType {
     /// The library's name of the dtype ("float32", ...): `dist_dtype_name`.
     pub fn name(self) -> &'static str {
         // SAFETY: static string.
-        unsafe { std::ffi::CStr::from_ptr(sys::dist_dtype_name(self.raw())) }
-            .to_str()
-            .unwrap_or("invalid")
+        unsafe { std::ffi::CStr::from_ptr(sys::dist_dtype_name(self.raw())) }.to_str().unwrap_or("invalid")
     }
     /// The size of one element in bytes: `dist_dtype_size`.
     pub fn size(self) -> Result<usize> {

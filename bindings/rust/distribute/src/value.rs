@@ -119,12 +119,26 @@ impl Value {
         Self::from_bytes_raw(dtype.raw(), shape, ptr::null(), 0, device)
     }
     /// `dist_tensor_create` with a raw dtype (invalid ones are the library's error).
-    pub fn from_bytes_raw(dtype: i32, shape: &[i64], data: *const c_void, byte_size: usize, device: Option<&str>) -> Result<Value> {
+    pub fn from_bytes_raw(
+        dtype: i32,
+        shape: &[i64],
+        data: *const c_void,
+        byte_size: usize,
+        device: Option<&str>,
+    ) -> Result<Value> {
         let dev = opt_cstr(device)?;
         let rank = len_i32(shape.len(), "dimensions")?;
         let data = if byte_size == 0 { ptr::null() } else { data };
         Value::out(|o| unsafe {
-            sys::dist_tensor_create(dtype, if shape.is_empty() { ptr::null() } else { shape.as_ptr() }, rank, data, byte_size, opt_ptr(&dev), o)
+            sys::dist_tensor_create(
+                dtype,
+                if shape.is_empty() { ptr::null() } else { shape.as_ptr() },
+                rank,
+                data,
+                byte_size,
+                opt_ptr(&dev),
+                o,
+            )
         })
     }
     /// A host tensor that borrows `data` without copying (`dist_tensor_wrap`): the Vec is
@@ -142,8 +156,17 @@ impl Value {
         let ud = Box::into_raw(boxed);
         let mut out = ptr::null_mut();
         let st = unsafe {
-            sys::dist_tensor_wrap(T::DTYPE.raw(), if shape.is_empty() { ptr::null() } else { shape.as_ptr() }, rank, p, bytes,
-                opt_ptr(&dev), Some(release::<T>), ud as *mut c_void, &mut out)
+            sys::dist_tensor_wrap(
+                T::DTYPE.raw(),
+                if shape.is_empty() { ptr::null() } else { shape.as_ptr() },
+                rank,
+                p,
+                bytes,
+                opt_ptr(&dev),
+                Some(release::<T>),
+                ud as *mut c_void,
+                &mut out,
+            )
         };
         if st != sys::DIST_OK {
             let e = crate::error::last_error(st);
@@ -166,7 +189,9 @@ impl Value {
     pub fn shape(&self) -> Result<Vec<i64>> {
         let r = self.rank()?;
         let mut dims = vec![0i64; r as usize];
-        check(unsafe { sys::dist_tensor_shape(self.as_ptr(), if r == 0 { ptr::null_mut() } else { dims.as_mut_ptr() }, r) })?;
+        check(unsafe {
+            sys::dist_tensor_shape(self.as_ptr(), if r == 0 { ptr::null_mut() } else { dims.as_mut_ptr() }, r)
+        })?;
         Ok(dims)
     }
     pub fn num_elements(&self) -> Result<i64> {
@@ -310,9 +335,16 @@ impl Value {
     // ---- Variables ----
 
     /// A variable of the current strategy (`dist_variable_create`).
-    pub fn new_variable(initial_value: &Value, sync: VariableSync, aggregation: VariableAggregation, name: Option<&str>) -> Result<Value> {
+    pub fn new_variable(
+        initial_value: &Value,
+        sync: VariableSync,
+        aggregation: VariableAggregation,
+        name: Option<&str>,
+    ) -> Result<Value> {
         let n = opt_cstr(name)?;
-        Value::out(|o| unsafe { sys::dist_variable_create(initial_value.as_ptr(), sync.raw(), aggregation.raw(), opt_ptr(&n), o) })
+        Value::out(|o| unsafe {
+            sys::dist_variable_create(initial_value.as_ptr(), sync.raw(), aggregation.raw(), opt_ptr(&n), o)
+        })
     }
     pub fn read(&self) -> Result<Value> {
         Value::out(|o| unsafe { sys::dist_variable_read(self.as_ptr(), o) })

@@ -11,7 +11,12 @@ use distribute::{sys, ReduceOp, Strategy, Value};
 
 extern "C" {
     fn bench_c_empty_run(strategy: *mut sys::dist_strategy_t, iterations: i64, times: *mut f64) -> i32;
-    fn bench_c_all_reduce(strategy: *mut sys::dist_strategy_t, per_replica: *const sys::dist_value_t, iterations: i64, times: *mut f64) -> i32;
+    fn bench_c_all_reduce(
+        strategy: *mut sys::dist_strategy_t,
+        per_replica: *const sys::dist_value_t,
+        iterations: i64,
+        times: *mut f64,
+    ) -> i32;
 }
 
 fn stats(mut t: Vec<f64>) -> (f64, f64) {
@@ -63,12 +68,16 @@ fn main() {
     distribute::set_logical_cpu_device_count(4).unwrap();
     println!("# Rust binding vs C, same library, same process; {} steps per cell in 4 alternating rounds; microseconds per step", iterations);
     println!("# the Rust step is a closure through Strategy::run (catch_unwind, Result, Drop); the C step an extern function (bench/bench_c.c)");
-    println!("{:<24} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}", "step", "replicas", "C median", "Rust median", "C p90", "Rust p90", "Rust/C");
+    println!(
+        "{:<24} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}",
+        "step", "replicas", "C median", "Rust median", "C p90", "Rust p90", "Rust/C"
+    );
     for &what in &["empty run", "all-reduce 8 bytes"] {
         for &n in &[2usize, 4] {
             let names: Vec<String> = (0..n).map(|i| format!("CPU:{}", i)).collect();
             let s = Strategy::mirrored(&names.iter().map(|x| x.as_str()).collect::<Vec<_>>(), None).unwrap();
-            let parts: Vec<Value> = (0..n).map(|i| Value::from_slice(&[i as f32 + 1.0, 1.0], &[2], Some(&names[i])).unwrap()).collect();
+            let parts: Vec<Value> =
+                (0..n).map(|i| Value::from_slice(&[i as f32 + 1.0, 1.0], &[2], Some(&names[i])).unwrap()).collect();
             let pr = Value::per_replica(&parts.iter().collect::<Vec<_>>()).unwrap();
             let (mut c, mut r) = (Vec::new(), Vec::new());
             let round = iterations / 4;
@@ -76,7 +85,11 @@ fn main() {
             for k in 0..5 {
                 let m = if k == 0 { 500.min(round) } else { round };
                 let ct = c_times(m, |t| unsafe {
-                    if what == "empty run" { bench_c_empty_run(s.as_ptr(), m as i64, t) } else { bench_c_all_reduce(s.as_ptr(), pr.as_ptr(), m as i64, t) }
+                    if what == "empty run" {
+                        bench_c_empty_run(s.as_ptr(), m as i64, t)
+                    } else {
+                        bench_c_all_reduce(s.as_ptr(), pr.as_ptr(), m as i64, t)
+                    }
                 });
                 let rt = if what == "empty run" { rust_empty(&s, m) } else { rust_all_reduce(&s, &pr, m) };
                 if k > 0 {
