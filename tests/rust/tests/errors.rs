@@ -62,8 +62,7 @@ fn a_library_error_inside_a_replica_keeps_the_library_message() {
 #[test]
 fn panic_in_a_replica_function_becomes_that_replicas_error() {
     let s = mirrored(2);
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {})); // keep the test output clean
+    quiet_expected_panics();
     let err = s
         .run(&[], 0, |ctx, _| {
             if ctx.replica_id()? == 1 {
@@ -74,7 +73,6 @@ fn panic_in_a_replica_function_becomes_that_replicas_error() {
             Ok(vec![])
         })
         .unwrap_err();
-    std::panic::set_hook(prev);
     assert_eq!(err.code(), Code::Unknown, "{}", err);
     assert!(err.message().contains("boom in replica"), "{}", err);
     assert!(err.message().contains("panicked"), "{}", err);
@@ -85,8 +83,7 @@ fn panic_in_a_replica_function_becomes_that_replicas_error() {
 #[test]
 fn panic_in_merge_and_update_functions() {
     let s = mirrored(2);
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    quiet_expected_panics();
     let err = s
         .run(&[], 0, |ctx, _| {
             let v = Value::scalar(1.0f32, Some(&ctx.device()?))?;
@@ -101,7 +98,6 @@ fn panic_in_merge_and_update_functions() {
         Value::new_variable(&zero, VariableSync::OnWrite, VariableAggregation::Mean, Some("w")).unwrap()
     };
     let err = s.update(&var, &[], true, |_, _| panic!("update boom")).unwrap_err();
-    std::panic::set_hook(prev);
     assert_eq!(err.code(), Code::Unknown);
     assert!(err.message().contains("update boom"), "{}", err);
     let err = s.update(&var, &[], true, |_, _| Err(Error::new(Code::OutOfRange, "update says no"))).unwrap_err();

@@ -88,18 +88,29 @@ impl Code {
 pub struct Error {
     code: Code,
     message: String,
+    /// True when the library produced it (`dist_last_error_message`), false when Rust code
+    /// did (a callback's own error or a caught panic): used to hand the caller the root cause
+    /// of a failed run rather than another replica's consequence of it.
+    from_library: bool,
 }
 
 impl Error {
     /// An error with a code and message, e.g. to return from a replica function.
     pub fn new(code: Code, message: impl Into<String>) -> Error {
-        Error { code, message: message.into() }
+        Error { code, message: message.into(), from_library: false }
     }
     pub fn code(&self) -> Code {
         self.code
     }
     pub fn message(&self) -> &str {
         &self.message
+    }
+    pub(crate) fn with_message(self, message: String) -> Error {
+        Error { message, ..self }
+    }
+    /// Whether the library reported it (else Rust code: a callback's error or a panic).
+    pub fn is_from_library(&self) -> bool {
+        self.from_library
     }
     /// The raw status (`dist_status_t`) of the error.
     pub fn status(&self) -> sys::dist_status_t {
@@ -141,5 +152,5 @@ pub(crate) fn last_error(status: sys::dist_status_t) -> Error {
             CStr::from_ptr(p).to_string_lossy().into_owned()
         }
     };
-    Error { code: Code::from_raw(status), message }
+    Error { code: Code::from_raw(status), message, from_library: true }
 }

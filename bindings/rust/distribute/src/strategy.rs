@@ -57,37 +57,36 @@ pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T>
     }
 }
 
-/// The first error of the Rust callbacks of one native call, kept so that the caller gets
-/// the Rust message (the library only sees the status code).
-pub(crate) struct FirstError(Mutex<Option<Error>>);
+/// The errors of the Rust callbacks of one native call, kept so that the caller gets the
+/// Rust message (the library only sees the status code).
+pub(crate) struct FirstError(Mutex<Vec<Error>>);
 
 impl FirstError {
     pub(crate) fn new() -> Self {
-        FirstError(Mutex::new(None))
+        FirstError(Mutex::new(Vec::new()))
     }
     pub(crate) fn record(&self, e: Error) -> sys::dist_status_t {
         let code = e.status();
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        // ABORTED is the consequence of another replica's failure: keep the cause.
-        let replace = match &*g {
-            None => true,
-            Some(old) => old.code() == Code::Aborted && e.code() != Code::Aborted,
-        };
-        if replace {
-            *g = Some(e);
-        }
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(e);
         code
     }
-    /// The error of a failed native call: the Rust callback's own error when the library
-    /// returned its code, else the library's.
+    /// The error of a failed native call: the first error a Rust callback made itself (not
+    /// one the library reported to it) with the status the library returned, else such an
+    /// error that is not ABORTED (a consequence of another replica's failure), else the
+    /// library's own error.
     pub(crate) fn finish(self, status: sys::dist_status_t) -> Result<()> {
         if status == sys::DIST_OK {
             return Ok(());
         }
         let lib = crate::error::last_error(status);
-        match self.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(e) if e.status() == status => Err(e),
-            _ => Err(lib),
+        let mut errors = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        let pick = errors
+            .iter()
+            .position(|e| !e.is_from_library() && e.status() == status)
+            .or_else(|| errors.iter().position(|e| !e.is_from_library() && e.code() != Code::Aborted));
+        match pick {
+            Some(i) => Err(errors.swap_remove(i)),
+            None => Err(lib),
         }
     }
 }
@@ -136,7 +135,8 @@ unsafe extern "C" fn replica_trampoline(
         Ok(()) => sys::DIST_OK,
         Err(mut e) => {
             if let Ok(id) = ctx.replica_id() {
-                e = Error::new(e.code(), format!("replica {}: {}", id, e.message()));
+                let message = format!("replica {}: {}", id, e.message());
+                e = e.with_message(message);
             }
             st.errors.record(e)
         }
