@@ -16,8 +16,9 @@ packages=(
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)
   swig bindgen libclang1-14 libclang-common-14-dev
   # the Rust binding (bindings/rust, make test-rust): Debian's rustc 1.63 and cargo 1.65
-  # (bindgen above regenerates its sys crate; cc and ar from g++ build its benchmark helper)
-  rustc cargo
+  # and rustfmt (bindgen above regenerates its sys crate and formats it with Debian's rustfmt;
+  # cc and ar from g++ build its benchmark helper)
+  rustc cargo rustfmt
 )
 
 missing=()

@@ -13,7 +13,7 @@ fail() { echo "test-rust: $*" >&2; exit 1; }
 for tool in /usr/bin/cargo /usr/bin/rustc /usr/bin/rustdoc; do
   [[ -x $tool ]] || fail "$tool is missing (Debian's rustc and cargo): run scripts/install-deps.sh"
 done
-for tool in bindgen pkg-config cc ar; do
+for tool in bindgen /usr/bin/rustfmt pkg-config cc ar; do
   command -v "$tool" >/dev/null || fail "$tool is missing: run scripts/install-deps.sh"
 done
 [[ -f $build/lib/libdistribute.so.0 && -f $build/include_c/distribute/version.h ]] ||
