@@ -31,9 +31,9 @@ export TRAIN_MLP=$build/bin/train_mlp               # the example's accuracy aga
 cd "$root/bindings/rust"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-status=0
-/usr/bin/cargo test --offline --workspace 2>&1 | tee "$log" | grep -vE '^\s+(Compiling|Running|Doc-tests|Finished)|^running 0 tests|^$|test result: ok\. 0 passed' || true
-status=${PIPESTATUS[0]}
+{ /usr/bin/cargo test --offline --workspace 2>&1; echo "cargo-exit: $?"; } | tee "$log" |
+  grep -vE '^\s+(Compiling|Running|Doc-tests|Finished)|^running 0 tests|^$|test result: ok\. 0 passed|^cargo-exit:' || true
+status=$(sed -n 's/^cargo-exit: //p' "$log")
 read -r passed failed binaries < <(awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1) } n++ } END { print p+0, f+0, n+0 }' "$log")
 version=$(/usr/bin/rustc --version | awk '{print $2}')
 if [[ $status -ne 0 || $failed -ne 0 || $passed -eq 0 ]]; then
