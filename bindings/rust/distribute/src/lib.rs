@@ -22,6 +22,43 @@
 
 pub use distribute_sys as sys;
 
+/// Compile-time checks of the threading rules (run as doctests):
+///
+/// A replica context stays on its replica's thread:
+/// ```compile_fail
+/// fn assert_send<T: Send>() {}
+/// assert_send::<distribute::ReplicaContext<'static>>();
+/// ```
+/// ```compile_fail
+/// fn assert_sync<T: Sync>() {}
+/// assert_sync::<distribute::ReplicaContext<'static>>();
+/// ```
+/// So do a joined replica and a scope (both per thread):
+/// ```compile_fail
+/// fn assert_send<T: Send>() {}
+/// assert_send::<distribute::JoinedReplica>();
+/// ```
+/// ```compile_fail
+/// fn assert_send<T: Send>() {}
+/// assert_send::<distribute::Scope<'static>>();
+/// ```
+/// A replica function must be `Sync` (it runs on every replica thread at once):
+/// ```compile_fail
+/// let s = distribute::Strategy::default_strategy().unwrap();
+/// let counter = std::cell::Cell::new(0);
+/// s.run(&[], 0, |_, _| { counter.set(counter.get() + 1); Ok(vec![]) }).unwrap();
+/// ```
+/// Handles, values and strategies move between threads:
+/// ```
+/// fn assert_send_sync<T: Send + Sync>() {}
+/// assert_send_sync::<distribute::Strategy>();
+/// assert_send_sync::<distribute::Value>();
+/// assert_send_sync::<distribute::Dataset>();
+/// fn assert_send<T: Send>() {}
+/// assert_send::<distribute::DatasetIterator>();
+/// ```
+pub mod threading {}
+
 mod cluster;
 mod dataset;
 mod error;
