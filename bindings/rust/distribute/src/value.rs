@@ -211,6 +211,18 @@ impl Value {
         check(unsafe { sys::dist_tensor_data(self.as_ptr(), &mut p) })?;
         Ok(p)
     }
+    /// The buffer of a host tensor; a GPU tensor's buffer is device memory, which the slice
+    /// functions must not touch (copy it to a CPU device first).
+    fn host_ptr(&self) -> Result<*mut c_void> {
+        let device = self.device()?;
+        if device.to_ascii_uppercase().contains("GPU:") {
+            return Err(Error::new(
+                Code::FailedPrecondition,
+                format!("the tensor is on {}: copy it to a CPU device first (copy_to_device)", device),
+            ));
+        }
+        self.data_ptr()
+    }
     fn check_dtype<T: Element>(&self) -> Result<usize> {
         let d = self.dtype()?;
         if d != T::DTYPE {
@@ -232,7 +244,7 @@ impl Value {
             return Err(Error::new(Code::InvalidArgument, format!("slice has {} elements, tensor {}", out.len(), n)));
         }
         if n > 0 {
-            let p = self.data_ptr()?;
+            let p = self.host_ptr()?;
             unsafe { ptr::copy_nonoverlapping(p as *const T, out.as_mut_ptr(), n) };
         }
         Ok(())
@@ -244,7 +256,7 @@ impl Value {
             return Err(Error::new(Code::InvalidArgument, format!("slice has {} elements, tensor {}", data.len(), n)));
         }
         if n > 0 {
-            let p = self.data_ptr()?;
+            let p = self.host_ptr()?;
             unsafe { ptr::copy_nonoverlapping(data.as_ptr(), p as *mut T, n) };
         }
         Ok(())
@@ -254,7 +266,7 @@ impl Value {
         let n = self.byte_size()?;
         let mut v = vec![0u8; n];
         if n > 0 {
-            let p = self.data_ptr()?;
+            let p = self.host_ptr()?;
             unsafe { ptr::copy_nonoverlapping(p as *const u8, v.as_mut_ptr(), n) };
         }
         Ok(v)
