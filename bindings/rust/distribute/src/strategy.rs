@@ -70,10 +70,12 @@ impl FirstError {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(e);
         code
     }
-    /// The error of a failed native call: the first error a Rust callback made itself (not
-    /// one the library reported to it) with the status the library returned, else such an
-    /// error that is not ABORTED (a consequence of another replica's failure), else the
-    /// library's own error.
+    /// The error of a failed native call, the root cause rather than its consequences: the
+    /// first error a Rust callback made itself (not one the library reported to it) with the
+    /// status the library returned, else such an error that is not ABORTED (ABORTED is how
+    /// the library releases the other replicas), else the first library error a callback
+    /// passed on with that status (its full message: the library's own message for the
+    /// caller only names the replica), else the library's error.
     pub(crate) fn finish(self, status: sys::dist_status_t) -> Result<()> {
         if status == sys::DIST_OK {
             return Ok(());
@@ -83,7 +85,8 @@ impl FirstError {
         let pick = errors
             .iter()
             .position(|e| !e.is_from_library() && e.status() == status)
-            .or_else(|| errors.iter().position(|e| !e.is_from_library() && e.code() != Code::Aborted));
+            .or_else(|| errors.iter().position(|e| !e.is_from_library() && e.code() != Code::Aborted))
+            .or_else(|| errors.iter().position(|e| e.status() == status));
         match pick {
             Some(i) => Err(errors.swap_remove(i)),
             None => Err(lib),
