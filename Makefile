@@ -1,7 +1,7 @@
 # The two commands a new user runs: `make demo` and `make test`. Both install what is
 # missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
 
-.PHONY: all deps build demo test test-default test-asan test-tsan test-java clean
+.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-rust clean
 
 all: build
 
@@ -19,7 +19,7 @@ demo: build
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).
-test: test-asan test-default test-java
+test: test-asan test-default test-java test-rust
 
 test-default: build
 	@ctest --preset default
@@ -31,6 +31,13 @@ test-java: deps
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default --target distribute distrun
 	@PKG_CONFIG_PATH=$(CURDIR)/build DISTRUN=$(CURDIR)/build/bin/distrun tests/java/run.sh build/java
+
+# ---- Rust binding (bindings/rust): cargo test --offline with Debian's rustc/cargo against
+# the default build; its summary line ("rust: ...") is the last thing it prints.
+test-rust: build
+	@tests/rust/run.sh build
+
+# ---- end Rust binding
 
 test-asan: deps
 	@cmake --preset asan >/dev/null

@@ -20,6 +20,10 @@ packages=(
   # Java binding (bindings/java, make test-java): JDK 17, JUnit 5's console launcher, and
   # python3 for the check that the generated JNI glue matches the header
   openjdk-17-jdk-headless default-jdk-headless junit5 python3
+  # the Rust binding (bindings/rust, make test-rust): Debian's rustc 1.63 and cargo 1.65
+  # and rustfmt (bindgen above regenerates its sys crate and formats it with Debian's rustfmt;
+  # cc and ar from g++ build its benchmark helper)
+  rustc cargo rustfmt
 )
 
 missing=()

@@ -1,0 +1,186 @@
+//! Devices, clusters and servers (device.h, cluster.h, server.h).
+
+use std::ffi::c_void;
+use std::ptr::{self, NonNull};
+
+use crate::dataset::handle;
+use crate::error::{check, Code, Error, Result};
+use crate::sys;
+use crate::types::*;
+use crate::value::*;
+
+handle!(
+    /// A parsed TensorFlow device name.
+    Device, sys::dist_device_t, sys::dist_device_destroy);
+handle!(
+    /// A cluster description: TF_CONFIG or an explicit spec.
+    Cluster, sys::dist_cluster_t, sys::dist_cluster_destroy);
+handle!(
+    /// An in-process server for one task of a cluster.
+    Server, sys::dist_server_t, sys::dist_server_destroy);
+handle!(
+    /// Timeouts of a server's startup and heartbeats.
+    ServerOptions, sys::dist_server_options_t, sys::dist_server_options_destroy);
+
+// SAFETY: these handles are used by one thread at a time (ownership moves between threads).
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+unsafe impl Send for Cluster {}
+unsafe impl Send for Server {}
+// SAFETY: every server call but destroy is "Thread-safety: safe" (join waits for a stop from
+// another thread).
+unsafe impl Sync for Server {}
+unsafe impl Send for ServerOptions {}
+
+fn borrowed(f: impl FnOnce(*mut *const std::os::raw::c_char) -> sys::dist_status_t) -> Result<String> {
+    let mut p = ptr::null();
+    check(f(&mut p))?;
+    Ok(unsafe { borrowed_str(p) })
+}
+
+fn int32(f: impl FnOnce(*mut i32) -> sys::dist_status_t) -> Result<i32> {
+    let mut v = 0;
+    check(f(&mut v))?;
+    Ok(v)
+}
+
+impl Device {
+    pub fn parse(name: &str) -> Result<Device> {
+        let n = cstr(name)?;
+        Device::out(|o| unsafe { sys::dist_device_parse(n.as_ptr(), o) })
+    }
+    pub fn name(&self) -> Result<String> {
+        borrowed(|o| unsafe { sys::dist_device_name(self.as_ptr(), o) })
+    }
+    pub fn job(&self) -> Result<String> {
+        borrowed(|o| unsafe { sys::dist_device_job(self.as_ptr(), o) })
+    }
+    pub fn replica(&self) -> Result<i32> {
+        int32(|o| unsafe { sys::dist_device_replica(self.as_ptr(), o) })
+    }
+    pub fn task(&self) -> Result<i32> {
+        int32(|o| unsafe { sys::dist_device_task(self.as_ptr(), o) })
+    }
+    pub fn device_type(&self) -> Result<DeviceType> {
+        DeviceType::from_lib(int32(|o| unsafe { sys::dist_device_type(self.as_ptr(), o) })?)
+    }
+    pub fn index(&self) -> Result<i32> {
+        int32(|o| unsafe { sys::dist_device_index(self.as_ptr(), o) })
+    }
+}
+
+/// `dist_set_logical_cpu_device_count`.
+pub fn set_logical_cpu_device_count(count: i32) -> Result<()> {
+    check(unsafe { sys::dist_set_logical_cpu_device_count(count) })
+}
+/// `dist_local_device_count`.
+pub fn local_device_count() -> Result<i32> {
+    int32(|o| unsafe { sys::dist_local_device_count(o) })
+}
+/// `dist_local_device_get`.
+pub fn local_device(index: i32) -> Result<Device> {
+    Device::out(|o| unsafe { sys::dist_local_device_get(index, o) })
+}
+/// `dist_gpu_unavailable_reason` (empty when GPUs are usable).
+pub fn gpu_unavailable_reason() -> Result<String> {
+    borrowed(|o| unsafe { sys::dist_gpu_unavailable_reason(o) })
+}
+/// The library's version string (`dist_version`).
+pub fn version() -> String {
+    unsafe { borrowed_str(sys::dist_version()) }
+}
+/// `dist_version_number` (major * 10000 + minor * 100 + patch).
+pub fn version_number() -> i32 {
+    unsafe { sys::dist_version_number() }
+}
+
+impl Cluster {
+    pub fn from_tf_config(json: &str) -> Result<Cluster> {
+        let j = cstr(json)?;
+        Cluster::out(|o| unsafe { sys::dist_cluster_from_tf_config(j.as_ptr(), o) })
+    }
+    pub fn new() -> Result<Cluster> {
+        Cluster::out(|o| unsafe { sys::dist_cluster_create(o) })
+    }
+    pub fn add_task(&mut self, job: &str, index: i32, address: &str) -> Result<()> {
+        let (j, a) = (cstr(job)?, cstr(address)?);
+        check(unsafe { sys::dist_cluster_add_task(self.as_ptr(), j.as_ptr(), index, a.as_ptr()) })
+    }
+    pub fn set_task(&mut self, job: &str, index: i32) -> Result<()> {
+        let j = cstr(job)?;
+        check(unsafe { sys::dist_cluster_set_task(self.as_ptr(), j.as_ptr(), index) })
+    }
+    pub fn task_type(&self) -> Result<String> {
+        borrowed(|o| unsafe { sys::dist_cluster_task_type(self.as_ptr(), o) })
+    }
+    pub fn task_index(&self) -> Result<i32> {
+        int32(|o| unsafe { sys::dist_cluster_task_index(self.as_ptr(), o) })
+    }
+    pub fn is_chief(&self) -> Result<bool> {
+        Ok(int32(|o| unsafe { sys::dist_cluster_is_chief(self.as_ptr(), o) })? != 0)
+    }
+    pub fn num_workers(&self) -> Result<i32> {
+        int32(|o| unsafe { sys::dist_cluster_num_workers(self.as_ptr(), o) })
+    }
+    pub fn num_tasks(&self, job: &str) -> Result<i32> {
+        let j = cstr(job)?;
+        int32(|o| unsafe { sys::dist_cluster_num_tasks(self.as_ptr(), j.as_ptr(), o) })
+    }
+    pub fn task_index_at(&self, job: &str, position: i32) -> Result<i32> {
+        let j = cstr(job)?;
+        int32(|o| unsafe { sys::dist_cluster_task_index_at(self.as_ptr(), j.as_ptr(), position, o) })
+    }
+    pub fn task_address(&self, job: &str, index: i32) -> Result<String> {
+        let j = cstr(job)?;
+        borrowed(|o| unsafe { sys::dist_cluster_task_address(self.as_ptr(), j.as_ptr(), index, o) })
+    }
+}
+
+impl ServerOptions {
+    pub fn new() -> Result<ServerOptions> {
+        ServerOptions::out(|o| unsafe { sys::dist_server_options_create(o) })
+    }
+    pub fn set_startup_timeout_ms(&mut self, ms: i64) -> Result<()> {
+        check(unsafe { sys::dist_server_options_set_startup_timeout_ms(self.as_ptr(), ms) })
+    }
+    pub fn set_heartbeat_interval_ms(&mut self, ms: i64) -> Result<()> {
+        check(unsafe { sys::dist_server_options_set_heartbeat_interval_ms(self.as_ptr(), ms) })
+    }
+    pub fn set_heartbeat_timeout_ms(&mut self, ms: i64) -> Result<()> {
+        check(unsafe { sys::dist_server_options_set_heartbeat_timeout_ms(self.as_ptr(), ms) })
+    }
+}
+
+impl Server {
+    pub fn new(cluster: &Cluster, options: Option<&ServerOptions>) -> Result<Server> {
+        let op = options.map_or(ptr::null(), |o| o.as_ptr() as *const _);
+        Server::out(|o| unsafe { sys::dist_server_create(cluster.as_ptr(), op, o) })
+    }
+    pub fn port(&self) -> Result<i32> {
+        int32(|o| unsafe { sys::dist_server_port(self.as_ptr(), o) })
+    }
+    pub fn stop(&self) -> Result<()> {
+        check(unsafe { sys::dist_server_stop(self.as_ptr()) })
+    }
+    pub fn join(&self) -> Result<()> {
+        check(unsafe { sys::dist_server_join(self.as_ptr()) })
+    }
+    pub fn key_value_set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let k = cstr(key)?;
+        check(unsafe {
+            sys::dist_server_key_value_set(self.as_ptr(), k.as_ptr(), value.as_ptr() as *const c_void, value.len())
+        })
+    }
+    /// The value as a uint8 tensor.
+    pub fn key_value_get(&self, key: &str, timeout_ms: i64) -> Result<Value> {
+        let k = cstr(key)?;
+        Value::out(|o| unsafe { sys::dist_server_key_value_get(self.as_ptr(), k.as_ptr(), timeout_ms, o) })
+    }
+    pub fn barrier(&self, name: &str, timeout_ms: i64) -> Result<()> {
+        let n = cstr(name)?;
+        check(unsafe { sys::dist_server_barrier(self.as_ptr(), n.as_ptr(), timeout_ms) })
+    }
+    pub fn peer_health(&self) -> Result<()> {
+        check(unsafe { sys::dist_server_peer_health(self.as_ptr()) })
+    }
+}

@@ -1,0 +1,57 @@
+//! Cross-device ops and communication options (cross_device_ops.h, strategy.h).
+
+use std::ptr::{self, NonNull};
+
+use crate::dataset::handle;
+use crate::error::{check, Code, Error, Result};
+use crate::sys;
+use crate::types::*;
+use crate::value::*;
+
+handle!(
+    /// A cross-device reduction algorithm (tf.distribute.CrossDeviceOps).
+    CrossDeviceOps, sys::dist_cross_device_ops_t, sys::dist_cross_device_ops_destroy);
+handle!(
+    /// tf.distribute.experimental.CommunicationOptions.
+    CommunicationOptions, sys::dist_communication_options_t, sys::dist_communication_options_destroy);
+
+// SAFETY: creation and kind are thread-safe; destroy takes ownership.
+unsafe impl Send for CrossDeviceOps {}
+unsafe impl Sync for CrossDeviceOps {}
+unsafe impl Send for CommunicationOptions {}
+
+impl CrossDeviceOps {
+    pub fn reduction_to_one_device(device: Option<&str>) -> Result<CrossDeviceOps> {
+        let d = opt_cstr(device)?;
+        CrossDeviceOps::out(|o| unsafe { sys::dist_cross_device_ops_create_reduction_to_one_device(opt_ptr(&d), o) })
+    }
+    pub fn hierarchical_copy(num_packs: i32) -> Result<CrossDeviceOps> {
+        CrossDeviceOps::out(|o| unsafe { sys::dist_cross_device_ops_create_hierarchical_copy(num_packs, o) })
+    }
+    pub fn shared_memory(bytes_per_pack: i64) -> Result<CrossDeviceOps> {
+        CrossDeviceOps::out(|o| unsafe { sys::dist_cross_device_ops_create_shared_memory(bytes_per_pack, o) })
+    }
+    pub fn kind(&self) -> Result<CrossDeviceOpsKind> {
+        let mut k = 0;
+        check(unsafe { sys::dist_cross_device_ops_kind(self.as_ptr(), &mut k) })?;
+        CrossDeviceOpsKind::from_lib(k)
+    }
+}
+
+impl CommunicationOptions {
+    pub fn new() -> Result<CommunicationOptions> {
+        CommunicationOptions::out(|o| unsafe { sys::dist_communication_options_create(o) })
+    }
+    pub fn set_implementation(&mut self, implementation: CommunicationImplementation) -> Result<()> {
+        check(unsafe { sys::dist_communication_options_set_implementation(self.as_ptr(), implementation.raw()) })
+    }
+    pub fn set_bytes_per_pack(&mut self, bytes: i64) -> Result<()> {
+        check(unsafe { sys::dist_communication_options_set_bytes_per_pack(self.as_ptr(), bytes) })
+    }
+    pub fn set_timeout_ms(&mut self, timeout_ms: i64) -> Result<()> {
+        check(unsafe { sys::dist_communication_options_set_timeout_ms(self.as_ptr(), timeout_ms) })
+    }
+    pub fn set_replicas_per_worker(&mut self, n: i32) -> Result<()> {
+        check(unsafe { sys::dist_communication_options_set_replicas_per_worker(self.as_ptr(), n) })
+    }
+}

@@ -1,0 +1,19 @@
+// 1. The rpath of this package's test binaries (DEP_DISTRIBUTE_LIBDIR from distribute-sys).
+// 2. The README's Rust example: the ```rust block under "### Rust" of the top-level
+//    README.md, copied to $OUT_DIR/readme_example.rs for tests/readme_example.rs to compile
+//    and run (so the README cannot drift from the API).
+use std::path::Path;
+
+fn main() {
+    if let Ok(dir) = std::env::var("DEP_DISTRIBUTE_LIBDIR") {
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir);
+    }
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    println!("cargo:rerun-if-changed={}", readme.display());
+    let text = std::fs::read_to_string(&readme).expect("README.md");
+    let section = text.split("\n### Rust\n").nth(1).expect("README.md has no '### Rust' section");
+    let start = section.find("```rust\n").expect("no ```rust block in the README's Rust section") + 8;
+    let len = section[start..].find("```").expect("unterminated ```rust block");
+    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("readme_example.rs");
+    std::fs::write(out, &section[start..start + len]).unwrap();
+}
