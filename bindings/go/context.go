@@ -17,6 +17,7 @@ import (
 type ReplicaContext struct {
 	p      *C.dist_context_t
 	joined bool
+	run    *callbackState // the Run this context serves (nil for a joined replica)
 }
 
 func (c *ReplicaContext) ptr() *C.dist_context_t {
@@ -107,6 +108,9 @@ type MergeFunc func(s *Strategy, args []*Value) (*Value, error)
 // is the caller's.
 func (c *ReplicaContext) MergeCall(fn MergeFunc, args []*Value) (*Value, error) {
 	st := &callbackState{fn: fn}
+	if c != nil {
+		st.parent = c.run
+	}
 	h := newCallback(st)
 	defer freeCallback(h)
 	a := cValues(args)

@@ -295,9 +295,10 @@ type ReplicaFunc func(ctx *ReplicaContext, args []*Value) ([]*Value, error)
 
 // callbackState collects the first Go error of a callback that runs on several threads.
 type callbackState struct {
-	fn    interface{}
-	mu    sync.Mutex
-	first error
+	fn     interface{}
+	parent *callbackState // the run a merge_call belongs to: its failure is the run's cause
+	mu     sync.Mutex
+	first  error
 }
 
 func (st *callbackState) fail(err error) C.dist_status_t {
@@ -306,6 +307,9 @@ func (st *callbackState) fail(err error) C.dist_status_t {
 		st.first = err
 	}
 	st.mu.Unlock()
+	if st.parent != nil {
+		st.parent.fail(err)
+	}
 	if e, ok := err.(*Error); ok && e.Code != CodeOK {
 		return C.dist_status_t(e.Code)
 	}
@@ -373,7 +377,7 @@ func goReplicaCall(ctx *C.dist_context_t, args **C.dist_value_t, nargs C.int32_t
 		return C.DIST_INTERNAL
 	}
 	fn := st.fn.(ReplicaFunc)
-	c := &ReplicaContext{p: ctx}
+	c := &ReplicaContext{p: ctx, run: st}
 	err := protect(func() error {
 		out, err := fn(c, borrowedValues(cArray(args, nargs)))
 		if err != nil {
