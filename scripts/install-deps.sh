@@ -15,6 +15,8 @@ packages=(
   libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)
   swig bindgen libclang1-14 libclang-common-14-dev
+  # Go binding (bindings/go, make test-go): the Go toolchain (1.19)
+  golang-go
 )
 
 missing=()
