@@ -58,6 +58,10 @@ func (s *Strategy) ptr() *C.dist_strategy_t {
 	return s.p
 }
 
+// Handle is the raw dist_strategy_t* (borrowed: valid until Close), for C code that shares
+// the strategy with Go in one process (e.g. examples/go/bench's C side).
+func (s *Strategy) Handle() unsafe.Pointer { return unsafe.Pointer(s.ptr()) }
+
 // Close releases this reference (dist_strategy_destroy). Safe on nil and twice.
 func (s *Strategy) Close() {
 	if s == nil || s.p == nil || s.borrowed {
