@@ -5,8 +5,6 @@ package distribute
 */
 import "C"
 
-import "unsafe"
-
 // Dataset is a dist_dataset_t (tf.data.Dataset). Transformations return new datasets;
 // Close each.
 type Dataset struct{ p *C.dist_dataset_t }
@@ -576,5 +574,3 @@ func (c *InputContext) PerReplicaBatchSize(globalBatchSize int64) (int64, error)
 	})
 	return int64(n), err
 }
-
-var _ = unsafe.Pointer(nil)

@@ -5,8 +5,6 @@ package distribute
 */
 import "C"
 
-import "unsafe"
-
 // Synchronization is a dist_variable_sync_t (tf.VariableSynchronization).
 type Synchronization int32
 
@@ -107,5 +105,3 @@ func VersionNumber() int { return int(C.dist_version_number()) }
 
 // HeaderVersion is the version of the header this binding was compiled against.
 const HeaderVersion = C.DIST_VERSION_STRING
-
-var _ = unsafe.Pointer(nil)
