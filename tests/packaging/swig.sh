@@ -121,7 +121,9 @@ case $lang in
       pkg=$work_dir/go-c
       printf 'module example.org/distribute\n\ngo 1.19\n' >"$pkg/go.mod"
       (cd "$pkg" && CGO_CFLAGS="-I$include_dir -I$generated_dir" GOFLAGS=-mod=mod GOPROXY=off \
-         GOCACHE="$work_dir/gocache" go vet ./...) || fail "go vet of the generated Go package failed"
+         GOCACHE="$work_dir/gocache" go vet -unsafeptr=false ./...) || fail "go vet of the generated Go package failed"
+      # (-unsafeptr=false: SWIG's own output trips vet's unsafeptr check, "possible misuse of
+      # unsafe.Pointer"; the hand-written Go binding, bindings/go, is vetted in full by make test-go.)
     else
       echo "note: no go tool; the Go wrapper was generated but not compiled"
     fi
