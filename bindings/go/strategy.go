@@ -359,6 +359,9 @@ func stateOf(h C.uintptr_t) *callbackState {
 // Mirrored values, variables) and returns numResults merged results (nil where no replica
 // filled the slot), owned by the caller.
 func (s *Strategy) Run(fn ReplicaFunc, args []*Value, numResults int) ([]*Value, error) {
+	if numResults < 0 {
+		return nil, argError("dist_strategy_run", "numResults %d is negative", numResults)
+	}
 	st := &callbackState{fn: fn}
 	h := newCallback(st)
 	defer freeCallback(h)

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"runtime/cgo"
+	"strings"
 	"unsafe"
 )
 
@@ -196,8 +197,23 @@ func (v *Value) DataPointer() (unsafe.Pointer, error) {
 	return p, err
 }
 
+// hostOnly refuses to read a GPU tensor's buffer from Go (it is device memory).
+func (v *Value) hostOnly(op string) error {
+	dev, err := v.Device()
+	if err != nil {
+		return err
+	}
+	if strings.Contains(dev, "GPU") {
+		return &Error{Code: CodeFailedPrecondition, Op: op, Msg: "tensor on " + dev + " is in device memory: CopyToDevice(\"CPU:0\") first"}
+	}
+	return nil
+}
+
 // Bytes copies a host tensor's buffer into a new byte slice.
 func (v *Value) Bytes() ([]byte, error) {
+	if err := v.hostOnly("Bytes"); err != nil {
+		return nil, err
+	}
 	n, err := v.ByteSize()
 	if err != nil {
 		return nil, err
@@ -221,6 +237,9 @@ func Data[T Element](v *Value) ([]T, error) {
 	}
 	if want := DTypeOf[T](); d != want {
 		return nil, argError("Data", "tensor is %s, asked for %s", d, want)
+	}
+	if err := v.hostOnly("Data"); err != nil {
+		return nil, err
 	}
 	n, err := v.NumElements()
 	if err != nil {

@@ -560,6 +560,10 @@ func TestBadInput(t *testing.T) {
 	s.Close() // twice is fine
 	_, err = s.Run(func(*distribute.ReplicaContext, []*distribute.Value) ([]*distribute.Value, error) { return nil, nil }, nil, 0)
 	wantErr(t, err, distribute.ErrInvalidArgument, "")
+	m1 := mirrored(t, 2)
+	_, err = m1.Run(func(*distribute.ReplicaContext, []*distribute.Value) ([]*distribute.Value, error) { return nil, nil }, nil, -1)
+	wantErr(t, err, distribute.ErrInvalidArgument, "negative")
+	m1.Close()
 	_, err = distribute.NewOneDeviceStrategy("NOPE:0")
 	wantErr(t, err, distribute.ErrInvalidArgument, "NOPE")
 	_, err = distribute.NewOneDeviceStrategy("CPU:99")
