@@ -3,7 +3,7 @@
 // every replica) on MirroredStrategy with 2 and 4 replicas, next to the same steps written
 // in C against the same library in the same process (the C replica functions below).
 //
-//	go run ./bench [-iters 3000] [-rounds 5]
+//	go run ./bench [-iters 3000] [-rounds 5] [-replicas 2,4]
 package main
 
 /*
@@ -52,6 +52,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"distribute"
@@ -93,6 +95,7 @@ func median(xs []float64) float64 {
 func main() {
 	iters := flag.Int("iters", 3000, "steps per round")
 	rounds := flag.Int("rounds", 5, "rounds (the median is printed), C and Go interleaved")
+	replicas := flag.String("replicas", "2,4", "replica counts (comma-separated)")
 	flag.Parse()
 	if err := distribute.SetLogicalCPUDeviceCount(4); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -101,7 +104,12 @@ func main() {
 	fmt.Printf("distribute %s, Go binding vs C through the same library, median of %d rounds x %d steps\n", distribute.Version(), *rounds, *iters)
 	fmt.Printf("%-22s %8s %10s %10s %12s %8s\n", "step", "replicas", "C us", "Go us", "Go - C us", "Go / C")
 	for _, allreduce := range []bool{false, true} {
-		for _, n := range []int{2, 4} {
+		for _, field := range strings.Split(*replicas, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(field))
+			if err != nil || n < 1 || n > 4 {
+				fmt.Fprintf(os.Stderr, "-replicas %q: expected counts from 1 to 4\n", *replicas)
+				os.Exit(2)
+			}
 			devs := make([]string, n)
 			for i := range devs {
 				devs[i] = fmt.Sprintf("CPU:%d", i)
