@@ -125,7 +125,7 @@ func run(o options) error {
 
 	var trainLoss, trainAcc float64
 	for epoch := 0; epoch < o.epochs; epoch++ {
-		it, err := makeInput(s, trainPath, o.train, o.batch, true, o.seed*1000003+uint64(epoch))
+		it, err := makeInput(s, trainPath, o.train, o.batch, true, o.seed*1000003+uint64(epoch+1)) // the C demo counts epochs from 1
 		if err != nil {
 			return err
 		}
