@@ -2,6 +2,8 @@
 // and an 8-byte all-reduce step (a float64 scalar created, all-reduced and released by
 // every replica) on MirroredStrategy with 2 and 4 replicas, next to the same steps written
 // in C against the same library in the same process (the C replica functions below).
+// "cgo floor" is an empty run whose C replica functions each call an empty exported Go
+// function: what any Go callback costs before the binding does anything.
 //
 //	go run ./bench [-iters 3000] [-rounds 5] [-replicas 2,4]
 package main
@@ -32,10 +34,20 @@ static dist_status_t c_allreduce(dist_context_t* c, const dist_value_t* const* a
   return st;
 }
 
-// ns per step, or -1 on error.
+// The floor of any Go callback: a C replica function that calls an empty exported Go
+// function (the Go runtime's cost of entering Go from a library thread, nothing else).
+extern void benchNoop(void);
+static dist_status_t c_go_noop(dist_context_t* c, const dist_value_t* const* a, int32_t na,
+                               dist_value_t** r, int32_t nr, void* ud) {
+  (void)c; (void)a; (void)na; (void)r; (void)nr; (void)ud;
+  benchNoop();
+  return DIST_OK;
+}
+
+// ns per step, or -1 on error. allreduce: 0 empty, 1 all-reduce, 2 empty calling Go.
 static double c_bench(dist_strategy_t* s, int allreduce, int iters) {
   struct timespec t0, t1;
-  dist_replica_fn fn = allreduce ? c_allreduce : c_empty;
+  dist_replica_fn fn = allreduce == 1 ? c_allreduce : allreduce == 2 ? c_go_noop : c_empty;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int i = 0; i < iters; ++i)
     if (dist_strategy_run(s, fn, NULL, NULL, 0, NULL, 0) != DIST_OK) return -1;
@@ -58,6 +70,9 @@ import (
 
 	"distribute"
 )
+
+//export benchNoop
+func benchNoop() {}
 
 func goEmpty(*distribute.ReplicaContext, []*distribute.Value) ([]*distribute.Value, error) {
 	return nil, nil
@@ -102,7 +117,7 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("distribute %s, Go binding vs C through the same library, median of %d rounds x %d steps\n", distribute.Version(), *rounds, *iters)
-	fmt.Printf("%-22s %8s %10s %10s %12s %8s\n", "step", "replicas", "C us", "Go us", "Go - C us", "Go / C")
+	fmt.Printf("%-22s %8s %10s %10s %12s %8s %14s\n", "step", "replicas", "C us", "Go us", "Go - C us", "Go / C", "cgo floor us")
 	for _, allreduce := range []bool{false, true} {
 		for _, field := range strings.Split(*replicas, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(field))
@@ -123,7 +138,7 @@ func main() {
 			if allreduce {
 				fn, name, ar = goAllReduce, "8-byte all-reduce run", 1
 			}
-			var cs, gs []float64
+			var cs, gs, fs []float64
 			C.c_bench(rawPtr(s), ar, C.int(*iters/10)) // warm up
 			if _, err := goBench(s, fn, *iters/10); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -137,9 +152,16 @@ func main() {
 					os.Exit(1)
 				}
 				cs, gs = append(cs, c/1e3), append(gs, g/1e3)
+				if !allreduce {
+					fs = append(fs, float64(C.c_bench(rawPtr(s), 2, C.int(*iters)))/1e3)
+				}
 			}
 			c, g := median(cs), median(gs)
-			fmt.Printf("%-22s %8d %10.2f %10.2f %12.2f %8.2f\n", name, n, c, g, g-c, g/c)
+			floor := "-"
+			if !allreduce {
+				floor = fmt.Sprintf("%.2f", median(fs))
+			}
+			fmt.Printf("%-22s %8d %10.2f %10.2f %12.2f %8.2f %14s\n", name, n, c, g, g-c, g/c, floor)
 			s.Close()
 		}
 	}
