@@ -1,7 +1,7 @@
 # The two commands a new user runs: `make demo` and `make test`. Both install what is
 # missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
 
-.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-rust clean
+.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-go test-rust clean
 
 all: build
 
@@ -19,7 +19,7 @@ demo: build
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
 # summary line is the last thing printed).
-test: test-asan test-default test-java test-rust
+test: test-asan test-default test-java test-go test-rust
 
 test-default: build
 	@ctest --preset default
@@ -38,6 +38,12 @@ test-rust: build
 	@tests/rust/run.sh build
 
 # ---- end Rust binding
+
+# --- Go binding (bindings/go): gofmt, go vet, go test (also -race with GODEBUG=cgocheck=2),
+# the README example and examples/go, offline, against the build tree.
+test-go: build
+	@tests/go/run.sh
+# --- end Go binding
 
 test-asan: deps
 	@cmake --preset asan >/dev/null

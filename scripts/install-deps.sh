@@ -24,6 +24,8 @@ packages=(
   # and rustfmt (bindgen above regenerates its sys crate and formats it with Debian's rustfmt;
   # cc and ar from g++ build its benchmark helper)
   rustc cargo rustfmt
+  # Go binding (bindings/go, make test-go): the Go toolchain (1.19)
+  golang-go
 )
 
 missing=()

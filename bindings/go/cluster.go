@@ -1,0 +1,522 @@
+package distribute
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import "unsafe"
+
+// ---- Devices ----
+
+// DeviceType is a dist_device_type_t.
+type DeviceType int32
+
+// Device types.
+const (
+	DeviceCPU DeviceType = C.DIST_DEVICE_CPU
+	DeviceGPU DeviceType = C.DIST_DEVICE_GPU
+)
+
+// MaxLogicalCPUDevices is DIST_MAX_LOGICAL_CPU_DEVICES.
+const MaxLogicalCPUDevices = C.DIST_MAX_LOGICAL_CPU_DEVICES
+
+// Device is a parsed device name (dist_device_t).
+type Device struct{ p *C.dist_device_t }
+
+func (d *Device) ptr() *C.dist_device_t {
+	if d == nil {
+		return nil
+	}
+	return d.p
+}
+
+// ParseDevice (dist_device_parse).
+func ParseDevice(name string) (*Device, error) {
+	n := C.CString(name)
+	defer C.free(unsafe.Pointer(n))
+	var out *C.dist_device_t
+	err := call("dist_device_parse", func() C.dist_status_t { return C.dist_device_parse(n, &out) })
+	if err != nil {
+		return nil, err
+	}
+	return &Device{p: out}, nil
+}
+
+// Close (dist_device_destroy).
+func (d *Device) Close() {
+	if d == nil || d.p == nil {
+		return
+	}
+	C.dist_device_destroy(d.p)
+	d.p = nil
+}
+
+// Name is the canonical name (dist_device_name).
+func (d *Device) Name() (string, error) {
+	var s *C.char
+	err := call("dist_device_name", func() C.dist_status_t { return C.dist_device_name(d.ptr(), &s) })
+	return goStr(s), err
+}
+
+// Job (dist_device_job).
+func (d *Device) Job() (string, error) {
+	var s *C.char
+	err := call("dist_device_job", func() C.dist_status_t { return C.dist_device_job(d.ptr(), &s) })
+	return goStr(s), err
+}
+
+func (d *Device) int32Prop(op string, f func(*C.int32_t) C.dist_status_t) (int, error) {
+	var x C.int32_t
+	err := call(op, func() C.dist_status_t { return f(&x) })
+	return int(x), err
+}
+
+// Replica (dist_device_replica).
+func (d *Device) Replica() (int, error) {
+	return d.int32Prop("dist_device_replica", func(x *C.int32_t) C.dist_status_t { return C.dist_device_replica(d.ptr(), x) })
+}
+
+// Task (dist_device_task).
+func (d *Device) Task() (int, error) {
+	return d.int32Prop("dist_device_task", func(x *C.int32_t) C.dist_status_t { return C.dist_device_task(d.ptr(), x) })
+}
+
+// Type (dist_device_type).
+func (d *Device) Type() (DeviceType, error) {
+	var x C.dist_device_type_t
+	err := call("dist_device_type", func() C.dist_status_t { return C.dist_device_type(d.ptr(), &x) })
+	return DeviceType(x), err
+}
+
+// Index (dist_device_index).
+func (d *Device) Index() (int, error) {
+	return d.int32Prop("dist_device_index", func(x *C.int32_t) C.dist_status_t { return C.dist_device_index(d.ptr(), x) })
+}
+
+// SetLogicalCPUDeviceCount (dist_set_logical_cpu_device_count).
+func SetLogicalCPUDeviceCount(n int) error {
+	return call("dist_set_logical_cpu_device_count", func() C.dist_status_t { return C.dist_set_logical_cpu_device_count(C.int32_t(n)) })
+}
+
+// LocalDeviceCount (dist_local_device_count).
+func LocalDeviceCount() (int, error) {
+	var n C.int32_t
+	err := call("dist_local_device_count", func() C.dist_status_t { return C.dist_local_device_count(&n) })
+	return int(n), err
+}
+
+// LocalDevice i (dist_local_device_get).
+func LocalDevice(i int) (*Device, error) {
+	var out *C.dist_device_t
+	err := call("dist_local_device_get", func() C.dist_status_t { return C.dist_local_device_get(C.int32_t(i), &out) })
+	if err != nil {
+		return nil, err
+	}
+	return &Device{p: out}, nil
+}
+
+// GPUUnavailableReason (dist_gpu_unavailable_reason).
+func GPUUnavailableReason() (string, error) {
+	var s *C.char
+	err := call("dist_gpu_unavailable_reason", func() C.dist_status_t { return C.dist_gpu_unavailable_reason(&s) })
+	return goStr(s), err
+}
+
+// ---- Cross-device ops ----
+
+// CrossDeviceOpsKind is a dist_cross_device_ops_kind_t.
+type CrossDeviceOpsKind int32
+
+// Cross-device ops kinds.
+const (
+	ReductionToOneDevice CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE
+	HierarchicalCopy     CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY
+	SharedMemory         CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_SHARED_MEMORY
+)
+
+// CrossDeviceOps is a dist_cross_device_ops_t.
+type CrossDeviceOps struct{ p *C.dist_cross_device_ops_t }
+
+func (o *CrossDeviceOps) ptr() *C.dist_cross_device_ops_t {
+	if o == nil {
+		return nil
+	}
+	return o.p
+}
+
+func newCDO(op string, f func(**C.dist_cross_device_ops_t) C.dist_status_t) (*CrossDeviceOps, error) {
+	var out *C.dist_cross_device_ops_t
+	err := call(op, func() C.dist_status_t { return f(&out) })
+	if err != nil {
+		return nil, err
+	}
+	return &CrossDeviceOps{p: out}, nil
+}
+
+// NewReductionToOneDevice (dist_cross_device_ops_create_reduction_to_one_device); "" is the first replica's device.
+func NewReductionToOneDevice(device string) (*CrossDeviceOps, error) {
+	d := cStr(device)
+	defer freeStr(d)
+	return newCDO("dist_cross_device_ops_create_reduction_to_one_device", func(o **C.dist_cross_device_ops_t) C.dist_status_t {
+		return C.dist_cross_device_ops_create_reduction_to_one_device(d, o)
+	})
+}
+
+// NewHierarchicalCopy (dist_cross_device_ops_create_hierarchical_copy).
+func NewHierarchicalCopy(numPacks int) (*CrossDeviceOps, error) {
+	return newCDO("dist_cross_device_ops_create_hierarchical_copy", func(o **C.dist_cross_device_ops_t) C.dist_status_t {
+		return C.dist_cross_device_ops_create_hierarchical_copy(C.int32_t(numPacks), o)
+	})
+}
+
+// NewSharedMemory (dist_cross_device_ops_create_shared_memory).
+func NewSharedMemory(bytesPerPack int64) (*CrossDeviceOps, error) {
+	return newCDO("dist_cross_device_ops_create_shared_memory", func(o **C.dist_cross_device_ops_t) C.dist_status_t {
+		return C.dist_cross_device_ops_create_shared_memory(C.int64_t(bytesPerPack), o)
+	})
+}
+
+// Kind (dist_cross_device_ops_kind).
+func (o *CrossDeviceOps) Kind() (CrossDeviceOpsKind, error) {
+	var k C.dist_cross_device_ops_kind_t
+	err := call("dist_cross_device_ops_kind", func() C.dist_status_t { return C.dist_cross_device_ops_kind(o.ptr(), &k) })
+	return CrossDeviceOpsKind(k), err
+}
+
+// Close (dist_cross_device_ops_destroy).
+func (o *CrossDeviceOps) Close() {
+	if o == nil || o.p == nil {
+		return
+	}
+	C.dist_cross_device_ops_destroy(o.p)
+	o.p = nil
+}
+
+// ---- Communication options ----
+
+// CommunicationImplementation is a dist_communication_implementation_t.
+type CommunicationImplementation int32
+
+// Implementations.
+const (
+	CommunicationAuto CommunicationImplementation = C.DIST_COMMUNICATION_AUTO
+	CommunicationRing CommunicationImplementation = C.DIST_COMMUNICATION_RING
+	CommunicationNCCL CommunicationImplementation = C.DIST_COMMUNICATION_NCCL
+)
+
+// CommunicationOptions is a dist_communication_options_t.
+type CommunicationOptions struct {
+	p *C.dist_communication_options_t
+}
+
+func (o *CommunicationOptions) ptr() *C.dist_communication_options_t {
+	if o == nil {
+		return nil
+	}
+	return o.p
+}
+
+// NewCommunicationOptions (dist_communication_options_create).
+func NewCommunicationOptions() (*CommunicationOptions, error) {
+	var out *C.dist_communication_options_t
+	err := call("dist_communication_options_create", func() C.dist_status_t { return C.dist_communication_options_create(&out) })
+	if err != nil {
+		return nil, err
+	}
+	return &CommunicationOptions{p: out}, nil
+}
+
+// Close (dist_communication_options_destroy).
+func (o *CommunicationOptions) Close() {
+	if o == nil || o.p == nil {
+		return
+	}
+	C.dist_communication_options_destroy(o.p)
+	o.p = nil
+}
+
+// SetImplementation (dist_communication_options_set_implementation).
+func (o *CommunicationOptions) SetImplementation(i CommunicationImplementation) error {
+	return call("dist_communication_options_set_implementation", func() C.dist_status_t {
+		return C.dist_communication_options_set_implementation(o.ptr(), C.dist_communication_implementation_t(i))
+	})
+}
+
+// SetBytesPerPack (dist_communication_options_set_bytes_per_pack).
+func (o *CommunicationOptions) SetBytesPerPack(n int64) error {
+	return call("dist_communication_options_set_bytes_per_pack", func() C.dist_status_t {
+		return C.dist_communication_options_set_bytes_per_pack(o.ptr(), C.int64_t(n))
+	})
+}
+
+// SetTimeoutMs (dist_communication_options_set_timeout_ms).
+func (o *CommunicationOptions) SetTimeoutMs(ms int64) error {
+	return call("dist_communication_options_set_timeout_ms", func() C.dist_status_t {
+		return C.dist_communication_options_set_timeout_ms(o.ptr(), C.int64_t(ms))
+	})
+}
+
+// SetReplicasPerWorker (dist_communication_options_set_replicas_per_worker).
+func (o *CommunicationOptions) SetReplicasPerWorker(n int) error {
+	return call("dist_communication_options_set_replicas_per_worker", func() C.dist_status_t {
+		return C.dist_communication_options_set_replicas_per_worker(o.ptr(), C.int32_t(n))
+	})
+}
+
+// ---- Cluster ----
+
+// Cluster is a dist_cluster_t: TF_CONFIG or an explicit cluster spec.
+type Cluster struct{ p *C.dist_cluster_t }
+
+func (c *Cluster) ptr() *C.dist_cluster_t {
+	if c == nil {
+		return nil
+	}
+	return c.p
+}
+
+// ClusterFromTFConfig parses json, or the TF_CONFIG environment variable when json is ""
+// (dist_cluster_from_tf_config).
+func ClusterFromTFConfig(json string) (*Cluster, error) {
+	j := cStr(json)
+	defer freeStr(j)
+	var out *C.dist_cluster_t
+	err := call("dist_cluster_from_tf_config", func() C.dist_status_t { return C.dist_cluster_from_tf_config(j, &out) })
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{p: out}, nil
+}
+
+// NewCluster is an empty cluster (dist_cluster_create).
+func NewCluster() (*Cluster, error) {
+	var out *C.dist_cluster_t
+	err := call("dist_cluster_create", func() C.dist_status_t { return C.dist_cluster_create(&out) })
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{p: out}, nil
+}
+
+// Close (dist_cluster_destroy).
+func (c *Cluster) Close() {
+	if c == nil || c.p == nil {
+		return
+	}
+	C.dist_cluster_destroy(c.p)
+	c.p = nil
+}
+
+// AddTask (dist_cluster_add_task).
+func (c *Cluster) AddTask(job string, index int, address string) error {
+	j, a := C.CString(job), C.CString(address)
+	defer C.free(unsafe.Pointer(j))
+	defer C.free(unsafe.Pointer(a))
+	return call("dist_cluster_add_task", func() C.dist_status_t { return C.dist_cluster_add_task(c.ptr(), j, C.int32_t(index), a) })
+}
+
+// SetTask (dist_cluster_set_task).
+func (c *Cluster) SetTask(job string, index int) error {
+	j := C.CString(job)
+	defer C.free(unsafe.Pointer(j))
+	return call("dist_cluster_set_task", func() C.dist_status_t { return C.dist_cluster_set_task(c.ptr(), j, C.int32_t(index)) })
+}
+
+// TaskType (dist_cluster_task_type).
+func (c *Cluster) TaskType() (string, error) {
+	var s *C.char
+	err := call("dist_cluster_task_type", func() C.dist_status_t { return C.dist_cluster_task_type(c.ptr(), &s) })
+	return goStr(s), err
+}
+
+// TaskIndex (dist_cluster_task_index).
+func (c *Cluster) TaskIndex() (int, error) {
+	var n C.int32_t
+	err := call("dist_cluster_task_index", func() C.dist_status_t { return C.dist_cluster_task_index(c.ptr(), &n) })
+	return int(n), err
+}
+
+// IsChief (dist_cluster_is_chief).
+func (c *Cluster) IsChief() (bool, error) {
+	var n C.int32_t
+	err := call("dist_cluster_is_chief", func() C.dist_status_t { return C.dist_cluster_is_chief(c.ptr(), &n) })
+	return n != 0, err
+}
+
+// NumWorkers (dist_cluster_num_workers).
+func (c *Cluster) NumWorkers() (int, error) {
+	var n C.int32_t
+	err := call("dist_cluster_num_workers", func() C.dist_status_t { return C.dist_cluster_num_workers(c.ptr(), &n) })
+	return int(n), err
+}
+
+// NumTasks (dist_cluster_num_tasks).
+func (c *Cluster) NumTasks(job string) (int, error) {
+	j := C.CString(job)
+	defer C.free(unsafe.Pointer(j))
+	var n C.int32_t
+	err := call("dist_cluster_num_tasks", func() C.dist_status_t { return C.dist_cluster_num_tasks(c.ptr(), j, &n) })
+	return int(n), err
+}
+
+// TaskIndexAt (dist_cluster_task_index_at).
+func (c *Cluster) TaskIndexAt(job string, position int) (int, error) {
+	j := C.CString(job)
+	defer C.free(unsafe.Pointer(j))
+	var n C.int32_t
+	err := call("dist_cluster_task_index_at", func() C.dist_status_t {
+		return C.dist_cluster_task_index_at(c.ptr(), j, C.int32_t(position), &n)
+	})
+	return int(n), err
+}
+
+// TaskAddress (dist_cluster_task_address).
+func (c *Cluster) TaskAddress(job string, index int) (string, error) {
+	j := C.CString(job)
+	defer C.free(unsafe.Pointer(j))
+	var s *C.char
+	err := call("dist_cluster_task_address", func() C.dist_status_t {
+		return C.dist_cluster_task_address(c.ptr(), j, C.int32_t(index), &s)
+	})
+	return goStr(s), err
+}
+
+// ---- Server ----
+
+// ServerOptions is a dist_server_options_t.
+type ServerOptions struct{ p *C.dist_server_options_t }
+
+func (o *ServerOptions) ptr() *C.dist_server_options_t {
+	if o == nil {
+		return nil
+	}
+	return o.p
+}
+
+// NewServerOptions (dist_server_options_create).
+func NewServerOptions() (*ServerOptions, error) {
+	var out *C.dist_server_options_t
+	err := call("dist_server_options_create", func() C.dist_status_t { return C.dist_server_options_create(&out) })
+	if err != nil {
+		return nil, err
+	}
+	return &ServerOptions{p: out}, nil
+}
+
+// Close (dist_server_options_destroy).
+func (o *ServerOptions) Close() {
+	if o == nil || o.p == nil {
+		return
+	}
+	C.dist_server_options_destroy(o.p)
+	o.p = nil
+}
+
+// SetStartupTimeoutMs (dist_server_options_set_startup_timeout_ms).
+func (o *ServerOptions) SetStartupTimeoutMs(ms int64) error {
+	return call("dist_server_options_set_startup_timeout_ms", func() C.dist_status_t {
+		return C.dist_server_options_set_startup_timeout_ms(o.ptr(), C.int64_t(ms))
+	})
+}
+
+// SetHeartbeatIntervalMs (dist_server_options_set_heartbeat_interval_ms).
+func (o *ServerOptions) SetHeartbeatIntervalMs(ms int64) error {
+	return call("dist_server_options_set_heartbeat_interval_ms", func() C.dist_status_t {
+		return C.dist_server_options_set_heartbeat_interval_ms(o.ptr(), C.int64_t(ms))
+	})
+}
+
+// SetHeartbeatTimeoutMs (dist_server_options_set_heartbeat_timeout_ms).
+func (o *ServerOptions) SetHeartbeatTimeoutMs(ms int64) error {
+	return call("dist_server_options_set_heartbeat_timeout_ms", func() C.dist_status_t {
+		return C.dist_server_options_set_heartbeat_timeout_ms(o.ptr(), C.int64_t(ms))
+	})
+}
+
+// Server is a dist_server_t, the in-process server of one task.
+type Server struct{ p *C.dist_server_t }
+
+func (s *Server) ptr() *C.dist_server_t {
+	if s == nil {
+		return nil
+	}
+	return s.p
+}
+
+// NewServer (dist_server_create); options may be nil.
+func NewServer(cluster *Cluster, options *ServerOptions) (*Server, error) {
+	var out *C.dist_server_t
+	err := call("dist_server_create", func() C.dist_status_t { return C.dist_server_create(cluster.ptr(), options.ptr(), &out) })
+	if err != nil {
+		return nil, err
+	}
+	return &Server{p: out}, nil
+}
+
+// Port (dist_server_port).
+func (s *Server) Port() (int, error) {
+	var n C.int32_t
+	err := call("dist_server_port", func() C.dist_status_t { return C.dist_server_port(s.ptr(), &n) })
+	return int(n), err
+}
+
+// Stop (dist_server_stop).
+func (s *Server) Stop() error {
+	return call("dist_server_stop", func() C.dist_status_t { return C.dist_server_stop(s.ptr()) })
+}
+
+// Join blocks until Stop (dist_server_join).
+func (s *Server) Join() error {
+	return call("dist_server_join", func() C.dist_status_t { return C.dist_server_join(s.ptr()) })
+}
+
+// Close stops and releases the server (dist_server_destroy).
+func (s *Server) Close() {
+	if s == nil || s.p == nil {
+		return
+	}
+	C.dist_server_destroy(s.p)
+	s.p = nil
+}
+
+// KeyValueSet (dist_server_key_value_set).
+func (s *Server) KeyValueSet(key string, value []byte) error {
+	k := C.CString(key)
+	defer C.free(unsafe.Pointer(k))
+	var p unsafe.Pointer
+	if len(value) > 0 {
+		p = unsafe.Pointer(&value[0])
+	}
+	return call("dist_server_key_value_set", func() C.dist_status_t {
+		return C.dist_server_key_value_set(s.ptr(), k, p, C.size_t(len(value)))
+	})
+}
+
+// KeyValueGet waits up to timeoutMs for key and returns its bytes (dist_server_key_value_get).
+func (s *Server) KeyValueGet(key string, timeoutMs int64) ([]byte, error) {
+	k := C.CString(key)
+	defer C.free(unsafe.Pointer(k))
+	var out *C.dist_value_t
+	err := call("dist_server_key_value_get", func() C.dist_status_t {
+		return C.dist_server_key_value_get(s.ptr(), k, C.int64_t(timeoutMs), &out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := ownedValue(out)
+	defer v.Close()
+	return v.Bytes()
+}
+
+// Barrier (dist_server_barrier).
+func (s *Server) Barrier(name string, timeoutMs int64) error {
+	n := C.CString(name)
+	defer C.free(unsafe.Pointer(n))
+	return call("dist_server_barrier", func() C.dist_status_t { return C.dist_server_barrier(s.ptr(), n, C.int64_t(timeoutMs)) })
+}
+
+// PeerHealth (dist_server_peer_health).
+func (s *Server) PeerHealth() error {
+	return call("dist_server_peer_health", func() C.dist_status_t { return C.dist_server_peer_health(s.ptr()) })
+}

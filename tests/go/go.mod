@@ -1,0 +1,7 @@
+module distribute/tests
+
+go 1.19
+
+require distribute v0.0.0
+
+replace distribute => ../../bindings/go
