@@ -264,6 +264,17 @@ func (o *CommunicationOptions) SetReplicasPerWorker(n int) error {
 	})
 }
 
+// SetJobToken sets the job token of the strategy's server
+// (dist_communication_options_set_job_token); "" means DIST_JOB_TOKEN from the
+// environment, or none.
+func (o *CommunicationOptions) SetJobToken(token string) error {
+	t := cStr(token)
+	defer freeStr(t)
+	return call("dist_communication_options_set_job_token", func() C.dist_status_t {
+		return C.dist_communication_options_set_job_token(o.ptr(), t)
+	})
+}
+
 // ---- Cluster ----
 
 // Cluster is a dist_cluster_t: TF_CONFIG or an explicit cluster spec.
@@ -382,6 +393,29 @@ func (c *Cluster) TaskAddress(job string, index int) (string, error) {
 	return goStr(s), err
 }
 
+// RPCLayer is TF_CONFIG's "rpc_layer", "" when it has none (dist_cluster_rpc_layer).
+func (c *Cluster) RPCLayer() (string, error) {
+	var s *C.char
+	err := call("dist_cluster_rpc_layer", func() C.dist_status_t { return C.dist_cluster_rpc_layer(c.ptr(), &s) })
+	return goStr(s), err
+}
+
+// Environment is TF_CONFIG's "environment", "" when it has none (dist_cluster_environment).
+func (c *Cluster) Environment() (string, error) {
+	var s *C.char
+	err := call("dist_cluster_environment", func() C.dist_status_t { return C.dist_cluster_environment(c.ptr(), &s) })
+	return goStr(s), err
+}
+
+// Master is the current task's address as TFConfigClusterResolver.master() gives it:
+// "<rpc_layer>://host:port", "host:port" without an rpc_layer, "" for a single-task
+// cluster or no current task (dist_cluster_master).
+func (c *Cluster) Master() (string, error) {
+	var s *C.char
+	err := call("dist_cluster_master", func() C.dist_status_t { return C.dist_cluster_master(c.ptr(), &s) })
+	return goStr(s), err
+}
+
 // ---- Server ----
 
 // ServerOptions is a dist_server_options_t.
@@ -431,6 +465,25 @@ func (o *ServerOptions) SetHeartbeatIntervalMs(ms int64) error {
 func (o *ServerOptions) SetHeartbeatTimeoutMs(ms int64) error {
 	return call("dist_server_options_set_heartbeat_timeout_ms", func() C.dist_status_t {
 		return C.dist_server_options_set_heartbeat_timeout_ms(o.ptr(), C.int64_t(ms))
+	})
+}
+
+// SetJobToken sets the job token every request between the job's servers carries
+// (dist_server_options_set_job_token): 16 to 1024 printable ASCII characters without
+// spaces; "" means DIST_JOB_TOKEN from the environment (read by NewServer), or none.
+func (o *ServerOptions) SetJobToken(token string) error {
+	t := cStr(token)
+	defer freeStr(t)
+	return call("dist_server_options_set_job_token", func() C.dist_status_t {
+		return C.dist_server_options_set_job_token(o.ptr(), t)
+	})
+}
+
+// SetAllowUnauthenticated lets a job without a token run on non-loopback addresses
+// (dist_server_options_set_allow_unauthenticated).
+func (o *ServerOptions) SetAllowUnauthenticated(allow bool) error {
+	return call("dist_server_options_set_allow_unauthenticated", func() C.dist_status_t {
+		return C.dist_server_options_set_allow_unauthenticated(o.ptr(), b32(allow))
 	})
 }
 

@@ -122,6 +122,26 @@ func DatasetFromTFRecordFiles(paths ...string) (*Dataset, error) {
 	})
 }
 
+// Compression is a dist_compression_t (tf.io.TFRecordOptions.compression_type).
+type Compression int32
+
+// TFRecord compressions.
+const (
+	CompressionNone Compression = C.DIST_COMPRESSION_NONE
+	CompressionZlib Compression = C.DIST_COMPRESSION_ZLIB
+	CompressionGzip Compression = C.DIST_COMPRESSION_GZIP
+)
+
+// DatasetFromCompressedTFRecordFiles reads TFRecord files written with compression
+// (dist_dataset_from_compressed_tfrecord_files).
+func DatasetFromCompressedTFRecordFiles(compression Compression, paths ...string) (*Dataset, error) {
+	p, free := cStrings(paths)
+	defer free()
+	return datasetCall("dist_dataset_from_compressed_tfrecord_files", func(out **C.dist_dataset_t) C.dist_status_t {
+		return C.dist_dataset_from_compressed_tfrecord_files(p, C.int32_t(len(paths)), C.dist_compression_t(compression), out)
+	})
+}
+
 func b32(b bool) C.int32_t {
 	if b {
 		return 1
@@ -316,6 +336,16 @@ const (
 	InputPerReplica ReplicationMode = C.DIST_INPUT_PER_REPLICA
 )
 
+// PartialBatchSplit is a dist_partial_batch_split_t: how a partial global batch is split
+// across replicas.
+type PartialBatchSplit int32
+
+// Partial batch splits.
+const (
+	PartialBatchInOrder PartialBatchSplit = C.DIST_PARTIAL_BATCH_IN_ORDER
+	PartialBatchEven    PartialBatchSplit = C.DIST_PARTIAL_BATCH_EVEN
+)
+
 // InputOptions is a dist_input_options_t (tf.distribute.InputOptions).
 type InputOptions struct{ p *C.dist_input_options_t }
 
@@ -377,6 +407,13 @@ func (o *InputOptions) SetFetchToDevice(enable bool) error {
 func (o *InputOptions) SetPerReplicaBatches(enable bool) error {
 	return call("dist_input_options_set_per_replica_batches", func() C.dist_status_t {
 		return C.dist_input_options_set_per_replica_batches(o.ptr(), b32(enable))
+	})
+}
+
+// SetPartialBatchSplit (dist_input_options_set_partial_batch_split).
+func (o *InputOptions) SetPartialBatchSplit(split PartialBatchSplit) error {
+	return call("dist_input_options_set_partial_batch_split", func() C.dist_status_t {
+		return C.dist_input_options_set_partial_batch_split(o.ptr(), C.dist_partial_batch_split_t(split))
 	})
 }
 

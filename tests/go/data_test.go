@@ -713,9 +713,32 @@ func TestDevicesClusterServer(t *testing.T) {
 	ok(t, o.SetBytesPerPack(1<<20))
 	ok(t, o.SetTimeoutMs(30000))
 	ok(t, o.SetReplicasPerWorker(2))
-	// MultiWorkerMirrored without TF_CONFIG: NOT_FOUND.
-	if os.Getenv("TF_CONFIG") == "" {
-		_, err = distribute.NewMultiWorkerMirroredStrategy(nil, o)
-		wantErr(t, err, distribute.ErrNotFound, "")
+	// MultiWorkerMirrored without a cluster and TF_CONFIG unset, "" or "{}": one local
+	// worker with the options' 2 replicas (TF's behaviour), no server and no error.
+	for _, tfc := range []*string{nil, new(string), func() *string { s := "{}"; return &s }()} {
+		if tfc == nil {
+			unsetEnv(t, "TF_CONFIG")
+		} else {
+			t.Setenv("TF_CONFIG", *tfc)
+		}
+		mw, err := distribute.NewMultiWorkerMirroredStrategy(nil, o)
+		ok(t, err)
+		k, err := mw.Kind()
+		ok(t, err)
+		nr, err := mw.NumReplicasInSync()
+		ok(t, err)
+		mw.Close()
+		if k != distribute.StrategyMultiWorkerMirrored || nr != 2 {
+			t.Fatalf("TF_CONFIG %v: kind %d replicas %d, want multi-worker mirrored with 2", tfc, k, nr)
+		}
 	}
+}
+
+// unsetEnv unsets an environment variable for the test and restores it after.
+func unsetEnv(t *testing.T, key string) {
+	t.Helper()
+	if old, had := os.LookupEnv(key); had {
+		t.Cleanup(func() { os.Setenv(key, old) })
+	}
+	os.Unsetenv(key)
 }
