@@ -13,7 +13,11 @@ fn main() {
     let text = std::fs::read_to_string(&readme).expect("README.md");
     let section = text.split("\n### Rust\n").nth(1).expect("README.md has no '### Rust' section");
     let start = section.find("```rust\n").expect("no ```rust block in the README's Rust section") + 8;
-    let len = section[start..].find("```").expect("unterminated ```rust block");
+    // The block ends at its closing fence, or at the next heading should the fence be
+    // missing (the Rust section must not swallow the next language's example).
+    let body = &section[start..];
+    let fence = body.find("```").expect("unterminated ```rust block");
+    let len = body.find("\n##").map_or(fence, |h| fence.min(h + 1));
     let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("readme_example.rs");
     std::fs::write(out, &section[start..start + len]).unwrap();
 }

@@ -50,9 +50,19 @@ fn every_strategy_kind_and_its_devices() {
     Strategy::experimental_set_strategy(None).unwrap();
     assert!(!has_strategy().unwrap());
     assert_eq!(get_loss_reduction().unwrap(), ReduceOp::Sum);
-    // A multi-worker strategy without TF_CONFIG: NOT_FOUND (the 2-process run is the C suite's).
-    if std::env::var_os("TF_CONFIG").is_none() {
-        assert_eq!(Strategy::multi_worker_mirrored(None, None).unwrap_err().code(), Code::NotFound);
+    // A multi-worker strategy with no cluster and TF_CONFIG unset, "" or "{}": one local
+    // worker with one replica, as TF (the 2-process run is the C suite's).
+    let tf_config = std::env::var("TF_CONFIG").ok();
+    if matches!(tf_config.as_deref(), None | Some("") | Some("{}"))
+        && std::env::var_os("DIST_REPLICAS_PER_WORKER").is_none()
+    {
+        let mw = Strategy::multi_worker_mirrored(None, None).unwrap();
+        assert_eq!(mw.kind().unwrap(), StrategyKind::MultiWorkerMirrored);
+        assert_eq!(mw.num_replicas_in_sync().unwrap(), 1);
+        let out = mw
+            .run(&[], 1, |ctx, _| Ok(vec![ctx.all_reduce(ReduceOp::Sum, &Value::scalar(2.5f32, Some(&ctx.device()?))?)?]))
+            .unwrap();
+        assert_eq!(mw.reduce(ReduceOp::Sum, out[0].as_ref().unwrap()).unwrap().scalar_f32().unwrap(), 2.5);
     }
 }
 
@@ -262,4 +272,41 @@ fn communication_options() {
     assert_eq!(o.set_timeout_ms(-1).unwrap_err().code(), Code::InvalidArgument);
     assert_eq!(o.set_bytes_per_pack(-1).unwrap_err().code(), Code::InvalidArgument);
     assert_eq!(o.set_replicas_per_worker(100000).unwrap_err().code(), Code::InvalidArgument);
+}
+
+/// MEAN over integers is TF's true division: float64 for int32/int64, float32 for 8- and
+/// 16-bit integers; integer variables with MEAN aggregation are refused at creation.
+#[test]
+fn integer_mean_is_a_float_and_integer_mean_variables_are_refused() {
+    let s = mirrored(2);
+    let out = s
+        .run(&[], 3, |ctx, _| {
+            let r = ctx.replica_id()?;
+            let d = ctx.device()?;
+            Ok(vec![
+                Value::from_slice(&[1 + r, 4 + 3 * r], &[2], Some(&d))?,
+                Value::from_slice(&[i64::from(10 * r + 1)], &[1], Some(&d))?,
+                Value::from_slice(&[(r * 5) as i8], &[1], Some(&d))?,
+            ])
+        })
+        .unwrap();
+    // Replica 0 gave [1, 4], [1], [0]; replica 1 [2, 7], [11], [5].
+    let m32 = s.reduce(ReduceOp::Mean, out[0].as_ref().unwrap()).unwrap();
+    assert_eq!(m32.dtype().unwrap(), DType::Float64);
+    assert_eq!(m32.to_vec::<f64>().unwrap(), vec![1.5, 5.5]);
+    let m64 = s.reduce(ReduceOp::Mean, out[1].as_ref().unwrap()).unwrap();
+    assert_eq!(m64.dtype().unwrap(), DType::Float64);
+    assert_eq!(m64.to_vec::<f64>().unwrap(), vec![6.0]);
+    let m8 = s.reduce(ReduceOp::Mean, out[2].as_ref().unwrap()).unwrap();
+    assert_eq!(m8.dtype().unwrap(), DType::Float32);
+    assert_eq!(m8.to_vec::<f32>().unwrap(), vec![2.5]);
+    // SUM keeps the integer dtype.
+    let sum = s.reduce(ReduceOp::Sum, out[0].as_ref().unwrap()).unwrap();
+    assert_eq!(sum.to_vec::<i32>().unwrap(), vec![3, 11]);
+
+    let zero = Value::from_slice(&[0i32], &[1], None).unwrap();
+    let _scope = s.scope().unwrap();
+    let e = Value::new_variable(&zero, VariableSync::OnWrite, VariableAggregation::Mean, Some("int_mean")).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{}", e);
+    Value::new_variable(&zero, VariableSync::OnWrite, VariableAggregation::Sum, Some("int_sum")).unwrap();
 }

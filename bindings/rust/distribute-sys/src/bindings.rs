@@ -68,12 +68,17 @@ pub const DIST_AGGREGATION_NONE: i32 = 0;
 pub const DIST_AGGREGATION_SUM: i32 = 1;
 pub const DIST_AGGREGATION_MEAN: i32 = 2;
 pub const DIST_AGGREGATION_ONLY_FIRST_REPLICA: i32 = 3;
+pub const DIST_COMPRESSION_NONE: i32 = 0;
+pub const DIST_COMPRESSION_ZLIB: i32 = 1;
+pub const DIST_COMPRESSION_GZIP: i32 = 2;
 pub const DIST_AUTO_SHARD_OFF: i32 = 0;
 pub const DIST_AUTO_SHARD_AUTO: i32 = 1;
 pub const DIST_AUTO_SHARD_FILE: i32 = 2;
 pub const DIST_AUTO_SHARD_DATA: i32 = 3;
 pub const DIST_INPUT_PER_WORKER: i32 = 1;
 pub const DIST_INPUT_PER_REPLICA: i32 = 2;
+pub const DIST_PARTIAL_BATCH_IN_ORDER: i32 = 0;
+pub const DIST_PARTIAL_BATCH_EVEN: i32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -533,6 +538,13 @@ extern "C" {
     pub fn dist_communication_options_set_replicas_per_worker(
         options: *mut dist_communication_options_t,
         replicas_per_worker: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_communication_options_set_job_token(
+        options: *mut dist_communication_options_t,
+        token: *const ::std::os::raw::c_char,
     ) -> dist_status_t;
 }
 extern "C" {
@@ -1010,6 +1022,16 @@ extern "C" {
         out: *mut *mut dist_dataset_t,
     ) -> dist_status_t;
 }
+pub type dist_compression_t = i32;
+extern "C" {
+    #[must_use]
+    pub fn dist_dataset_from_compressed_tfrecord_files(
+        paths: *const *const ::std::os::raw::c_char,
+        num_paths: i32,
+        compression: dist_compression_t,
+        out: *mut *mut dist_dataset_t,
+    ) -> dist_status_t;
+}
 extern "C" {
     #[must_use]
     pub fn dist_dataset_batch(
@@ -1120,6 +1142,7 @@ extern "C" {
 }
 pub type dist_auto_shard_policy_t = i32;
 pub type dist_input_replication_mode_t = i32;
+pub type dist_partial_batch_split_t = i32;
 pub type dist_dataset_fn = ::std::option::Option<
     unsafe extern "C" fn(
         context: *const dist_input_context_t,
@@ -1167,6 +1190,13 @@ extern "C" {
     pub fn dist_input_options_set_per_replica_batches(
         options: *mut dist_input_options_t,
         enable: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_input_options_set_partial_batch_split(
+        options: *mut dist_input_options_t,
+        split: dist_partial_batch_split_t,
     ) -> dist_status_t;
 }
 extern "C" {
@@ -1351,6 +1381,27 @@ extern "C" {
 }
 extern "C" {
     #[must_use]
+    pub fn dist_cluster_rpc_layer(
+        cluster: *const dist_cluster_t,
+        out_rpc_layer: *mut *const ::std::os::raw::c_char,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_cluster_environment(
+        cluster: *const dist_cluster_t,
+        out_environment: *mut *const ::std::os::raw::c_char,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_cluster_master(
+        cluster: *const dist_cluster_t,
+        out_master: *mut *const ::std::os::raw::c_char,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
     pub fn dist_server_options_create(out: *mut *mut dist_server_options_t) -> dist_status_t;
 }
 extern "C" {
@@ -1375,6 +1426,20 @@ extern "C" {
     pub fn dist_server_options_set_heartbeat_timeout_ms(
         options: *mut dist_server_options_t,
         timeout_ms: i64,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_server_options_set_job_token(
+        options: *mut dist_server_options_t,
+        token: *const ::std::os::raw::c_char,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_server_options_set_allow_unauthenticated(
+        options: *mut dist_server_options_t,
+        allow: i32,
     ) -> dist_status_t;
 }
 extern "C" {

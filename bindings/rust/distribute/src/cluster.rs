@@ -134,6 +134,19 @@ impl Cluster {
         let j = cstr(job)?;
         borrowed(|o| unsafe { sys::dist_cluster_task_address(self.as_ptr(), j.as_ptr(), index, o) })
     }
+    /// TF_CONFIG's "rpc_layer" ("" when none).
+    pub fn rpc_layer(&self) -> Result<String> {
+        borrowed(|o| unsafe { sys::dist_cluster_rpc_layer(self.as_ptr(), o) })
+    }
+    /// TF_CONFIG's "environment" ("" when none).
+    pub fn environment(&self) -> Result<String> {
+        borrowed(|o| unsafe { sys::dist_cluster_environment(self.as_ptr(), o) })
+    }
+    /// TFConfigClusterResolver.master(): the current task's address, with the rpc layer
+    /// as a scheme when there is one ("" for a single task or no current task).
+    pub fn master(&self) -> Result<String> {
+        borrowed(|o| unsafe { sys::dist_cluster_master(self.as_ptr(), o) })
+    }
 }
 
 impl ServerOptions {
@@ -148,6 +161,15 @@ impl ServerOptions {
     }
     pub fn set_heartbeat_timeout_ms(&mut self, ms: i64) -> Result<()> {
         check(unsafe { sys::dist_server_options_set_heartbeat_timeout_ms(self.as_ptr(), ms) })
+    }
+    /// The job token (copied); `None` or `""`: `DIST_JOB_TOKEN` from the environment when
+    /// the server starts, or none.
+    pub fn set_job_token(&mut self, token: Option<&str>) -> Result<()> {
+        let t = opt_cstr(token)?;
+        check(unsafe { sys::dist_server_options_set_job_token(self.as_ptr(), opt_ptr(&t)) })
+    }
+    pub fn set_allow_unauthenticated(&mut self, allow: bool) -> Result<()> {
+        check(unsafe { sys::dist_server_options_set_allow_unauthenticated(self.as_ptr(), allow as i32) })
     }
 }
 

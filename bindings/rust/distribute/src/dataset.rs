@@ -215,6 +215,14 @@ impl Dataset {
         let n = len_i32(p.len(), "paths")?;
         Dataset::out(|o| unsafe { sys::dist_dataset_from_tfrecord_files(p.as_ptr(), n, o) })
     }
+    /// TFRecord files written with a compression (`Compression::None` reads plain files).
+    pub fn from_compressed_tfrecord_files(paths: &[&str], compression: Compression) -> Result<Dataset> {
+        let (_o, p) = paths_list(paths)?;
+        let n = len_i32(p.len(), "paths")?;
+        Dataset::out(|o| unsafe {
+            sys::dist_dataset_from_compressed_tfrecord_files(p.as_ptr(), n, compression.raw(), o)
+        })
+    }
     pub fn batch(&self, batch_size: i64, drop_remainder: bool) -> Result<Dataset> {
         Dataset::out(|o| unsafe { sys::dist_dataset_batch(self.as_ptr(), batch_size, drop_remainder as i32, o) })
     }
@@ -321,6 +329,9 @@ impl InputOptions {
     }
     pub fn set_per_replica_batches(&mut self, enable: bool) -> Result<()> {
         check(unsafe { sys::dist_input_options_set_per_replica_batches(self.as_ptr(), enable as i32) })
+    }
+    pub fn set_partial_batch_split(&mut self, split: PartialBatchSplit) -> Result<()> {
+        check(unsafe { sys::dist_input_options_set_partial_batch_split(self.as_ptr(), split.raw()) })
     }
 }
 

@@ -54,4 +54,10 @@ impl CommunicationOptions {
     pub fn set_replicas_per_worker(&mut self, n: i32) -> Result<()> {
         check(unsafe { sys::dist_communication_options_set_replicas_per_worker(self.as_ptr(), n) })
     }
+    /// The job token of the strategy's server (copied); `None` or `""`: `DIST_JOB_TOKEN`
+    /// from the environment, or none.
+    pub fn set_job_token(&mut self, token: Option<&str>) -> Result<()> {
+        let t = opt_cstr(token)?;
+        check(unsafe { sys::dist_communication_options_set_job_token(self.as_ptr(), opt_ptr(&t)) })
+    }
 }

@@ -92,6 +92,19 @@ c_enum!(
     SharedMemory = sys::DIST_CROSS_DEVICE_OPS_SHARED_MEMORY,
 });
 c_enum!(
+    /// How TFRecord files are compressed, tf.io.TFRecordOptions.compression_type
+    /// (`DIST_COMPRESSION_*`).
+    Compression: "compression" {
+    None = sys::DIST_COMPRESSION_NONE, Zlib = sys::DIST_COMPRESSION_ZLIB,
+    Gzip = sys::DIST_COMPRESSION_GZIP,
+});
+c_enum!(
+    /// How distribute_dataset splits a partial global batch across replicas
+    /// (`DIST_PARTIAL_BATCH_*`): in order as a full batch (the default), or TF 2.x's even split.
+    PartialBatchSplit: "partial batch split" {
+    InOrder = sys::DIST_PARTIAL_BATCH_IN_ORDER, Even = sys::DIST_PARTIAL_BATCH_EVEN,
+});
+c_enum!(
     /// A device type (`DIST_DEVICE_*`).
     DeviceType: "device type" {
     Cpu = sys::DIST_DEVICE_CPU, Gpu = sys::DIST_DEVICE_GPU,
