@@ -35,6 +35,7 @@ HAND_WRITTEN = {
     "dist_dataset_from_text_files": "NativeHand.datasetFromFiles (Dataset.fromTextFiles)",
     "dist_dataset_from_fixed_length_records": "NativeHand.datasetFromFiles (Dataset.fromFixedLengthRecords)",
     "dist_dataset_from_tfrecord_files": "NativeHand.datasetFromFiles (Dataset.fromTFRecordFiles)",
+    "dist_dataset_from_compressed_tfrecord_files": "NativeHand.datasetFromFiles (Dataset.fromTFRecordFiles(Compression, String...))",
     "dist_dataset_map": "NativeHand.datasetMap (Dataset.map)",
     "dist_iterator_get_next": "NativeHand.iteratorGetNext (DistributedIterator.next)",
     "dist_iterator_get_next_as_optional": "NativeHand.iteratorGetNext (DistributedIterator.nextOrNull)",

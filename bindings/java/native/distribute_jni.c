@@ -592,8 +592,10 @@ NATIVE(jlong, datasetMap)(JNIEnv* env, jclass cls, jlong dataset, jobject state,
 }
 
 /* kind 0: text files, 1: fixed-length records, 2: TFRecord files. */
+/* kind: 0 text, 1 fixed-length records, 2 TFRecord, 3 compressed TFRecord (`compression`). */
 NATIVE(jlong, datasetFromFiles)(JNIEnv* env, jclass cls, jint kind, jobjectArray paths,
-                                jlong record_bytes, jlong header_bytes, jlong footer_bytes) {
+                                jlong record_bytes, jlong header_bytes, jlong footer_bytes,
+                                jint compression) {
   (void)cls;
   strings s;
   dist_dataset_t* out = NULL;
@@ -603,7 +605,9 @@ NATIVE(jlong, datasetFromFiles)(JNIEnv* env, jclass cls, jint kind, jobjectArray
       kind == 0   ? dist_dataset_from_text_files(p, s.n, &out)
       : kind == 1 ? dist_dataset_from_fixed_length_records(p, s.n, record_bytes, header_bytes,
                                                            footer_bytes, &out)
-                  : dist_dataset_from_tfrecord_files(p, s.n, &out);
+      : kind == 2 ? dist_dataset_from_tfrecord_files(p, s.n, &out)
+                  : dist_dataset_from_compressed_tfrecord_files(p, s.n, (dist_compression_t)compression,
+                                                                &out);
   strings_free(env, &s);
   CHECK_OR(st, 0);
   return (jlong)(intptr_t)out;

@@ -334,6 +334,15 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetRepl
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetJobToken(JNIEnv* env, jclass cls, jlong options, jstring token) {
+  (void)cls;
+  const char* c_token = dj_utf(env, token);
+  if (token && !c_token) return;
+  dist_status_t st = dist_communication_options_set_job_token((dist_communication_options_t*)(intptr_t)options, c_token);
+  dj_utf_release(env, token, c_token);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_strategyCreateMultiWorkerMirrored(JNIEnv* env, jclass cls, jlong cluster, jlong options) {
   (void)cls;
   dist_strategy_t* out_value = NULL;
@@ -832,6 +841,12 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_inputOptionsSetPerReplicaBa
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_inputOptionsSetPartialBatchSplit(JNIEnv* env, jclass cls, jlong options, jint split) {
+  (void)cls;
+  dist_status_t st = dist_input_options_set_partial_batch_split((dist_input_options_t*)(intptr_t)options, (dist_partial_batch_split_t)split);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_strategyDistributeDataset(JNIEnv* env, jclass cls, jlong strategy, jlong dataset, jlong options) {
   (void)cls;
   dist_distributed_dataset_t* out_value = NULL;
@@ -1024,6 +1039,30 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_clusterDestroy(JNIEnv* env,
   dist_cluster_destroy((dist_cluster_t*)(intptr_t)cluster);
 }
 
+JNIEXPORT jstring JNICALL Java_org_distribute_NativeGen_clusterRpcLayer(JNIEnv* env, jclass cls, jlong cluster) {
+  (void)cls;
+  const char* out_value = NULL;
+  dist_status_t st = dist_cluster_rpc_layer((const dist_cluster_t*)(intptr_t)cluster, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return dj_string(env, out_value);
+}
+
+JNIEXPORT jstring JNICALL Java_org_distribute_NativeGen_clusterEnvironment(JNIEnv* env, jclass cls, jlong cluster) {
+  (void)cls;
+  const char* out_value = NULL;
+  dist_status_t st = dist_cluster_environment((const dist_cluster_t*)(intptr_t)cluster, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return dj_string(env, out_value);
+}
+
+JNIEXPORT jstring JNICALL Java_org_distribute_NativeGen_clusterMaster(JNIEnv* env, jclass cls, jlong cluster) {
+  (void)cls;
+  const char* out_value = NULL;
+  dist_status_t st = dist_cluster_master((const dist_cluster_t*)(intptr_t)cluster, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return dj_string(env, out_value);
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_serverOptionsCreate(JNIEnv* env, jclass cls) {
   (void)cls;
   dist_server_options_t* out_value = NULL;
@@ -1052,6 +1091,21 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetHeartbeatIn
 JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetHeartbeatTimeoutMs(JNIEnv* env, jclass cls, jlong options, jlong timeout_ms) {
   (void)cls;
   dist_status_t st = dist_server_options_set_heartbeat_timeout_ms((dist_server_options_t*)(intptr_t)options, (int64_t)timeout_ms);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetJobToken(JNIEnv* env, jclass cls, jlong options, jstring token) {
+  (void)cls;
+  const char* c_token = dj_utf(env, token);
+  if (token && !c_token) return;
+  dist_status_t st = dist_server_options_set_job_token((dist_server_options_t*)(intptr_t)options, c_token);
+  dj_utf_release(env, token, c_token);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetAllowUnauthenticated(JNIEnv* env, jclass cls, jlong options, jint allow) {
+  (void)cls;
+  dist_status_t st = dist_server_options_set_allow_unauthenticated((dist_server_options_t*)(intptr_t)options, (int32_t)allow);
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 

@@ -26,4 +26,13 @@ public final class Cluster extends Handle {
   public int numTasks(String job) { return NativeGen.clusterNumTasks(h(), job); }
   public int taskIndexAt(String job, int position) { return NativeGen.clusterTaskIndexAt(h(), job, position); }
   public String taskAddress(String job, int index) { return NativeGen.clusterTaskAddress(h(), job, index); }
+  /** TF_CONFIG's "rpc_layer" (e.g. "grpc"); "" when it has none or for a cluster built with {@link #Cluster()}. */
+  public String rpcLayer() { return NativeGen.clusterRpcLayer(h()); }
+  /** TF_CONFIG's "environment" (e.g. "cloud"); "" when it has none. */
+  public String environment() { return NativeGen.clusterEnvironment(h()); }
+  /**
+   * TFConfigClusterResolver.master(): the current task's address, "rpc_layer://host:port" with an
+   * rpc layer, "host:port" without; "" for a single-task cluster or no current task.
+   */
+  public String master() { return NativeGen.clusterMaster(h()); }
 }

@@ -15,4 +15,6 @@ public final class CommunicationOptions extends Handle {
   public CommunicationOptions bytesPerPack(long bytes) { NativeGen.communicationOptionsSetBytesPerPack(h(), bytes); return this; }
   public CommunicationOptions timeoutMs(long ms) { NativeGen.communicationOptionsSetTimeoutMs(h(), ms); return this; }
   public CommunicationOptions replicasPerWorker(int n) { NativeGen.communicationOptionsSetReplicasPerWorker(h(), n); return this; }
+  /** The job token of the strategy's server (see {@link ServerOptions#jobToken}); null or "": DIST_JOB_TOKEN, or none. */
+  public CommunicationOptions jobToken(String token) { NativeGen.communicationOptionsSetJobToken(h(), token); return this; }
 }

@@ -20,11 +20,19 @@ public final class Dataset extends Handle {
     return new Dataset(NativeHand.datasetFromGenerator(new Callbacks.State(fn), numComponents));
   }
 
-  public static Dataset fromTextFiles(String... paths) { return new Dataset(NativeHand.datasetFromFiles(0, paths, 0, 0, 0)); }
+  public static Dataset fromTextFiles(String... paths) { return new Dataset(NativeHand.datasetFromFiles(0, paths, 0, 0, 0, 0)); }
   public static Dataset fromFixedLengthRecords(String[] paths, long recordBytes, long headerBytes, long footerBytes) {
-    return new Dataset(NativeHand.datasetFromFiles(1, paths, recordBytes, headerBytes, footerBytes));
+    return new Dataset(NativeHand.datasetFromFiles(1, paths, recordBytes, headerBytes, footerBytes, 0));
   }
-  public static Dataset fromTFRecordFiles(String... paths) { return new Dataset(NativeHand.datasetFromFiles(2, paths, 0, 0, 0)); }
+  public static Dataset fromTFRecordFiles(String... paths) { return new Dataset(NativeHand.datasetFromFiles(2, paths, 0, 0, 0, 0)); }
+  /**
+   * TFRecord files written compressed (tf.data.TFRecordDataset(paths, compression_type=...));
+   * {@link Compression#NONE} reads plain files as {@link #fromTFRecordFiles(String...)} does. A
+   * corrupt or truncated file fails the iterator's next with {@link Status#DATA_LOSS}.
+   */
+  public static Dataset fromTFRecordFiles(Compression compression, String... paths) {
+    return new Dataset(NativeHand.datasetFromFiles(3, paths, 0, 0, 0, compression.code()));
+  }
 
   public Dataset batch(long batchSize, boolean dropRemainder) { return new Dataset(NativeGen.datasetBatch(h(), batchSize, dropRemainder ? 1 : 0)); }
   public Dataset batch(long batchSize) { return batch(batchSize, false); }

@@ -53,6 +53,7 @@ final class NativeGen {
   static native void communicationOptionsSetBytesPerPack(long options, long bytes_per_pack);
   static native void communicationOptionsSetTimeoutMs(long options, long timeout_ms);
   static native void communicationOptionsSetReplicasPerWorker(long options, int replicas_per_worker);
+  static native void communicationOptionsSetJobToken(long options, String token);
   static native long strategyCreateMultiWorkerMirrored(long cluster, long options);
   static native long strategyGetDefault();
   static native void strategyDestroy(long strategy);
@@ -120,6 +121,7 @@ final class NativeGen {
   static native void inputOptionsSetAutoShardPolicy(long options, int policy);
   static native void inputOptionsSetFetchToDevice(long options, int enable);
   static native void inputOptionsSetPerReplicaBatches(long options, int enable);
+  static native void inputOptionsSetPartialBatchSplit(long options, int split);
   static native long strategyDistributeDataset(long strategy, long dataset, long options);
   static native long distributedDatasetMakeIterator(long dataset);
   static native int distributedDatasetNumComponents(long dataset);
@@ -143,11 +145,16 @@ final class NativeGen {
   static native int clusterTaskIndexAt(long cluster, String job, int position);
   static native String clusterTaskAddress(long cluster, String job, int index);
   static native void clusterDestroy(long cluster);
+  static native String clusterRpcLayer(long cluster);
+  static native String clusterEnvironment(long cluster);
+  static native String clusterMaster(long cluster);
   static native long serverOptionsCreate();
   static native void serverOptionsDestroy(long options);
   static native void serverOptionsSetStartupTimeoutMs(long options, long timeout_ms);
   static native void serverOptionsSetHeartbeatIntervalMs(long options, long interval_ms);
   static native void serverOptionsSetHeartbeatTimeoutMs(long options, long timeout_ms);
+  static native void serverOptionsSetJobToken(long options, String token);
+  static native void serverOptionsSetAllowUnauthenticated(long options, int allow);
   static native long serverCreate(long cluster, long options);
   static native int serverPort(long server);
   static native void serverStop(long server);

@@ -27,7 +27,7 @@ final class NativeHand {
   static native long datasetFromTensorSlices(long[] components);
   static native long datasetFromGenerator(Object state, int numComponents);
   static native long datasetMap(long dataset, Object state, int numOutputs, int numParallelCalls);
-  static native long datasetFromFiles(int kind, String[] paths, long recordBytes, long headerBytes, long footerBytes);
+  static native long datasetFromFiles(int kind, String[] paths, long recordBytes, long headerBytes, long footerBytes, int compression);
   static native long[] iteratorGetNext(long iterator, int count, boolean optional);
   static native long distributeDatasetsFromFunction(long strategy, Object state, long options);
   static native long[] makeInputFnIterator(long strategy, Object state);

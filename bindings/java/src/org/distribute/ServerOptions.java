@@ -14,4 +14,16 @@ public final class ServerOptions extends Handle {
   public ServerOptions startupTimeoutMs(long ms) { NativeGen.serverOptionsSetStartupTimeoutMs(h(), ms); return this; }
   public ServerOptions heartbeatIntervalMs(long ms) { NativeGen.serverOptionsSetHeartbeatIntervalMs(h(), ms); return this; }
   public ServerOptions heartbeatTimeoutMs(long ms) { NativeGen.serverOptionsSetHeartbeatTimeoutMs(h(), ms); return this; }
+  /**
+   * The job token every request between this job's servers carries: 16 to 1024 printable ASCII
+   * characters without spaces, the same in every process of the job; null or "": DIST_JOB_TOKEN
+   * from the environment (distrun sets one), or none. A malformed token is INVALID_ARGUMENT and
+   * changes nothing.
+   */
+  public ServerOptions jobToken(String token) { NativeGen.serverOptionsSetJobToken(h(), token); return this; }
+  /**
+   * Lets a job without a token run on non-loopback addresses (as DIST_ALLOW_UNAUTHENTICATED=1),
+   * trusting everyone who can reach its ports; by default such a job runs only on loopback.
+   */
+  public ServerOptions allowUnauthenticated(boolean allow) { NativeGen.serverOptionsSetAllowUnauthenticated(h(), allow ? 1 : 0); return this; }
 }

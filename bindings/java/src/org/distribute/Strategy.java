@@ -32,7 +32,10 @@ public final class Strategy extends Handle {
         computeDevices == null || computeDevices.length == 0 ? null : computeDevices, parameterDevice), true);
   }
 
-  /** MultiWorkerMirroredStrategy; null cluster reads TF_CONFIG, null options the defaults. */
+  /**
+   * MultiWorkerMirroredStrategy; null cluster reads TF_CONFIG (unset, "", "{}" or no cluster in it:
+   * one local worker, no server), null options the defaults.
+   */
   public static Strategy multiWorkerMirrored(Cluster cluster, CommunicationOptions options) {
     return new Strategy(NativeGen.strategyCreateMultiWorkerMirrored(h(cluster), h(options)), true);
   }
