@@ -151,7 +151,7 @@ class Stranger {
   std::unique_ptr<pb::TaskService::Stub> task_;
 };
 
-TEST(JobTokenTest, StrangersAreUnauthenticatedAndTheJobGoesOn) {
+TEST(JobTokenServerTest, StrangersAreUnauthenticatedAndTheJobGoesOn) {
   const std::vector<int> ports = FreePorts(2);
   Server::Options options;
   options.job_token = kToken;
@@ -184,7 +184,7 @@ TEST(JobTokenTest, StrangersAreUnauthenticatedAndTheJobGoesOn) {
   other.join();
 }
 
-TEST(JobTokenTest, ATaskWithAnotherTokenCannotJoin) {
+TEST(JobTokenServerTest, ATaskWithAnotherTokenCannotJoin) {
   const std::vector<int> ports = FreePorts(2);
   Server::Options options;
   options.job_token = kToken;
