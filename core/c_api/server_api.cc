@@ -141,8 +141,7 @@ dist_status_t dist_server_key_value_set(dist_server_t* server, const char* key, 
     if (server == nullptr) return NullArgument("server");
     if (key == nullptr) return NullArgument("key");
     if (value == nullptr && size > 0) return NullArgument("value");
-    return server->server->coordination().Set(
-        key, absl::string_view(size > 0 ? static_cast<const char*>(value) : "", size));
+    return server->server->KeyValueSet(key, value, size);
   });
 }
 

@@ -97,6 +97,7 @@ absl::Status Server::Options::Validate() const {
 
 struct Server::Impl {
   std::string task;
+  size_t max_value_bytes = 0;
   bool chief = false;
   int port = 0;
   // Declared in the order they must be built; destroyed in reverse.
@@ -128,6 +129,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
 
   auto impl = std::make_unique<Impl>();
   impl->task = self.name();
+  impl->max_value_bytes = MaxValueBytes(options.max_message_bytes);
   impl->chief = chief.job == self.job && chief.index == self.index;
   const std::string chief_name = chief.name();
   const uint64_t incarnation = NewIncarnation();
@@ -201,6 +203,13 @@ const std::string& Server::task_name() const { return impl_->task; }
 bool Server::is_chief() const { return impl_->chief; }
 int Server::port() const { return impl_->port; }
 CoordinationClient& Server::coordination() { return *impl_->client; }
+
+absl::Status Server::KeyValueSet(absl::string_view key, const void* value, size_t size) {
+  // Checked before the bytes are viewed: a size beyond any value (up to SIZE_MAX) must
+  // neither be read nor make a string_view.
+  RETURN_IF_ERROR(CheckCoordinationValue(key, size, impl_->max_value_bytes));
+  return impl_->client->Set(key, absl::string_view(size > 0 ? static_cast<const char*>(value) : "", size));
+}
 
 void Server::Stop() {
   std::call_once(impl_->stop_once, [this] {

@@ -76,6 +76,11 @@ class Server {
   // fail with kUnavailable.
   CoordinationClient& coordination();
 
+  // Stores `size` bytes at `value` under `key` in the coordination service's key-value
+  // store. A size above what one value may hold (Options::max_message_bytes less the
+  // request's overhead) is InvalidArgument before a byte is read.
+  absl::Status KeyValueSet(absl::string_view key, const void* value, size_t size);
+
   // Disconnects from the coordination service cleanly (or, on the chief, shuts it down,
   // releasing every waiter), then shuts the gRPC server down, cancelling calls still in
   // flight after a short grace. Idempotent; a concurrent second call waits for the first.

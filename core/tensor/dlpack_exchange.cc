@@ -1,5 +1,7 @@
 #include "core/tensor/dlpack_exchange.h"
 
+#include <cstdint>
+
 #include <span>
 #include <utility>
 #include <vector>
@@ -153,6 +155,17 @@ absl::StatusOr<Tensor> ImportDlpack(DLManagedTensor* managed) {
   const size_t bytes = static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype);
   if (dl.data == nullptr && bytes != 0) {
     return absl::InvalidArgumentError("data is NULL for a non-empty tensor");
+  }
+  // The producer's allocation is unknown, but an offset must not wrap the address space
+  // (data + byte_offset + bytes), nor point anywhere from NULL.
+  const uintptr_t base = reinterpret_cast<uintptr_t>(dl.data);
+  if (dl.byte_offset != 0 && dl.data == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("byte_offset is ", dl.byte_offset, " but data is NULL"));
+  }
+  if (dl.byte_offset > UINTPTR_MAX - base || bytes > UINTPTR_MAX - base - dl.byte_offset) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "byte_offset ", dl.byte_offset, " with ", bytes, " bytes of data wraps around the address space"));
   }
   void* data = dl.data == nullptr ? nullptr : static_cast<char*>(dl.data) + dl.byte_offset;
   auto buffer = Buffer::Borrow(device, data, bytes, [managed] {

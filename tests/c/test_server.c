@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200112L
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +112,11 @@ static void test_chief_alone(void** state) {
   check_bytes(value, bytes, sizeof(bytes));
   dist_value_destroy(value);
   DT_OK(dist_server_key_value_set(server, "empty", NULL, 0));
+  /* Sizes no value can have fail before a byte is read, up to SIZE_MAX (issue 13, item 6). */
+  DT_ERR(dist_server_key_value_set(server, "huge", bytes, SIZE_MAX), DIST_INVALID_ARGUMENT,
+         "dist_server_key_value_set", "at most");
+  DT_ERR(dist_server_key_value_set(server, "huge", bytes, (size_t)PTRDIFF_MAX + 1), DIST_INVALID_ARGUMENT,
+         "dist_server_key_value_set", "at most");
   DT_OK(dist_server_key_value_get(server, "empty", 0, &value));
   check_bytes(value, NULL, 0);
   dist_value_destroy(value);

@@ -340,6 +340,20 @@ TEST(DlpackImportTest, RejectionsTakeNothing) {
        [](Producer& p) { p.managed.dl_tensor.device = {kDLVulkan, 0}; }},
       {"null data", absl::StatusCode::kInvalidArgument, {"NULL"},
        [](Producer& p) { p.managed.dl_tensor.data = nullptr; }},
+      {"offset from NULL", absl::StatusCode::kInvalidArgument, {"byte_offset is 8 but data is NULL"},
+       [](Producer& p) {
+         p.shape[0] = 0;
+         p.managed.dl_tensor.data = nullptr;
+         p.managed.dl_tensor.byte_offset = 8;
+       }},
+      {"wrapping byte_offset", absl::StatusCode::kInvalidArgument, {"wraps around the address space"},
+       [](Producer& p) { p.managed.dl_tensor.byte_offset = UINT64_MAX - 8; }},
+      {"byte_offset to the end of the address space", absl::StatusCode::kInvalidArgument,
+       {"wraps around the address space"},
+       [](Producer& p) {
+         p.managed.dl_tensor.byte_offset =
+             UINTPTR_MAX - reinterpret_cast<uintptr_t>(p.managed.dl_tensor.data) - 4;
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
