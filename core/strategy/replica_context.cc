@@ -1,5 +1,7 @@
 #include "core/strategy/replica_context.h"
 
+#include <algorithm>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +99,13 @@ absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,
     return outputs;
   }
   if (!local.ok()) return strategy_.collective().FailTogether(replica_id_, local, NewDeadline());
+  const bool any_integer_mean = std::any_of(values.begin(), values.end(), [op](const Tensor& t) {
+    return IsIntegerMean(t.dtype(), op);
+  });
+  if (!any_integer_mean) {  // the common case: one collective, no regrouping
+    RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, op, values, outputs, NewDeadline()));
+    return outputs;
+  }
   // Integers under MEAN are summed in a collective of their own and divided here
   // (integer_mean.h); every replica makes the same two calls, each skipped when empty.
   std::vector<Tensor> in[2], out[2];
