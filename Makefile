@@ -17,9 +17,10 @@ build: deps
 demo: build
 	@./build/bin/train_mlp --all
 
-# The C and core suites under ASan+UBSan, then every suite in the default build (its
-# summary line is the last thing printed).
-test: test-asan test-default test-java test-go test-rust
+# The C and core suites under ASan+UBSan, every suite in the default build, the C and core
+# suites under ThreadSanitizer (less the gRPC server tests: Debian's gRPC and Abseil are
+# not instrumented, and TSan reports races inside them), then the bindings' suites.
+test: test-asan test-default test-tsan test-java test-go test-rust
 
 test-default: build
 	@ctest --preset default

@@ -10,7 +10,7 @@ packages=(
   libabsl-dev libdlpack-dev nlohmann-json3-dev libgloo-dev
   # the server and coordination service (protobuf-compiler-grpc is needed even to link:
   # gRPC's CMake config checks that its plugins exist)
-  libgrpc++-dev libgrpc-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgrpc++-dev libgrpc-dev libssl-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)

@@ -54,7 +54,8 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
   RETURN_IF_ERROR(coordination.Barrier(absl::StrCat(prefix, "startup"), deadline));
   std::vector<std::string> names;
   for (const ClusterTask& task : cluster.workers()) names.push_back(task.name());
-  const TransportRequest request{&coordination, prefix, rank, std::move(names), ListenHost(self.address)};
+  const TransportRequest request{&coordination, prefix, rank, std::move(names), ListenHost(self.address),
+                                 runtime->server->job_token()};
   ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport,
                    ConnectTransport(transport_kind, request, deadline));
   runtime->cross_worker = std::make_shared<CrossWorker>(std::move(transport));

@@ -33,7 +33,8 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
       ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
                        GlooTransport::Connect(*request.coordination,
                                               absl::StrCat(request.key_prefix, "gloo/"), request.rank,
-                                              request.task_names, request.listen_host, deadline));
+                                              request.task_names, request.listen_host, request.job_token,
+                                              deadline));
       return std::unique_ptr<Transport>(std::move(gloo));
     }
   }

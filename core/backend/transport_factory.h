@@ -34,6 +34,7 @@ struct TransportRequest {
   int32_t rank;
   std::vector<std::string> task_names;  // every worker, in rank order
   std::string listen_host;              // this worker's host
+  std::string job_token;                // what the transport's handshake proves ("" for none)
 };
 
 // Connects this worker to every other one (until `deadline`, naming the tasks that did

@@ -7,12 +7,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/gloo/coordination_store.h"
+#include "core/gloo/gloo_connect.h"
 #include "core/gloo/sigpipe_guard.h"
 #include "core/server/peer_failure.h"
+#include "core/util/status_macros.h"
 #include "gloo/common/error.h"
-#include "gloo/rendezvous/context.h"
-#include "gloo/transport/tcp/device.h"
+#include "gloo/context.h"
 #include "gloo/transport/unbound_buffer.h"
 #include "gloo/types.h"
 
@@ -38,34 +38,17 @@ constexpr int64_t kNameLostNearDeadlineMs = 500;
 
 absl::StatusOr<std::unique_ptr<GlooTransport>> GlooTransport::Connect(
     CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
-    std::vector<std::string> task_names, const std::string& hostname, const Deadline& deadline) {
+    std::vector<std::string> task_names, const std::string& hostname, const std::string& job_token,
+    const Deadline& deadline) {
   const int32_t size = static_cast<int32_t>(task_names.size());
   if (rank < 0 || rank >= size) {
     return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " is not in 0..", size - 1));
   }
   SigpipeGuard guard;  // Gloo's loop thread, created here, inherits the blocked SIGPIPE
-  try {
-    gloo::transport::tcp::attr attr;
-    attr.hostname = hostname;
-    std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
-    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
-    context->setTimeout(Remaining(deadline));
-    CoordinationStore store(coordination, key_prefix, Remaining(deadline));
-    context->connectFullMesh(store, device);
-    return std::unique_ptr<GlooTransport>(
-        new GlooTransport(coordination, rank, std::move(task_names), std::move(context)));
-  } catch (const std::exception& e) {
-    absl::Status peer = coordination.PeerHealth();
-    if (!peer.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("connecting the workers' Gloo transport failed: ", peer.message()));
-    }
-    const bool timed_out = deadline.Expired() || absl::StrContains(e.what(), "imeout") ||
-                           absl::StrContains(e.what(), "imed out");
-    const std::string message =
-        absl::StrCat("connecting the workers' Gloo transport (", key_prefix, ") failed: ", e.what());
-    return timed_out ? absl::DeadlineExceededError(message) : absl::UnavailableError(message);
-  }
+  const GlooMeshRequest request{&coordination, key_prefix, rank, task_names, hostname, job_token};
+  ASSIGN_OR_RETURN(std::shared_ptr<gloo::Context> context, ConnectGlooMesh(request, deadline));
+  return std::unique_ptr<GlooTransport>(
+      new GlooTransport(coordination, rank, std::move(task_names), std::move(context)));
 }
 
 GlooTransport::GlooTransport(CoordinationClient& coordination, int32_t rank,

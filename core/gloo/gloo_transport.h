@@ -47,11 +47,13 @@ class GlooTransport : public Transport {
  public:
   // Connects `task_names.size()` workers: this one is `rank` and listens on `hostname`.
   // Addresses are exchanged through `coordination` under `key_prefix` (the same on every
-  // worker, new for every communicator). Fails at `deadline` naming the ranks' tasks that
-  // did not connect.
+  // worker, new for every communicator), and every connection proves that it comes from
+  // the job (`job_token`, gloo_connect.h). Fails at `deadline` naming the tasks that did
+  // not connect.
   static absl::StatusOr<std::unique_ptr<GlooTransport>> Connect(
       CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
-      std::vector<std::string> task_names, const std::string& hostname, const Deadline& deadline);
+      std::vector<std::string> task_names, const std::string& hostname, const std::string& job_token,
+      const Deadline& deadline);
 
   ~GlooTransport() override;
 

@@ -97,6 +97,7 @@ absl::Status Server::Options::Validate() const {
 
 struct Server::Impl {
   std::string task;
+  std::string job_token;
   size_t max_value_bytes = 0;
   bool chief = false;
   int port = 0;
@@ -129,6 +130,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
 
   auto impl = std::make_unique<Impl>();
   impl->task = self.name();
+  impl->job_token = token;
   impl->max_value_bytes = MaxValueBytes(options.max_message_bytes);
   impl->chief = chief.job == self.job && chief.index == self.index;
   const std::string chief_name = chief.name();
@@ -202,6 +204,7 @@ Server::~Server() {
 const std::string& Server::task_name() const { return impl_->task; }
 bool Server::is_chief() const { return impl_->chief; }
 int Server::port() const { return impl_->port; }
+const std::string& Server::job_token() const { return impl_->job_token; }
 CoordinationClient& Server::coordination() { return *impl_->client; }
 
 absl::Status Server::KeyValueSet(absl::string_view key, const void* value, size_t size) {

@@ -71,6 +71,9 @@ class Server {
   bool is_chief() const;
   // The port the server listens on.
   int port() const;
+  // The job token this server's requests carry and check ("" for none): the secret the
+  // cross-worker transport's handshake proves knowledge of.
+  const std::string& job_token() const;
 
   // This task's coordination client; it lives as long as the server. After Stop its calls
   // fail with kUnavailable.

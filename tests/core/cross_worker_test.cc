@@ -41,7 +41,7 @@ class CrossWorkerTest : public ::testing::Test {
     for (int32_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         LocalCoordinationClient client(&service, names[w]);
-        auto transport = GlooTransport::Connect(client, prefix, w, names, "127.0.0.1",
+        auto transport = GlooTransport::Connect(client, prefix, w, names, "127.0.0.1", "",
                                                    Deadline::AfterMs(30000));
         ASSERT_TRUE(transport.ok()) << transport.status();
         CrossWorker cross(*std::move(transport));
