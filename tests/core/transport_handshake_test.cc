@@ -1,8 +1,9 @@
 // The cross-worker transport's handshake (core/gloo/gloo_connect.h, handshake_proof.h):
 // proofs are bound to the token, the communicator, the attempt and the direction; a
 // stranger that takes a worker's Gloo port during start-up is dropped and the workers
-// connect again on fresh ports, then all-reduce correctly (20 runs); workers that do not
-// share the token fail with a clear error instead of talking to each other.
+// connect again on fresh ports, then all-reduce correctly (20 runs); the published
+// addresses carry no stack bytes; workers that do not share the token fail with a clear
+// error instead of talking to each other.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -117,6 +118,14 @@ TEST_F(TransportHandshakeTest, AStrangerOnAPortDuringStartupIsDroppedAndTheJobCo
     LocalCoordinationClient peek(service_.get(), names_[1]);
     absl::StatusOr<std::string> addresses = peek.Get(absl::StrCat(prefix, "try0/0"), Deadline::AfterMs(30000));
     ASSERT_TRUE(addresses.ok()) << addresses.status();
+    // What the key holds is the addresses and nothing else (no stack bytes past them).
+    constexpr size_t kAddressBytes = sizeof(sockaddr_storage) + sizeof(ssize_t);
+    ASSERT_EQ(addresses->size() % kAddressBytes, 0u);
+    for (size_t at = 0; at < addresses->size(); at += kAddressBytes) {
+      for (size_t i = sizeof(sockaddr_in); i < sizeof(sockaddr_storage); ++i) {
+        ASSERT_EQ((*addresses)[at + i], 0) << "byte " << i << " of an address";
+      }
+    }
     std::vector<int> strangers;
     for (uint16_t port : ListeningPorts(*addresses)) strangers.push_back(ConnectStranger(port));
     ASSERT_FALSE(strangers.empty());
