@@ -9,10 +9,12 @@
 // connects again on fresh ports, until the deadline; the stranger is left with a closed
 // socket and the job goes on.
 //
-// What the handshake cannot stop: a stranger that speaks Gloo's own wire format to a
-// listening port before the handshake (Debian's Gloo parses its frames first, and
-// aborts the process on some malformed ones). TLS for the transport needs a Gloo built
-// with it (Debian's is not); README, "Security", says so.
+// A stranger that sends bytes which are not Gloo frames only spoils the attempt too (the
+// pair fails on the bad frame). What the handshake cannot stop: a stranger that crafts
+// Gloo's own frame format to a listening port before the handshake (Debian's Gloo parses
+// frames first, and by its code aborts the process on a frame longer than the receive
+// posted for it). TLS for the transport needs a Gloo built with it (Debian's is not);
+// README, "Security", says so.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_CONNECT_H_
 #define DISTRIBUTE_CORE_GLOO_GLOO_CONNECT_H_
 

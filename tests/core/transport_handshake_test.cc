@@ -147,6 +147,38 @@ TEST_F(TransportHandshakeTest, AStrangerOnAPortDuringStartupIsDroppedAndTheJobCo
   EXPECT_GT(retried_runs, 0);
 }
 
+// A stranger that sends bytes that are not Gloo frames (a probe, another protocol) breaks
+// only the attempt it spoiled.
+TEST_F(TransportHandshakeTest, AStrangerSendingGarbageIsDroppedAndTheJobConnects) {
+  for (int run = 0; run < 5; ++run) {
+    SCOPED_TRACE(absl::StrCat("run ", run));
+    const std::string prefix = absl::StrCat("garbage/", run, "/");
+    absl::Status status[kWorkers];
+    float sum[kWorkers] = {0, 0};
+    std::thread first(ConnectAndSum, service_.get(), names_, 0, prefix, kToken, &status[0], &sum[0]);
+    LocalCoordinationClient peek(service_.get(), names_[1]);
+    absl::StatusOr<std::string> addresses = peek.Get(absl::StrCat(prefix, "try0/0"), Deadline::AfterMs(30000));
+    ASSERT_TRUE(addresses.ok()) << addresses.status();
+    char junk[256];
+    for (size_t i = 0; i < sizeof(junk); ++i) junk[i] = static_cast<char>((i * 7919 + run * 31) & 0xff);
+    std::vector<int> strangers;
+    for (uint16_t port : ListeningPorts(*addresses)) {
+      strangers.push_back(ConnectStranger(port));
+      if (strangers.back() >= 0) (void)!write(strangers.back(), junk, sizeof(junk));
+    }
+    std::thread second(ConnectAndSum, service_.get(), names_, 1, prefix, kToken, &status[1], &sum[1]);
+    first.join();
+    second.join();
+    for (int fd : strangers) {
+      if (fd >= 0) close(fd);
+    }
+    for (int32_t w = 0; w < kWorkers; ++w) {
+      EXPECT_TRUE(status[w].ok()) << status[w];
+      EXPECT_EQ(sum[w], 3.0f);
+    }
+  }
+}
+
 TEST_F(TransportHandshakeTest, WorkersWithDifferentTokensFailNamingTheProblem) {
   absl::Status status[kWorkers];
   float sum[kWorkers] = {0, 0};
