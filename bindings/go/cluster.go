@@ -279,13 +279,20 @@ func (o *CommunicationOptions) SetJobToken(token string) error {
 // the same files and rules as ServerOptions.SetTLSFiles; the files are read when the
 // strategy is created. All three "" means the DIST_TLS_* environment variables, or none.
 func (o *CommunicationOptions) SetTLSFiles(certPath, keyPath, caPath string) error {
+	return setTLSFiles("dist_communication_options_set_tls_files", certPath, keyPath, caPath,
+		func(cert, key, ca *C.char) C.dist_status_t {
+			return C.dist_communication_options_set_tls_files(o.ptr(), cert, key, ca)
+		})
+}
+
+// setTLSFiles hands three paths, as C strings freed afterwards, to `set`, one of the
+// dist_*_set_tls_files functions called `name`.
+func setTLSFiles(name, certPath, keyPath, caPath string, set func(cert, key, ca *C.char) C.dist_status_t) error {
 	cert, key, ca := cStr(certPath), cStr(keyPath), cStr(caPath)
 	defer freeStr(cert)
 	defer freeStr(key)
 	defer freeStr(ca)
-	return call("dist_communication_options_set_tls_files", func() C.dist_status_t {
-		return C.dist_communication_options_set_tls_files(o.ptr(), cert, key, ca)
-	})
+	return call(name, func() C.dist_status_t { return set(cert, key, ca) })
 }
 
 // ---- Cluster ----
@@ -508,13 +515,10 @@ func (o *ServerOptions) SetAllowUnauthenticated(allow bool) error {
 // ErrInvalidArgument, naming it); a certificate without a key, a key without a
 // certificate or a CA alone is ErrInvalidArgument here and changes nothing.
 func (o *ServerOptions) SetTLSFiles(certPath, keyPath, caPath string) error {
-	cert, key, ca := cStr(certPath), cStr(keyPath), cStr(caPath)
-	defer freeStr(cert)
-	defer freeStr(key)
-	defer freeStr(ca)
-	return call("dist_server_options_set_tls_files", func() C.dist_status_t {
-		return C.dist_server_options_set_tls_files(o.ptr(), cert, key, ca)
-	})
+	return setTLSFiles("dist_server_options_set_tls_files", certPath, keyPath, caPath,
+		func(cert, key, ca *C.char) C.dist_status_t {
+			return C.dist_server_options_set_tls_files(o.ptr(), cert, key, ca)
+		})
 }
 
 // Server is a dist_server_t, the in-process server of one task.

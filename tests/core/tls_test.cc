@@ -30,6 +30,7 @@
 #include "server/coordination.grpc.pb.h"  // generated
 #include "tests/common/free_ports.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/worker_cluster.h"
 
 namespace distribute {
 namespace {
@@ -38,6 +39,7 @@ namespace pb = ::distribute::coordination;
 using ::distribute::testing::FreePorts;
 using ::distribute::testing::HasError;
 using ::distribute::testing::IsOk;
+using ::distribute::testing::WorkerCluster;
 using std::chrono::steady_clock;
 
 const std::string kToken = "0123456789abcdef0123456789abcdef";
@@ -196,15 +198,6 @@ TEST_F(Certificates, EachBadFileIsNamed) {
                        {"chain.pem': certificate 2 does not parse"}));
 }
 
-ClusterSpec Workers(const std::vector<int>& ports, int index) {
-  ClusterSpec cluster;
-  for (size_t i = 0; i < ports.size(); ++i) {
-    EXPECT_TRUE(IsOk(cluster.AddTask("worker", static_cast<int64_t>(i), absl::StrCat("127.0.0.1:", ports[i]))));
-  }
-  EXPECT_TRUE(IsOk(cluster.SetTask("worker", index)));
-  return cluster;
-}
-
 class TlsServerTest : public Certificates {
  protected:
   static Server::Options Options(const TlsFiles& tls) {
@@ -238,9 +231,9 @@ class TlsServerTest : public Certificates {
 
 TEST_F(TlsServerTest, AJobOverMutualTlsWorks) {
   const std::vector<int> ports = FreePorts(2);
-  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(Workers(ports, 0), Options(Job()));
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(WorkerCluster(ports, 0), Options(Job()));
   ASSERT_TRUE(IsOk(chief));
-  absl::StatusOr<std::unique_ptr<Server>> worker = Server::Start(Workers(ports, 1), Options(Job()));
+  absl::StatusOr<std::unique_ptr<Server>> worker = Server::Start(WorkerCluster(ports, 1), Options(Job()));
   ASSERT_TRUE(IsOk(worker));
   ASSERT_TRUE(IsOk((*worker)->coordination().Set("from/worker", "over tls")));
   EXPECT_EQ(*(*chief)->coordination().Get("from/worker", Deadline::AfterMs(30'000)), "over tls");
@@ -253,7 +246,7 @@ TEST_F(TlsServerTest, AJobOverMutualTlsWorks) {
 
 TEST_F(TlsServerTest, OnlyClientsWithTheJobsCertificatesGetIn) {
   const int port = FreePorts(1)[0];
-  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(Workers({port}, 0), Options(Job()));
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(WorkerCluster({port}, 0), Options(Job()));
   ASSERT_TRUE(IsOk(chief));
   // The job's own client certificate, with the token: served.
   EXPECT_TRUE(GetTask(port, Client("ca.pem", "client.pem", "client.key")).ok());
@@ -285,7 +278,7 @@ TEST_F(TlsServerTest, OnlyClientsWithTheJobsCertificatesGetIn) {
 TEST_F(TlsServerTest, WithoutACaNoClientCertificateIsAskedFor) {
   const int port = FreePorts(1)[0];
   absl::StatusOr<std::unique_ptr<Server>> chief =
-      Server::Start(Workers({port}, 0), Options(TlsFiles{Path("node.pem"), Path("node.key"), ""}));
+      Server::Start(WorkerCluster({port}, 0), Options(TlsFiles{Path("node.pem"), Path("node.key"), ""}));
   ASSERT_TRUE(IsOk(chief));
   EXPECT_TRUE(GetTask(port, Client("ca.pem", "", "")).ok());
   EXPECT_EQ(GetTask(port, std::nullopt).error_code(), grpc::StatusCode::UNAVAILABLE);  // still TLS
@@ -293,7 +286,7 @@ TEST_F(TlsServerTest, WithoutACaNoClientCertificateIsAskedFor) {
 
 TEST_F(TlsServerTest, ATaskThatCannotTalkTlsWithTheChiefFailsWithinItsStartupTimeout) {
   const std::vector<int> ports = FreePorts(2);
-  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(Workers(ports, 0), Options(Job()));
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(WorkerCluster(ports, 0), Options(Job()));
   ASSERT_TRUE(IsOk(chief));
   const struct {
     const char* who;
@@ -308,7 +301,7 @@ TEST_F(TlsServerTest, ATaskThatCannotTalkTlsWithTheChiefFailsWithinItsStartupTim
   };
   for (const auto& worker : workers) {
     const steady_clock::time_point start = steady_clock::now();
-    EXPECT_TRUE(HasError(Server::Start(Workers(ports, 1), Options(worker.tls)), absl::StatusCode::kUnavailable,
+    EXPECT_TRUE(HasError(Server::Start(WorkerCluster(ports, 1), Options(worker.tls)), absl::StatusCode::kUnavailable,
                          {"could not reach the coordination service on chief task worker:0", "within 2000 ms",
                           worker.hint}))
         << worker.who;
@@ -316,14 +309,14 @@ TEST_F(TlsServerTest, ATaskThatCannotTalkTlsWithTheChiefFailsWithinItsStartupTim
     EXPECT_LT(steady_clock::now() - start, std::chrono::seconds(20)) << worker.who;
   }
   // The job's own worker still joins.
-  EXPECT_TRUE(IsOk(Server::Start(Workers(ports, 1), Options(Job()))));
+  EXPECT_TRUE(IsOk(Server::Start(WorkerCluster(ports, 1), Options(Job()))));
 }
 
 TEST_F(TlsServerTest, AChiefWithoutTlsIsNoPeerForATlsTask) {
   const std::vector<int> ports = FreePorts(2);
-  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(Workers(ports, 0), Options(TlsFiles{}));
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(WorkerCluster(ports, 0), Options(TlsFiles{}));
   ASSERT_TRUE(IsOk(chief));
-  EXPECT_TRUE(HasError(Server::Start(Workers(ports, 1), Options(Job())), absl::StatusCode::kUnavailable,
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster(ports, 1), Options(Job())), absl::StatusCode::kUnavailable,
                        {"chief task worker:0", "this task uses TLS", "signed by a CA in ca_path '"}));
 }
 
@@ -331,21 +324,21 @@ TEST_F(TlsServerTest, BadFilesFailAtStartBeforeAnythingListens) {
   const int port = FreePorts(1)[0];
   TlsFiles garbage_key = Job();
   garbage_key.key_path = Path("garbage.pem");
-  EXPECT_TRUE(HasError(Server::Start(Workers({port}, 0), Options(garbage_key)), absl::StatusCode::kInvalidArgument,
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster({port}, 0), Options(garbage_key)), absl::StatusCode::kInvalidArgument,
                        {"key_path '", "garbage.pem' holds no PEM private key"}));
   TlsFiles missing_ca = Job();
   missing_ca.ca_path = Path("nowhere/ca.pem");
-  EXPECT_TRUE(HasError(Server::Start(Workers({port}, 0), Options(missing_ca)), absl::StatusCode::kNotFound,
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster({port}, 0), Options(missing_ca)), absl::StatusCode::kNotFound,
                        {"ca_path: cannot use '", "nowhere/ca.pem'"}));
   // The same from the environment, named by its variables.
   ASSERT_EQ(setenv(kTlsCertEnvironment, Path("garbage.pem").c_str(), 1), 0);
   ASSERT_EQ(setenv(kTlsKeyEnvironment, Path("node.key").c_str(), 1), 0);
-  EXPECT_TRUE(HasError(Server::Start(Workers({port}, 0), Options(TlsFiles{})), absl::StatusCode::kInvalidArgument,
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster({port}, 0), Options(TlsFiles{})), absl::StatusCode::kInvalidArgument,
                        {"DIST_TLS_CERT '", "garbage.pem' holds no PEM certificate"}));
   unsetenv(kTlsCertEnvironment);
   unsetenv(kTlsKeyEnvironment);
   // Nothing was bound: the port is still free for a server with good files.
-  EXPECT_TRUE(IsOk(Server::Start(Workers({port}, 0), Options(Job()))));
+  EXPECT_TRUE(IsOk(Server::Start(WorkerCluster({port}, 0), Options(Job()))));
 }
 
 }  // namespace

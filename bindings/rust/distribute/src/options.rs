@@ -70,7 +70,7 @@ impl CommunicationOptions {
         key_path: Option<&str>,
         ca_path: Option<&str>,
     ) -> Result<()> {
-        let (cert, key, ca) = (opt_cstr(cert_path)?, opt_cstr(key_path)?, opt_cstr(ca_path)?);
+        let [cert, key, ca] = tls_paths(cert_path, key_path, ca_path)?;
         check(unsafe {
             sys::dist_communication_options_set_tls_files(self.as_ptr(), opt_ptr(&cert), opt_ptr(&key), opt_ptr(&ca))
         })

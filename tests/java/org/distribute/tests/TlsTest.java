@@ -2,7 +2,6 @@ package org.distribute.tests;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.distribute.*;
@@ -39,20 +38,6 @@ class TlsTest {
     return certs.resolve(name).toString();
   }
 
-  private static int[] freePorts(int n) throws Exception {
-    ServerSocket[] s = new ServerSocket[n];
-    int[] ports = new int[n];
-    try {
-      for (int i = 0; i < n; i++) {
-        s[i] = new ServerSocket(0);
-        ports[i] = s[i].getLocalPort();
-      }
-    } finally {
-      for (ServerSocket x : s) if (x != null) x.close();
-    }
-    return ports;
-  }
-
   private static Cluster workers(int[] ports, int current) {
     Cluster c = new Cluster();
     for (int i = 0; i < ports.length; i++) c.addTask("worker", i, "127.0.0.1:" + ports[i]);
@@ -61,7 +46,7 @@ class TlsTest {
 
   @Test
   void chiefAndWorkerOverMutualTls() throws Exception {
-    int[] ports = freePorts(2);
+    int[] ports = Util.freePorts(2);
     try (ServerOptions job = new ServerOptions().startupTimeoutMs(1500).jobToken(TOKEN)
             .tlsFiles(file("node.pem"), file("node.key"), file("ca.pem"));
         ServerOptions plaintext = new ServerOptions().startupTimeoutMs(1500).jobToken(TOKEN);
@@ -84,7 +69,7 @@ class TlsTest {
 
   @Test
   void badFilesAreNamedAtCreation() throws Exception {
-    int[] ports = freePorts(1);
+    int[] ports = Util.freePorts(1);
     try (Cluster c = workers(ports, 0);
         ServerOptions missing = new ServerOptions().tlsFiles(file("missing.pem"), file("node.key"), null);
         ServerOptions garbage = new ServerOptions().tlsFiles(file("node.pem"), file("garbage.pem"), "")) {
@@ -120,7 +105,7 @@ class TlsTest {
 
   @Test
   void multiWorkerStrategyReadsTheFilesAtCreation() throws Exception {
-    int[] ports = freePorts(1);
+    int[] ports = Util.freePorts(1);
     try (Cluster c = workers(ports, 0);
         CommunicationOptions o = new CommunicationOptions().timeoutMs(20000)
             .tlsFiles(file("node.pem"), file("missing.key"), file("ca.pem"))) {
