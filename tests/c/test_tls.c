@@ -27,11 +27,11 @@ static const char* path_of(const char* name) {
 }
 
 static int make_certificates(void** state) {
-  char command[256];
+  char command[1024];
   (void)state;
   strcpy(cert_dir, "/tmp/dist_test_tls.XXXXXX");
   if (mkdtemp(cert_dir) == NULL) return -1;
-  snprintf(command, sizeof command, "%s %s", DIST_MAKE_TLS_CERTS, cert_dir);
+  snprintf(command, sizeof command, "'%s' '%s'", DIST_MAKE_TLS_CERTS, cert_dir);
   return system(command) == 0 ? 0 : -1;
 }
 

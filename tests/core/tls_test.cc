@@ -62,7 +62,7 @@ class Certificates : public ::testing::Test {
     char pattern[] = "/tmp/dist_tls_test.XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = new std::string(pattern);
-    const std::string command = absl::StrCat(DIST_MAKE_TLS_CERTS, " ", *dir_);
+    const std::string command = absl::StrCat("'", DIST_MAKE_TLS_CERTS, "' '", *dir_, "'");
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
   static void TearDownTestSuite() {
