@@ -9,10 +9,11 @@ packages=(
   # the core
   libabsl-dev libdlpack-dev nlohmann-json3-dev libgloo-dev
   # the server and coordination service (protobuf-compiler-grpc is needed even to link:
-  # gRPC's CMake config checks that its plugins exist)
-  libgrpc++-dev libgrpc-dev libssl-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  # tests and benchmarks
-  libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # gRPC's CMake config checks that its plugins exist; libssl-dev: the server checks TLS
+  # files with OpenSSL, gRPC's own TLS library, and the transport handshake's HMAC)
+  libgrpc++-dev libgrpc-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev
+  # tests and benchmarks (openssl: the TLS tests make their certificates at run time)
+  libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev openssl
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)
   swig bindgen libclang1-14 libclang-common-14-dev
   # compressed (ZLIB, GZIP) TFRecord files

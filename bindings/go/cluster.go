@@ -275,6 +275,26 @@ func (o *CommunicationOptions) SetJobToken(token string) error {
 	})
 }
 
+// SetTLSFiles sets TLS for the strategy's server (dist_communication_options_set_tls_files):
+// the same files and rules as ServerOptions.SetTLSFiles; the files are read when the
+// strategy is created. All three "" means the DIST_TLS_* environment variables, or none.
+func (o *CommunicationOptions) SetTLSFiles(certPath, keyPath, caPath string) error {
+	return setTLSFiles("dist_communication_options_set_tls_files", certPath, keyPath, caPath,
+		func(cert, key, ca *C.char) C.dist_status_t {
+			return C.dist_communication_options_set_tls_files(o.ptr(), cert, key, ca)
+		})
+}
+
+// setTLSFiles hands three paths, as C strings freed afterwards, to `set`, one of the
+// dist_*_set_tls_files functions called `name`.
+func setTLSFiles(name, certPath, keyPath, caPath string, set func(cert, key, ca *C.char) C.dist_status_t) error {
+	cert, key, ca := cStr(certPath), cStr(keyPath), cStr(caPath)
+	defer freeStr(cert)
+	defer freeStr(key)
+	defer freeStr(ca)
+	return call(name, func() C.dist_status_t { return set(cert, key, ca) })
+}
+
 // ---- Cluster ----
 
 // Cluster is a dist_cluster_t: TF_CONFIG or an explicit cluster spec.
@@ -485,6 +505,20 @@ func (o *ServerOptions) SetAllowUnauthenticated(allow bool) error {
 	return call("dist_server_options_set_allow_unauthenticated", func() C.dist_status_t {
 		return C.dist_server_options_set_allow_unauthenticated(o.ptr(), b32(allow))
 	})
+}
+
+// SetTLSFiles sets TLS for this task's server and its connection to the chief
+// (dist_server_options_set_tls_files): this task's certificate chain and unencrypted
+// private key (PEM files), and the CAs to trust ("": none; set, TLS is mutual). All three
+// "" means the DIST_TLS_CERT, DIST_TLS_KEY and DIST_TLS_CA environment variables, or no
+// TLS. The files are read by NewServer (a missing one is ErrNotFound, a bad one
+// ErrInvalidArgument, naming it); a certificate without a key, a key without a
+// certificate or a CA alone is ErrInvalidArgument here and changes nothing.
+func (o *ServerOptions) SetTLSFiles(certPath, keyPath, caPath string) error {
+	return setTLSFiles("dist_server_options_set_tls_files", certPath, keyPath, caPath,
+		func(cert, key, ca *C.char) C.dist_status_t {
+			return C.dist_server_options_set_tls_files(o.ptr(), cert, key, ca)
+		})
 }
 
 // Server is a dist_server_t, the in-process server of one task.

@@ -47,6 +47,7 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
   Server::Options server_options;
   server_options.startup_timeout_ms = timeout_ms;
   server_options.job_token = options.job_token;
+  server_options.tls = options.tls;
   ASSIGN_OR_RETURN(runtime->server, Server::Start(cluster, server_options));
   CoordinationClient& coordination = runtime->server->coordination();
   const std::string prefix = absl::StrCat("multi_worker_mirrored/", instance, "/");

@@ -67,4 +67,12 @@ dist_status_t dist_communication_options_set_job_token(dist_communication_option
   return Change(__func__, options, [&](CommunicationOptions& o) { o.job_token = token ? token : ""; });
 }
 
+dist_status_t dist_communication_options_set_tls_files(dist_communication_options_t* options,
+                                                       const char* cert_path, const char* key_path,
+                                                       const char* ca_path) {
+  return Change(__func__, options, [&](CommunicationOptions& o) {
+    o.tls = distribute::TlsFiles{cert_path ? cert_path : "", key_path ? key_path : "", ca_path ? ca_path : ""};
+  });
+}
+
 }  // extern "C"

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
@@ -11,6 +12,7 @@
 #include "core/tensor/tensor.h"
 #include "core/util/deadline.h"
 #include "core/util/status_macros.h"
+#include "core/util/tls_files.h"
 #include "distribute/server.h"
 
 using distribute::Deadline;
@@ -93,6 +95,17 @@ dist_status_t dist_server_options_set_allow_unauthenticated(dist_server_options_
       return absl::InvalidArgumentError(absl::StrCat("allow is ", allow, ": expected 0 or 1"));
     }
     options->options.allow_unauthenticated = allow == 1;
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_server_options_set_tls_files(dist_server_options_t* options, const char* cert_path,
+                                               const char* key_path, const char* ca_path) {
+  return Guard(__func__, [&]() -> absl::Status {
+    if (options == nullptr) return NullArgument("options");
+    distribute::TlsFiles files{cert_path ? cert_path : "", key_path ? key_path : "", ca_path ? ca_path : ""};
+    RETURN_IF_ERROR(distribute::ValidateTlsFiles(files, "cert_path", "key_path", "ca_path"));
+    options->options.tls = std::move(files);
     return absl::OkStatus();
   });
 }

@@ -31,6 +31,7 @@ absl::Status CommunicationOptions::Validate() const {
                                                    kMaxTimeoutMs, " (a week)"));
   }
   if (absl::Status token = ValidateJobToken("job_token", job_token); !token.ok()) return token;
+  if (absl::Status files = ValidateTlsFiles(tls, "cert_path", "key_path", "ca_path"); !files.ok()) return files;
   if (replicas_per_worker < 0 || replicas_per_worker > kMaxLogicalCpuDevices) {
     return absl::InvalidArgumentError(
         absl::StrCat("replicas_per_worker is ", replicas_per_worker, ": expected 0 (the default) or 1 to ",

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/util/tls_files.h"
 
 namespace distribute {
 
@@ -33,6 +34,8 @@ struct CommunicationOptions {
   int32_t replicas_per_worker = 0;
   // The job's secret for its servers (core/server/job_token.h); "": DIST_JOB_TOKEN.
   std::string job_token;
+  // TLS for the strategy's server (core/server/tls_credentials.h); none: DIST_TLS_*.
+  TlsFiles tls;
 
   absl::Status Validate() const;
   // timeout_ms, or `default_ms` when it is 0.

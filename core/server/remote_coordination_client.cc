@@ -263,7 +263,7 @@ absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> RemoteCoordinationClie
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  impl->channel = grpc::CreateCustomChannel(o.chief_address, grpc::InsecureChannelCredentials(), args);
+  impl->channel = grpc::CreateCustomChannel(o.chief_address, ChannelCredentialsFor(o.tls), args);
   impl->stub = coordination::CoordinationService::NewStub(impl->channel);
 
   const Clock::time_point startup_deadline = Clock::now() + milliseconds(o.startup_timeout_ms);

@@ -13,10 +13,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "core/server/coordination_client.h"
+#include "core/server/tls_credentials.h"
 
 namespace distribute {
 
@@ -32,6 +34,7 @@ class RemoteCoordinationClient final : public CoordinationClient {
     int64_t heartbeat_timeout_ms = 10000;
     size_t max_message_bytes = 0;
     std::string job_token;  // sent with every call ("": none)
+    std::optional<TlsCredentials> tls;  // nullopt: plaintext
   };
 
   // Waits up to startup_timeout_ms for the chief's service (retrying while nothing

@@ -9,6 +9,7 @@
 #include <climits>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <system_error>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "core/server/job_token.h"
 #include "core/server/local_coordination_client.h"
 #include "core/server/remote_coordination_client.h"
+#include "core/server/tls_credentials.h"
 #include "core/util/mutex.h"
 #include "core/util/status_macros.h"
 
@@ -126,6 +128,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   ASSIGN_OR_RETURN(const ClusterTask chief, cluster.chief());
   ASSIGN_OR_RETURN(const std::string token, ResolveJobToken(options.job_token));
   if (token.empty()) RETURN_IF_ERROR(CheckUnauthenticatedJob(cluster, options.allow_unauthenticated));
+  ASSIGN_OR_RETURN(std::optional<TlsCredentials> tls, LoadTlsCredentials(options.tls));
   const std::string* address = &self.address;
 
   auto impl = std::make_unique<Impl>();
@@ -150,7 +153,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
 
   const std::string listen_address = DialAddress(*address);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &impl->port);
+  builder.AddListeningPort(listen_address, ServerCredentialsFor(tls), &impl->port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
   // gRPC sets SO_REUSEPORT on Linux by default: two servers could then share one port and
@@ -181,11 +184,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     client_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     client_options.max_message_bytes = options.max_message_bytes;
     client_options.job_token = token;
+    client_options.tls = tls;
     absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> client =
         RemoteCoordinationClient::Connect(std::move(client_options));
     if (!client.ok()) {
       impl->grpc_server->Shutdown(std::chrono::system_clock::now());
       impl->grpc_server->Wait();
+      if (tls.has_value() && absl::IsUnavailable(client.status())) {
+        return absl::UnavailableError(absl::StrCat(client.status().message(), TlsConnectHint(*tls)));
+      }
       return client.status();
     }
     impl->remote = client->get();

@@ -25,6 +25,7 @@
 #include "core/cluster/cluster_spec.h"
 #include "core/server/coordination_client.h"
 #include "core/server/coordination_limits.h"
+#include "core/util/tls_files.h"
 
 namespace distribute {
 
@@ -44,6 +45,9 @@ class Server {
     std::string job_token;
     // Run without a token on non-loopback addresses (also DIST_ALLOW_UNAUTHENTICATED=1).
     bool allow_unauthenticated = false;
+    // TLS for this task's server and its channel to the chief (tls_credentials.h); none
+    // set: the DIST_TLS_* variables, or plaintext.
+    TlsFiles tls;
 
     // InvalidArgument naming the first option out of range.
     absl::Status Validate() const;
@@ -56,10 +60,13 @@ class Server {
   // coordination service, waiting up to startup_timeout_ms for it.
   // Errors: kFailedPrecondition without a current task, or without a job token on a
   // non-loopback address (job_token.h); kInvalidArgument for bad options, a malformed
-  // token or a cluster without a chief; kUnauthenticated when the chief's service refuses
+  // token or a cluster without a chief; kNotFound / kInvalidArgument for a TLS file that
+  // is missing, unreadable, too large or not the PEM expected (naming it, before anything
+  // listens); kUnauthenticated when the chief's service refuses
   // this task's token; kUnavailable when the address cannot be bound (the
   // message says why, e.g. "Address already in use") or the chief cannot be reached in
-  // time (naming the chief task and its address).
+  // time (naming the chief task and its address; with TLS on, also what the chief's TLS
+  // must be, since a failed handshake looks the same).
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ClusterSpec& cluster, const Options& options);
 
   ~Server();  // Stop() and Join()

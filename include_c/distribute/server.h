@@ -18,6 +18,9 @@
  *   (stopped, hung, its host gone) after the heartbeat timeout. A task that stops its
  *   server cleanly is not a failure.
  *
+ * Connections between servers are plaintext unless TLS is set up
+ * (dist_server_options_set_tls_files, or the DIST_TLS_* environment variables).
+ *
  * Errors: DIST_INVALID_ARGUMENT for NULL arguments and values out of range, naming the
  * function and argument; DIST_DEADLINE_EXCEEDED when a wait runs out;
  * DIST_UNAVAILABLE when a peer or the coordination service is gone (the message names the
@@ -82,6 +85,32 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_job_token(dist_ser
 DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_allow_unauthenticated(
     dist_server_options_t* options, int32_t allow);
 
+/* TLS for this task's server and for its connection to the chief, through gRPC's own SSL
+ * credentials (README, "Security"). `cert_path` names this task's certificate chain (PEM,
+ * leaf first), which its server serves and its client presents; `key_path` the
+ * certificate's private key (PEM, unencrypted); `ca_path` (NULL or "": none) the CAs to
+ * trust. With a CA, TLS is mutual: a server accepts only clients that present a
+ * certificate one of those CAs signed, and a client accepts only a server whose
+ * certificate they signed. Without one, a server asks clients for no certificate and a
+ * client checks the server's against gRPC's default roots. A client also checks that the
+ * server's certificate names the host it dials: the host of the task's address in the
+ * cluster ("localhost" is dialled as 127.0.0.1, so give the certificate an IP SAN). Every
+ * task of a job uses TLS, or none; the job token still applies on top.
+ * All three NULL or "": TLS as the environment says (DIST_TLS_CERT, DIST_TLS_KEY,
+ * DIST_TLS_CA, the same three files, read by dist_server_create), else none.
+ * The paths are copied; the files are read (at most 1 MiB each) and checked when a server
+ * is created, which then fails, naming the file, with DIST_NOT_FOUND when it is missing
+ * and DIST_INVALID_ARGUMENT when it is not a regular file, cannot be read, is larger, or
+ * does not hold what is expected (PEM certificates; an unencrypted PEM private key that
+ * belongs to the certificate).
+ * Errors: DIST_INVALID_ARGUMENT for a certificate without a key or a key without a
+ * certificate, a CA without both, or a path longer than 4096 bytes (nothing changes).
+ * Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_tls_files(dist_server_options_t* options,
+                                                                        const char* cert_path,
+                                                                        const char* key_path,
+                                                                        const char* ca_path);
+
 /* Starts the server of the cluster's current task and, on any task but the chief,
  * connects it to the chief's coordination service. `cluster` and `options` (NULL: the
  * defaults) are copied. On success *out is a running server owned by the caller.
@@ -90,9 +119,12 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_allow_unauthentica
  * token and a task is not on a loopback address; DIST_UNAUTHENTICATED when the chief
  * refuses this task's token;
  * DIST_INVALID_ARGUMENT for a cluster without a chief or a heartbeat interval not below
- * the heartbeat timeout; DIST_UNAVAILABLE when the task's address cannot be listened on
- * (the message says why, e.g. "Address already in use") or the chief's service cannot be
- * reached within the startup timeout (the message names the chief task and its address).
+ * the heartbeat timeout; DIST_NOT_FOUND or DIST_INVALID_ARGUMENT for a TLS file (see
+ * dist_server_options_set_tls_files); DIST_UNAVAILABLE when the task's address cannot be
+ * listened on (the message says why, e.g. "Address already in use") or the chief's service
+ * cannot be reached within the startup timeout (the message names the chief task and its
+ * address; a TLS handshake that fails, as with a chief whose certificate this task does not
+ * trust, or a chief without TLS, looks the same, and the message then says so).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_server_create(const dist_cluster_t* cluster,
                                                          const dist_server_options_t* options,

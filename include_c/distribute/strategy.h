@@ -166,6 +166,14 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_replicas_pe
  * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_job_token(
     dist_communication_options_t* options, const char* token);
+/* TLS for the strategy's server and its connection to the chief: the same three files,
+ * rules and errors as dist_server_options_set_tls_files (all NULL or "": the DIST_TLS_*
+ * environment variables, else none). The files are read when the strategy is created.
+ * Errors: DIST_INVALID_ARGUMENT for a certificate without a key or a key without a
+ * certificate, a CA without both, or a path longer than 4096 bytes (nothing changes).
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_tls_files(
+    dist_communication_options_t* options, const char* cert_path, const char* key_path, const char* ca_path);
 
 /* A MultiWorkerMirroredStrategy: synchronous training on every worker task (the chief and
  * the worker tasks) of `cluster`, whose current task is this process; NULL `cluster`
@@ -199,7 +207,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_job_token(
  * Errors: DIST_INVALID_ARGUMENT for bad options or a current task that is not a worker;
  * a TF_CONFIG that describes a cluster wrongly (the entry named); DIST_DEADLINE_EXCEEDED
  * naming the tasks that did not arrive within the timeout; DIST_UNAVAILABLE when the
- * chief's coordination service cannot be reached (named) or the task's port is taken;
+ * chief's coordination service cannot be reached (named; also a failed TLS handshake) or
+ * the task's port is taken; DIST_NOT_FOUND or DIST_INVALID_ARGUMENT for a TLS file (named);
  * DIST_FAILED_PRECONDITION for NCCL. Blocks up to the options' timeout.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_multi_worker_mirrored(

@@ -31,4 +31,19 @@ static inline void dt_free_ports(int32_t* ports, int n) {
   for (i = 0; i < n; ++i) close(fds[i]);
 }
 
+/* A cluster of `n` workers on 127.0.0.1 at `ports` (worker 0 is the chief), running
+ * worker `index` (or no task when index < 0). */
+static inline dist_cluster_t* dt_loopback_workers(const int32_t* ports, int n, int index) {
+  dist_cluster_t* cluster = NULL;
+  char address[32];
+  int i;
+  DT_OK(dist_cluster_create(&cluster));
+  for (i = 0; i < n; ++i) {
+    snprintf(address, sizeof(address), "127.0.0.1:%d", (int)ports[i]);
+    DT_OK(dist_cluster_add_task(cluster, "worker", i, address));
+  }
+  if (index >= 0) DT_OK(dist_cluster_set_task(cluster, "worker", index));
+  return cluster;
+}
+
 #endif /* DIST_TESTS_C_DIST_PORTS_TEST_H_ */

@@ -15,23 +15,8 @@
 
 enum { kLongMs = 30000 };
 
-/* A cluster of `n` workers on 127.0.0.1 at `ports` (worker 0 is the chief), running
- * worker `index` (or no task when index < 0). */
-static dist_cluster_t* workers(const int32_t* ports, int n, int index) {
-  dist_cluster_t* cluster = NULL;
-  char address[32];
-  int i;
-  DT_OK(dist_cluster_create(&cluster));
-  for (i = 0; i < n; ++i) {
-    snprintf(address, sizeof(address), "127.0.0.1:%d", (int)ports[i]);
-    DT_OK(dist_cluster_add_task(cluster, "worker", i, address));
-  }
-  if (index >= 0) DT_OK(dist_cluster_set_task(cluster, "worker", index));
-  return cluster;
-}
-
 static dist_server_t* start(const int32_t* ports, int n, int index, const dist_server_options_t* options) {
-  dist_cluster_t* cluster = workers(ports, n, index);
+  dist_cluster_t* cluster = dt_loopback_workers(ports, n, index);
   dist_server_t* server = NULL;
   DT_OK(dist_server_create(cluster, options, &server));
   dist_cluster_destroy(cluster); /* the server keeps its own copy */
@@ -236,7 +221,7 @@ static void test_misuse(void** state) {
 
   DT_ERR(dist_server_create(NULL, NULL, &server), DIST_INVALID_ARGUMENT, "dist_server_create", "cluster");
   assert_null(server);
-  no_task = workers(ports, 1, -1);
+  no_task = dt_loopback_workers(ports, 1, -1);
   DT_ERR(dist_server_create(no_task, NULL, NULL), DIST_INVALID_ARGUMENT, "dist_server_create", "out");
   server = (dist_server_t*)DT_SENTINEL_PTR;
   DT_ERR(dist_server_create(no_task, NULL, &server), DIST_FAILED_PRECONDITION, "dist_server_create",
@@ -248,7 +233,7 @@ static void test_misuse(void** state) {
   DT_OK(dist_server_options_create(&options));
   DT_OK(dist_server_options_set_heartbeat_interval_ms(options, 2000));
   DT_OK(dist_server_options_set_heartbeat_timeout_ms(options, 1000));
-  cluster = workers(ports, 1, 0);
+  cluster = dt_loopback_workers(ports, 1, 0);
   DT_ERR(dist_server_create(cluster, options, &server), DIST_INVALID_ARGUMENT, "dist_server_create",
          "heartbeat_timeout_ms (1000) must be longer than heartbeat_interval_ms (2000)");
   dist_cluster_destroy(cluster);
@@ -299,7 +284,7 @@ static void test_port_in_use(void** state) {
   (void)state;
   dt_free_ports(ports, 1);
   chief = start(ports, 1, 0, NULL);
-  cluster = workers(ports, 1, 0); /* a second chief on the same address */
+  cluster = dt_loopback_workers(ports, 1, 0); /* a second chief on the same address */
   DT_ERR(dist_server_create(cluster, NULL, &clash), DIST_UNAVAILABLE, "dist_server_create",
          "Address already in use");
   assert_null(clash);
@@ -317,7 +302,7 @@ static void test_chief_never_starts(void** state) {
   dt_free_ports(ports, 2);
   DT_OK(dist_server_options_create(&options));
   DT_OK(dist_server_options_set_startup_timeout_ms(options, 200));
-  cluster = workers(ports, 2, 1);
+  cluster = dt_loopback_workers(ports, 2, 1);
   snprintf(expected, sizeof(expected), "chief task worker:0 at 127.0.0.1:%d within 200 ms", (int)ports[0]);
   DT_ERR(dist_server_create(cluster, options, &worker), DIST_UNAVAILABLE, "dist_server_create", expected);
   assert_null(worker);
@@ -357,7 +342,7 @@ static void test_job_token(void** state) {
 
   dt_free_ports(ports, 2);
   chief = start(ports, 2, 0, options);
-  cluster = workers(ports, 2, 1);
+  cluster = dt_loopback_workers(ports, 2, 1);
   DT_ERR(dist_server_create(cluster, impostor, &worker), DIST_UNAUTHENTICATED, "dist_server_create",
          "job token is wrong");
   assert_null(worker);

@@ -19,6 +19,7 @@
 #include "server/coordination.grpc.pb.h"  // generated
 #include "tests/common/free_ports.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/worker_cluster.h"
 
 namespace distribute {
 namespace {
@@ -27,17 +28,9 @@ namespace pb = ::distribute::coordination;
 using ::distribute::testing::FreePorts;
 using ::distribute::testing::HasError;
 using ::distribute::testing::IsOk;
+using ::distribute::testing::WorkerCluster;
 
 const std::string kToken = "0123456789abcdef0123456789abcdef";
-
-ClusterSpec TwoWorkers(const std::vector<int>& ports, int index, const std::string& host = "127.0.0.1") {
-  ClusterSpec cluster;
-  for (size_t i = 0; i < ports.size(); ++i) {
-    EXPECT_TRUE(IsOk(cluster.AddTask("worker", static_cast<int64_t>(i), absl::StrCat(host, ":", ports[i]))));
-  }
-  EXPECT_TRUE(IsOk(cluster.SetTask("worker", index)));
-  return cluster;
-}
 
 TEST(JobTokenTest, Rules) {
   EXPECT_TRUE(IsOk(ValidateJobToken("t", "")));
@@ -67,28 +60,28 @@ TEST(JobTokenTest, Rules) {
 
 TEST(JobTokenTest, WithoutATokenOnlyLoopbackUnlessOptedOut) {
   ASSERT_EQ(unsetenv("DIST_ALLOW_UNAUTHENTICATED"), 0);
-  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, "127.0.0.1"), false)));
-  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, "localhost"), false)));
-  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, "127.3.2.1"), false)));
-  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, "[::1]"), false)));
+  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, "127.0.0.1"), false)));
+  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, "localhost"), false)));
+  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, "127.3.2.1"), false)));
+  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, "[::1]"), false)));
   for (const char* host : {"10.0.0.1", "0.0.0.0", "node-7.example.com", "[fe80::1]"}) {
-    EXPECT_TRUE(HasError(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, host), false),
+    EXPECT_TRUE(HasError(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, host), false),
                          absl::StatusCode::kFailedPrecondition,
                          {"task worker:0 is at ", host, "not a loopback address", "DIST_JOB_TOKEN",
                           "DIST_ALLOW_UNAUTHENTICATED=1"}))
         << host;
-    EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, host), true)));
+    EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, host), true)));
   }
   ASSERT_EQ(setenv("DIST_ALLOW_UNAUTHENTICATED", "1", 1), 0);
-  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(TwoWorkers({1, 2}, 0, "10.0.0.1"), false)));
+  EXPECT_TRUE(IsOk(CheckUnauthenticatedJob(WorkerCluster({1, 2}, 0, "10.0.0.1"), false)));
   ASSERT_EQ(unsetenv("DIST_ALLOW_UNAUTHENTICATED"), 0);
 
   // The server applies the rule before it binds anything.
   Server::Options options;
-  EXPECT_TRUE(HasError(Server::Start(TwoWorkers(FreePorts(2), 0, "0.0.0.0"), options),
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster(FreePorts(2), 0, "0.0.0.0"), options),
                        absl::StatusCode::kFailedPrecondition, {"DIST_JOB_TOKEN"}));
   options.job_token = "short";
-  EXPECT_TRUE(HasError(Server::Start(TwoWorkers(FreePorts(2), 0), options),
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster(FreePorts(2), 0), options),
                        absl::StatusCode::kInvalidArgument, {"the job token has 5 characters"}));
 }
 
@@ -155,9 +148,9 @@ TEST(JobTokenServerTest, StrangersAreUnauthenticatedAndTheJobGoesOn) {
   const std::vector<int> ports = FreePorts(2);
   Server::Options options;
   options.job_token = kToken;
-  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(TwoWorkers(ports, 0), options);
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(WorkerCluster(ports, 0), options);
   ASSERT_TRUE(IsOk(chief));
-  absl::StatusOr<std::unique_ptr<Server>> worker = Server::Start(TwoWorkers(ports, 1), options);
+  absl::StatusOr<std::unique_ptr<Server>> worker = Server::Start(WorkerCluster(ports, 1), options);
   ASSERT_TRUE(IsOk(worker));
   ASSERT_TRUE(IsOk((*chief)->coordination().Set("job/key", "real")));
 
@@ -189,15 +182,15 @@ TEST(JobTokenServerTest, ATaskWithAnotherTokenCannotJoin) {
   Server::Options options;
   options.job_token = kToken;
   options.startup_timeout_ms = 30'000;
-  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(TwoWorkers(ports, 0), options);
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(WorkerCluster(ports, 0), options);
   ASSERT_TRUE(IsOk(chief));
   Server::Options impostor = options;
   impostor.job_token = "another-job-0123456789";
-  EXPECT_TRUE(HasError(Server::Start(TwoWorkers(ports, 1), impostor), absl::StatusCode::kUnauthenticated,
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster(ports, 1), impostor), absl::StatusCode::kUnauthenticated,
                        {"refused task worker:1", "job token is wrong"}));
   Server::Options none = options;
   none.job_token.clear();
-  EXPECT_TRUE(HasError(Server::Start(TwoWorkers(ports, 1), none), absl::StatusCode::kUnauthenticated,
+  EXPECT_TRUE(HasError(Server::Start(WorkerCluster(ports, 1), none), absl::StatusCode::kUnauthenticated,
                        {"refused task worker:1", "carries no job token"}));
   EXPECT_TRUE(IsOk((*chief)->coordination().PeerHealth()));
 }

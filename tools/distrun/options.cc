@@ -58,6 +58,8 @@ std::string UsageText() {
          "Starts N local worker processes of `prog args...` with TF_CONFIG describing a\n"
          "cluster of N workers on free 127.0.0.1 ports, and DIST_RANK, DIST_WORLD_SIZE,\n"
          "DIST_REPLICAS_PER_WORKER set. Each output line is prefixed with \"[rank] \".\n"
+         "The rest of the environment is passed on: DIST_TLS_CERT, DIST_TLS_KEY and\n"
+         "DIST_TLS_CA run the job over mutual TLS with those PEM files.\n"
          "\n"
          "  -n N                     number of workers (N >= 1)\n"
          "  --replicas-per-worker K  value of DIST_REPLICAS_PER_WORKER (default 1)\n"

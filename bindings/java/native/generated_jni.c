@@ -343,6 +343,21 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetJobT
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetTlsFiles(JNIEnv* env, jclass cls, jlong options, jstring cert_path, jstring key_path, jstring ca_path) {
+  (void)cls;
+  const char* c_cert_path = dj_utf(env, cert_path);
+  if (cert_path && !c_cert_path) return;
+  const char* c_key_path = dj_utf(env, key_path);
+  if (key_path && !c_key_path) return;
+  const char* c_ca_path = dj_utf(env, ca_path);
+  if (ca_path && !c_ca_path) return;
+  dist_status_t st = dist_communication_options_set_tls_files((dist_communication_options_t*)(intptr_t)options, c_cert_path, c_key_path, c_ca_path);
+  dj_utf_release(env, cert_path, c_cert_path);
+  dj_utf_release(env, key_path, c_key_path);
+  dj_utf_release(env, ca_path, c_ca_path);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_strategyCreateMultiWorkerMirrored(JNIEnv* env, jclass cls, jlong cluster, jlong options) {
   (void)cls;
   dist_strategy_t* out_value = NULL;
@@ -1106,6 +1121,21 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetJobToken(JN
 JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetAllowUnauthenticated(JNIEnv* env, jclass cls, jlong options, jint allow) {
   (void)cls;
   dist_status_t st = dist_server_options_set_allow_unauthenticated((dist_server_options_t*)(intptr_t)options, (int32_t)allow);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetTlsFiles(JNIEnv* env, jclass cls, jlong options, jstring cert_path, jstring key_path, jstring ca_path) {
+  (void)cls;
+  const char* c_cert_path = dj_utf(env, cert_path);
+  if (cert_path && !c_cert_path) return;
+  const char* c_key_path = dj_utf(env, key_path);
+  if (key_path && !c_key_path) return;
+  const char* c_ca_path = dj_utf(env, ca_path);
+  if (ca_path && !c_ca_path) return;
+  dist_status_t st = dist_server_options_set_tls_files((dist_server_options_t*)(intptr_t)options, c_cert_path, c_key_path, c_ca_path);
+  dj_utf_release(env, cert_path, c_cert_path);
+  dj_utf_release(env, key_path, c_key_path);
+  dj_utf_release(env, ca_path, c_ca_path);
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 

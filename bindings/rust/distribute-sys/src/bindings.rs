@@ -549,6 +549,15 @@ extern "C" {
 }
 extern "C" {
     #[must_use]
+    pub fn dist_communication_options_set_tls_files(
+        options: *mut dist_communication_options_t,
+        cert_path: *const ::std::os::raw::c_char,
+        key_path: *const ::std::os::raw::c_char,
+        ca_path: *const ::std::os::raw::c_char,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
     pub fn dist_strategy_create_multi_worker_mirrored(
         cluster: *const dist_cluster_t,
         options: *const dist_communication_options_t,
@@ -1440,6 +1449,15 @@ extern "C" {
     pub fn dist_server_options_set_allow_unauthenticated(
         options: *mut dist_server_options_t,
         allow: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_server_options_set_tls_files(
+        options: *mut dist_server_options_t,
+        cert_path: *const ::std::os::raw::c_char,
+        key_path: *const ::std::os::raw::c_char,
+        ca_path: *const ::std::os::raw::c_char,
     ) -> dist_status_t;
 }
 extern "C" {

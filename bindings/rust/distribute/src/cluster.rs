@@ -171,6 +171,24 @@ impl ServerOptions {
     pub fn set_allow_unauthenticated(&mut self, allow: bool) -> Result<()> {
         check(unsafe { sys::dist_server_options_set_allow_unauthenticated(self.as_ptr(), allow as i32) })
     }
+    /// TLS for this task's server and its connection to the chief (paths copied): this
+    /// task's certificate chain and unencrypted private key (PEM files), and the CAs to
+    /// trust (`None` or `""`: none; set, TLS is mutual). All three `None` or `""`: the
+    /// `DIST_TLS_CERT`, `DIST_TLS_KEY` and `DIST_TLS_CA` environment variables, or no TLS.
+    /// The files are read by [`Server::new`] (a missing one is `NotFound`, a bad one
+    /// `InvalidArgument`, naming it); a certificate without a key, a key without a
+    /// certificate or a CA alone is `InvalidArgument` here and changes nothing.
+    pub fn set_tls_files(
+        &mut self,
+        cert_path: Option<&str>,
+        key_path: Option<&str>,
+        ca_path: Option<&str>,
+    ) -> Result<()> {
+        let [cert, key, ca] = tls_paths(cert_path, key_path, ca_path)?;
+        check(unsafe {
+            sys::dist_server_options_set_tls_files(self.as_ptr(), opt_ptr(&cert), opt_ptr(&key), opt_ptr(&ca))
+        })
+    }
 }
 
 impl Server {

@@ -60,4 +60,19 @@ impl CommunicationOptions {
         let t = opt_cstr(token)?;
         check(unsafe { sys::dist_communication_options_set_job_token(self.as_ptr(), opt_ptr(&t)) })
     }
+    /// TLS for the strategy's server (paths copied): the same files and rules as
+    /// [`ServerOptions::set_tls_files`](crate::ServerOptions::set_tls_files); the files are
+    /// read when the strategy is created. All three `None` or `""`: the `DIST_TLS_*`
+    /// environment variables, or none.
+    pub fn set_tls_files(
+        &mut self,
+        cert_path: Option<&str>,
+        key_path: Option<&str>,
+        ca_path: Option<&str>,
+    ) -> Result<()> {
+        let [cert, key, ca] = tls_paths(cert_path, key_path, ca_path)?;
+        check(unsafe {
+            sys::dist_communication_options_set_tls_files(self.as_ptr(), opt_ptr(&cert), opt_ptr(&key), opt_ptr(&ca))
+        })
+    }
 }

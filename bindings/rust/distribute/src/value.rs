@@ -35,6 +35,11 @@ pub(crate) fn opt_cstr(s: Option<&str>) -> Result<Option<CString>> {
     s.map(cstr).transpose()
 }
 
+/// The certificate, key and CA paths of the two `set_tls_files` setters as C strings.
+pub(crate) fn tls_paths(cert: Option<&str>, key: Option<&str>, ca: Option<&str>) -> Result<[Option<CString>; 3]> {
+    Ok([opt_cstr(cert)?, opt_cstr(key)?, opt_cstr(ca)?])
+}
+
 pub(crate) fn opt_ptr(s: &Option<CString>) -> *const std::os::raw::c_char {
     s.as_ref().map_or(ptr::null(), |c| c.as_ptr())
 }

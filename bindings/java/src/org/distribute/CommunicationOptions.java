@@ -17,4 +17,12 @@ public final class CommunicationOptions extends Handle {
   public CommunicationOptions replicasPerWorker(int n) { NativeGen.communicationOptionsSetReplicasPerWorker(h(), n); return this; }
   /** The job token of the strategy's server (see {@link ServerOptions#jobToken}); null or "": DIST_JOB_TOKEN, or none. */
   public CommunicationOptions jobToken(String token) { NativeGen.communicationOptionsSetJobToken(h(), token); return this; }
+  /**
+   * TLS for the strategy's server (see {@link ServerOptions#tlsFiles}); the files are read when
+   * the strategy is created. All three null or "": the DIST_TLS_* environment variables, or none.
+   */
+  public CommunicationOptions tlsFiles(String certPath, String keyPath, String caPath) {
+    NativeGen.communicationOptionsSetTlsFiles(h(), certPath, keyPath, caPath);
+    return this;
+  }
 }

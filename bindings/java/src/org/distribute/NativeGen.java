@@ -54,6 +54,7 @@ final class NativeGen {
   static native void communicationOptionsSetTimeoutMs(long options, long timeout_ms);
   static native void communicationOptionsSetReplicasPerWorker(long options, int replicas_per_worker);
   static native void communicationOptionsSetJobToken(long options, String token);
+  static native void communicationOptionsSetTlsFiles(long options, String cert_path, String key_path, String ca_path);
   static native long strategyCreateMultiWorkerMirrored(long cluster, long options);
   static native long strategyGetDefault();
   static native void strategyDestroy(long strategy);
@@ -155,6 +156,7 @@ final class NativeGen {
   static native void serverOptionsSetHeartbeatTimeoutMs(long options, long timeout_ms);
   static native void serverOptionsSetJobToken(long options, String token);
   static native void serverOptionsSetAllowUnauthenticated(long options, int allow);
+  static native void serverOptionsSetTlsFiles(long options, String cert_path, String key_path, String ca_path);
   static native long serverCreate(long cluster, long options);
   static native int serverPort(long server);
   static native void serverStop(long server);

@@ -26,4 +26,16 @@ public final class ServerOptions extends Handle {
    * trusting everyone who can reach its ports; by default such a job runs only on loopback.
    */
   public ServerOptions allowUnauthenticated(boolean allow) { NativeGen.serverOptionsSetAllowUnauthenticated(h(), allow ? 1 : 0); return this; }
+  /**
+   * TLS for this task's server and its connection to the chief: this task's certificate chain
+   * and its unencrypted private key (PEM files), and the CAs to trust (null or "": none; set,
+   * TLS is mutual). All three null or "": the DIST_TLS_CERT, DIST_TLS_KEY and DIST_TLS_CA
+   * environment variables, or no TLS. The files are read when a {@link Server} is created (a
+   * missing one is NOT_FOUND, a bad one INVALID_ARGUMENT, naming it); a certificate without a
+   * key, a key without a certificate or a CA alone is INVALID_ARGUMENT here and changes nothing.
+   */
+  public ServerOptions tlsFiles(String certPath, String keyPath, String caPath) {
+    NativeGen.serverOptionsSetTlsFiles(h(), certPath, keyPath, caPath);
+    return this;
+  }
 }

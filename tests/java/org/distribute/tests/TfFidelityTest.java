@@ -41,20 +41,6 @@ class TfFidelityTest {
     }
   }
 
-  private static int[] freePorts(int n) throws Exception {
-    ServerSocket[] s = new ServerSocket[n];
-    int[] ports = new int[n];
-    try {
-      for (int i = 0; i < n; i++) {
-        s[i] = new ServerSocket(0);
-        ports[i] = s[i].getLocalPort();
-      }
-    } finally {
-      for (ServerSocket x : s) if (x != null) x.close();
-    }
-    return ports;
-  }
-
   /** No job token in the environment: the refusals below are about the job having none. */
   private static void assumeNoEnvironmentToken() {
     String token = System.getenv("DIST_JOB_TOKEN");
@@ -430,7 +416,7 @@ class TfFidelityTest {
 
   @Test
   void serverJobToken() throws Exception {
-    int[] ports = freePorts(2);
+    int[] ports = Util.freePorts(2);
     try (ServerOptions options = new ServerOptions().startupTimeoutMs(20000).jobToken(TOKEN);
         ServerOptions impostor = new ServerOptions().startupTimeoutMs(20000).jobToken("another-job-secret-0123");
         Cluster chiefTask = workers(ports, 0);
