@@ -44,6 +44,13 @@ class Server {
     std::string job_token;
     // Run without a token on non-loopback addresses (also DIST_ALLOW_UNAUTHENTICATED=1).
     bool allow_unauthenticated = false;
+    // The chief's coordination service caps (coordination_limits.h): the key-value
+    // store's bytes and entries, and the waits of other tasks pending at once (0: the
+    // default for the cluster's size, DefaultMaxPendingWaits). The gRPC server's threads
+    // are bounded to match (ServerThreadLimit).
+    size_t max_store_bytes = kDefaultMaxStoreBytes;
+    size_t max_store_entries = kDefaultMaxStoreEntries;
+    size_t max_pending_waits = 0;
 
     // InvalidArgument naming the first option out of range.
     absl::Status Validate() const;
@@ -80,6 +87,13 @@ class Server {
   // store. A size above what one value may hold (Options::max_message_bytes less the
   // request's overhead) is InvalidArgument before a byte is read.
   absl::Status KeyValueSet(absl::string_view key, const void* value, size_t size);
+
+  // On the chief: its coordination service registers no more tasks (they are told it is
+  // shutting down, and retry until they find the next server on this address); the tasks
+  // connected carry on. Call it before the last barrier of a job after which the chief's
+  // server stops, so that a task going on to the next job can never join this one.
+  // No-op on other tasks.
+  void StopAcceptingTasks();
 
   // Disconnects from the coordination service cleanly (or, on the chief, shuts it down,
   // releasing every waiter), then shuts the gRPC server down, cancelling calls still in
