@@ -35,11 +35,14 @@ inline constexpr int64_t kMaxCoordinationWaitMs = int64_t{24} * 60 * 60 * 1000;
 // without end; past a cap a request fails with kResourceExhausted naming the cap and
 // changes nothing.
 //
-// The key-value store: the bytes of keys, values and barrier names together, and how many
-// keys and barriers there are. Generous for real jobs: a strategy's Gloo rendezvous stores
-// a few hundred bytes per worker.
+// The key-value store: the bytes of keys and values together, and how many keys. Generous
+// for real jobs: a strategy's Gloo rendezvous stores a few hundred bytes per worker.
 inline constexpr size_t kDefaultMaxStoreBytes = size_t{64} << 20;
-inline constexpr size_t kDefaultMaxStoreEntries = 65536;
+inline constexpr size_t kDefaultMaxStoreKeys = 65536;
+// Barriers the service keeps (a failed one stays, to fail later calls the same way), with
+// names of at most kMaxCoordinationKeyBytes: apart from the store, so that a store filled
+// by a buggy process cannot stop the job's barriers.
+inline constexpr size_t kDefaultMaxBarriers = 16384;
 
 // Waits of other tasks (Get, Barrier) pending at once, each of which holds one of the
 // chief's gRPC server threads. A job needs one or two per task at a time; the default

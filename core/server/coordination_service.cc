@@ -238,18 +238,17 @@ void CoordinationService::WaitUntil(MutexLock& lock, const Deadline& deadline, c
 }
 
 absl::Status CoordinationService::CheckStoreRoom(absl::string_view what, size_t added_bytes,
-                                                 bool new_entry) const {
-  const size_t entries = values_.size() + barriers_.size();
-  if (new_entry && entries >= options_.max_store_entries) {
+                                                 bool new_key) const {
+  if (new_key && values_.size() >= options_.max_store_keys) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the coordination service holds ", entries, " keys and barriers, its cap (max_store_entries): ",
+        "the coordination service's key-value store holds ", values_.size(), " keys, its cap (max_store_keys): ",
         what, " cannot be added; nothing was stored"));
   }
   // store_bytes_ never exceeds the cap, so the subtraction cannot wrap.
   if (added_bytes > options_.max_store_bytes - store_bytes_) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the coordination service's key-value store holds ", store_bytes_,
-        " bytes of keys, values and barrier names: ", what, " would add ", added_bytes,
+        " bytes of keys and values: ", what, " would add ", added_bytes,
         " more, past its cap of ", options_.max_store_bytes, " bytes (max_store_bytes); nothing was stored"));
   }
   return absl::OkStatus();
@@ -270,15 +269,15 @@ absl::Status CoordinationService::Set(absl::string_view key, absl::string_view v
     MutexLock lock(&mu_);
     if (shutting_down_) return ShuttingDown();
     auto it = values_.find(key);
-    const bool new_entry = it == values_.end();
-    const size_t old_bytes = new_entry ? 0 : key.size() + it->second.size();
+    const bool new_key = it == values_.end();
+    const size_t old_bytes = new_key ? 0 : key.size() + it->second.size();
     const size_t new_bytes = key.size() + value.size();
-    if (new_bytes > old_bytes || new_entry) {
+    if (new_bytes > old_bytes || new_key) {
       RETURN_IF_ERROR(CheckStoreRoom(absl::StrCat("key ", QuotedKey(key), " (", new_bytes, " bytes with its key)"),
-                                     new_bytes > old_bytes ? new_bytes - old_bytes : 0, new_entry));
+                                     new_bytes > old_bytes ? new_bytes - old_bytes : 0, new_key));
     }
     store_bytes_ = store_bytes_ - old_bytes + new_bytes;
-    if (new_entry) {
+    if (new_key) {
       values_.emplace(std::string(key), std::string(value));
     } else {
       it->second.assign(value.data(), value.size());
@@ -345,9 +344,12 @@ absl::Status CoordinationService::Barrier(absl::string_view name, absl::string_v
     waiting.Start();
   }
   if (found == barriers_.end()) {
-    RETURN_IF_ERROR(CheckStoreRoom(absl::StrCat("barrier ", quoted), name.size(), /*new_entry=*/true));
+    if (barriers_.size() >= options_.max_barriers) {
+      return absl::ResourceExhaustedError(absl::StrCat("the coordination service holds ", barriers_.size(),
+                                                       " barriers, its cap (max_barriers): barrier ", quoted,
+                                                       " cannot be added; nothing changed"));
+    }
     found = barriers_.try_emplace(name).first;
-    store_bytes_ += name.size();
   }
   BarrierState& barrier = found->second;
   const uint64_t generation = barrier.generation;

@@ -20,8 +20,8 @@
 // stopped that long declares it lost at once), and a lost task cannot rejoin. A task that
 // disconnected cleanly may register again (a worker that restarts its server on purpose).
 //
-// Caps (coordination_limits.h): the key-value store's bytes and entries, and the waits of
-// remote callers pending at once; past each, kResourceExhausted naming the cap, with
+// Caps (coordination_limits.h): the key-value store's bytes and keys, the barriers, and the
+// waits of remote callers pending at once; past each, kResourceExhausted naming the cap, with
 // nothing changed. Each task keeps at most one Watch stream open.
 //
 // Nothing here blocks for ever: every wait has a deadline, a wait for a remote caller also
@@ -63,11 +63,11 @@ class CoordinationService {
     // A connected task with no heartbeat for this long is lost.
     int64_t heartbeat_timeout_ms = 10000;
     size_t max_value_bytes = MaxValueBytes(kDefaultMaxMessageBytes);
-    // The key-value store's cap on the bytes of keys, values and barrier names together
-    // (an overwrite counts the new value's size less the old one's), and on how many keys
-    // and barriers it holds.
+    // The key-value store's cap on the bytes of keys and values together (an overwrite
+    // counts the new value's size less the old one's) and on its keys; the cap on barriers.
     size_t max_store_bytes = kDefaultMaxStoreBytes;
-    size_t max_store_entries = kDefaultMaxStoreEntries;
+    size_t max_store_keys = kDefaultMaxStoreKeys;
+    size_t max_barriers = kDefaultMaxBarriers;
     // How many waits of remote callers (Get, Barrier) may pend at once.
     size_t max_pending_waits = kMinDefaultPendingWaits;
   };
@@ -112,7 +112,7 @@ class CoordinationService {
   // The gRPC layer saw the task's Watch stream close: lost, unless it disconnected first.
   void ReportConnectionClosed(absl::string_view task, uint64_t incarnation) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // kResourceExhausted when the store would pass max_store_bytes or max_store_entries.
+  // kResourceExhausted when the store would pass max_store_bytes or max_store_keys.
   absl::Status Set(absl::string_view key, absl::string_view value) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until `key` is set, `deadline` passes (kDeadlineExceeded naming the key), the
   // remote caller goes away (kCancelled) or the service shuts down. kResourceExhausted,
@@ -124,7 +124,7 @@ class CoordinationService {
   // A barrier that passed may be used again; one that failed (timeout: kDeadlineExceeded
   // naming the tasks that did not arrive; a lost task: kUnavailable naming it) stays
   // failed, and later calls with its name fail at once with the same status. A new name
-  // counts against the store's caps, and a remote caller's wait against max_pending_waits
+  // counts against max_barriers, and a remote caller's wait against max_pending_waits
   // (kResourceExhausted, without arriving).
   absl::Status Barrier(absl::string_view name, absl::string_view task, const Deadline& deadline,
                        const RemoteCaller* remote = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
@@ -174,9 +174,9 @@ class CoordinationService {
   std::string MissingTasks(const BarrierState& barrier) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a connected task's heartbeats have stopped for heartbeat_timeout_ms.
   bool Silent(const TaskState& state, Clock::time_point now) const;
-  // ResourceExhausted unless the store can take an entry of `added_bytes` more
-  // (`new_entry`: one more key or barrier); `what` names it ("key 'k'").
-  absl::Status CheckStoreRoom(absl::string_view what, size_t added_bytes, bool new_entry) const
+  // ResourceExhausted unless the store can take `added_bytes` more (`new_key`: and one
+  // more key); `what` names the key ("key 'k' (12 bytes with its key)").
+  absl::Status CheckStoreRoom(absl::string_view what, size_t added_bytes, bool new_key) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ResourceExhausted when a remote caller's wait would pass max_pending_waits; `what`
   // names the call ("a Get of key 'k'").
@@ -196,7 +196,7 @@ class CoordinationService {
   std::condition_variable cv_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   bool registrations_closed_ ABSL_GUARDED_BY(mu_) = false;
-  size_t store_bytes_ ABSL_GUARDED_BY(mu_) = 0;     // keys, values and barrier names
+  size_t store_bytes_ ABSL_GUARDED_BY(mu_) = 0;     // of keys and values
   size_t pending_waits_ ABSL_GUARDED_BY(mu_) = 0;   // of remote callers
   absl::flat_hash_map<std::string, TaskState> tasks_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::string> values_ ABSL_GUARDED_BY(mu_);

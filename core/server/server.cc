@@ -93,9 +93,9 @@ absl::Status Server::Options::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("max_message_bytes is ", max_message_bytes,
                                                    ": expected ", kMinMaxMessageBytes, " to ", INT_MAX));
   }
-  if (max_store_bytes == 0 || max_store_entries == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("max_store_bytes (", max_store_bytes,
-                                                   ") and max_store_entries (", max_store_entries,
+  if (max_store_bytes == 0 || max_store_keys == 0 || max_barriers == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_store_bytes (", max_store_bytes, "), max_store_keys (",
+                                                   max_store_keys, ") and max_barriers (", max_barriers,
                                                    ") must be at least 1"));
   }
   if (max_pending_waits > kMaxPendingWaits) {
@@ -154,7 +154,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     service_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     service_options.max_value_bytes = MaxValueBytes(options.max_message_bytes);
     service_options.max_store_bytes = options.max_store_bytes;
-    service_options.max_store_entries = options.max_store_entries;
+    service_options.max_store_keys = options.max_store_keys;
+    service_options.max_barriers = options.max_barriers;
     service_options.max_pending_waits = max_pending_waits;
     impl->service = std::make_unique<CoordinationService>(std::move(service_options));
     RETURN_IF_ERROR(impl->service->Register(impl->task, incarnation, /*expects_heartbeats=*/false));

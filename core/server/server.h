@@ -45,11 +45,12 @@ class Server {
     // Run without a token on non-loopback addresses (also DIST_ALLOW_UNAUTHENTICATED=1).
     bool allow_unauthenticated = false;
     // The chief's coordination service caps (coordination_limits.h): the key-value
-    // store's bytes and entries, and the waits of other tasks pending at once (0: the
-    // default for the cluster's size, DefaultMaxPendingWaits). The gRPC server's threads
-    // are bounded to match (ServerThreadLimit).
+    // store's bytes and keys, the barriers, and the waits of other tasks pending at once
+    // (0: the default for the cluster's size, DefaultMaxPendingWaits). The gRPC server's
+    // threads are bounded to match (ServerThreadLimit).
     size_t max_store_bytes = kDefaultMaxStoreBytes;
-    size_t max_store_entries = kDefaultMaxStoreEntries;
+    size_t max_store_keys = kDefaultMaxStoreKeys;
+    size_t max_barriers = kDefaultMaxBarriers;
     size_t max_pending_waits = 0;
 
     // InvalidArgument naming the first option out of range.

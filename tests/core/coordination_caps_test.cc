@@ -1,8 +1,8 @@
-// CoordinationService's caps without sockets: the key-value store's bytes (keys, values
-// and barrier names; an overwrite counts the new size less the old) and entries (keys and
-// barriers), and the waits of remote callers pending at once. Past each cap: kResourceExhausted
-// naming the cap, and nothing changed. The byte counts expected are worked out by hand from
-// the keys and values the tests store.
+// CoordinationService's caps without sockets: the key-value store's bytes (keys and values;
+// an overwrite counts the new size less the old) and keys, the barriers (apart from the
+// store, so a full store cannot stop them), and the waits of remote callers pending at
+// once. Past each cap: kResourceExhausted naming the cap, and nothing changed. The byte
+// counts expected are worked out by hand from the keys and values the tests store.
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -54,36 +54,38 @@ TEST(CoordinationCapsTest, StoreBytesCountKeysValuesAndOverwritesByDifference) {
   EXPECT_EQ(*service.Get("b", Deadline::AfterMs(0)), std::string(48, 'w'));
 }
 
-TEST(CoordinationCapsTest, StoreEntriesCountKeysAndBarriers) {
+TEST(CoordinationCapsTest, StoreKeysAreCapped) {
   CoordinationService::Options options = TwoWorkers();
-  options.max_store_entries = 3;
+  options.max_store_keys = 2;
   CoordinationService service(options);
-  ASSERT_TRUE(IsOk(service.Register("worker:0", 1, /*expects_heartbeats=*/false)));
   ASSERT_TRUE(IsOk(service.Set("k1", "v")));
   ASSERT_TRUE(IsOk(service.Set("k2", "v")));
-  // A barrier that times out still exists (its failure is sticky): the third entry.
-  EXPECT_TRUE(HasError(service.Barrier("b1", "worker:0", Deadline::AfterMs(0)),
-                       absl::StatusCode::kDeadlineExceeded));
   EXPECT_TRUE(HasError(service.Set("k3", "v"), absl::StatusCode::kResourceExhausted,
-                       {"holds 3 keys and barriers", "max_store_entries", "key 'k3'"}));
-  EXPECT_TRUE(HasError(service.Barrier("b2", "worker:0", Deadline::AfterMs(0)),
-                       absl::StatusCode::kResourceExhausted, {"barrier 'b2' cannot be added"}));
-  // Overwriting an existing key needs no new entry.
+                       {"holds 2 keys", "max_store_keys", "key 'k3'", "nothing was stored"}));
+  EXPECT_TRUE(HasError(service.Get("k3", Deadline::AfterMs(0)), absl::StatusCode::kDeadlineExceeded));
+  // Overwriting an existing key needs no new one.
   ASSERT_TRUE(IsOk(service.Set("k2", "w")));
   EXPECT_EQ(*service.Get("k2", Deadline::AfterMs(0)), "w");
-  EXPECT_TRUE(HasError(service.Get("k3", Deadline::AfterMs(0)), absl::StatusCode::kDeadlineExceeded));
 }
 
-TEST(CoordinationCapsTest, BarrierNamesCountAsBytes) {
+TEST(CoordinationCapsTest, BarriersAreCappedApartFromAFullStore) {
   CoordinationService::Options options = TwoWorkers();
-  options.max_store_bytes = 10;
+  options.max_store_bytes = 8;
+  options.max_barriers = 2;
   CoordinationService service(options);
   ASSERT_TRUE(IsOk(service.Register("worker:0", 1, /*expects_heartbeats=*/false)));
-  ASSERT_TRUE(IsOk(service.Set("key", "value")));  // 8 bytes
-  EXPECT_TRUE(HasError(service.Barrier("abc", "worker:0", Deadline::AfterMs(0)),
-                       absl::StatusCode::kResourceExhausted, {"barrier 'abc'", "would add 3 more"}));
-  EXPECT_TRUE(HasError(service.Barrier("ab", "worker:0", Deadline::AfterMs(0)),
-                       absl::StatusCode::kDeadlineExceeded));  // 10 bytes: fits
+  ASSERT_TRUE(IsOk(service.Set("key", "value")));  // 8 bytes: the store is full
+  // A barrier that times out stays (its failure is sticky): two of them fill the cap.
+  for (const char* name : {"b1", "b2"}) {
+    EXPECT_TRUE(HasError(service.Barrier(name, "worker:0", Deadline::AfterMs(0)),
+                         absl::StatusCode::kDeadlineExceeded, {"did not arrive"}));
+  }
+  EXPECT_TRUE(HasError(service.Barrier("b3", "worker:0", Deadline::AfterMs(0)),
+                       absl::StatusCode::kResourceExhausted,
+                       {"holds 2 barriers", "max_barriers", "barrier 'b3' cannot be added"}));
+  // An existing barrier is no new one: b1 answers with its own sticky failure.
+  EXPECT_TRUE(HasError(service.Barrier("b1", "worker:0", Deadline::AfterMs(0)),
+                       absl::StatusCode::kDeadlineExceeded, {"barrier 'b1' timed out"}));
 }
 
 // `count` remote Gets of `key`, each on a thread of its own, which must succeed (the test
