@@ -37,6 +37,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds kAnswerGrace{2000};
 // A clean Disconnect must not hold up a Stop for long when the chief is stuck.
 constexpr milliseconds kDisconnectTimeout{1000};
+// How long a call the server turned away for lack of threads waits before it is sent again.
+constexpr milliseconds kServerBusyRetryDelay{20};
 // How long Connect waits before it tries again after a service that is going away
 // answered at once (the chief's previous server, during its shutdown grace).
 constexpr milliseconds kConnectRetryDelay{50};
@@ -79,9 +81,31 @@ struct RemoteCoordinationClient::Impl {
   };
 
   // Runs `rpc` (grpc::Status(grpc::ClientContext*)) until `deadline`, with a context that
-  // Stop can cancel.
+  // Stop can cancel. A call the server turned away because its threads were all busy
+  // (ServerThreadLimit: a burst of requests, maybe from strangers) never reached a handler,
+  // so it is sent again, until the deadline.
   template <typename Rpc>
   Outcome Invoke(Clock::time_point deadline, bool wait_for_ready, Rpc&& rpc) ABSL_LOCKS_EXCLUDED(mu) {
+    while (true) {
+      Outcome outcome = InvokeOnce(deadline, wait_for_ready, rpc);
+      if (!ServerBusy(outcome)) return outcome;
+      MutexLock lock(&mu);
+      const Clock::time_point retry_at = Clock::now() + kServerBusyRetryDelay;
+      if (retry_at >= deadline) return outcome;
+      while (!stopping && Clock::now() < retry_at) cv.wait_until(lock.native(), retry_at);
+      if (stopping) return outcome;
+    }
+  }
+
+  // gRPC's sync server answers RESOURCE_EXHAUSTED "Server Threadpool Exhausted" (its
+  // text, from grpc's server_cc.cc) when its thread bound is reached, before any handler.
+  static bool ServerBusy(const Outcome& outcome) {
+    return !outcome.from_service && outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+           outcome.status.error_message().find("Threadpool Exhausted") != std::string::npos;
+  }
+
+  template <typename Rpc>
+  Outcome InvokeOnce(Clock::time_point deadline, bool wait_for_ready, Rpc& rpc) ABSL_LOCKS_EXCLUDED(mu) {
     grpc::ClientContext context;
     context.set_deadline(ToSystemClock(deadline));
     context.set_wait_for_ready(wait_for_ready);
