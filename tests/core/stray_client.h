@@ -30,29 +30,18 @@ class StrayClient {
         task_(pb::TaskService::NewStub(channel_)) {}
 
   grpc::Status Register(const std::string& task, uint64_t incarnation) {
-    pb::RegisterRequest request;
-    request.set_task(task);
-    request.set_incarnation(incarnation);
-    pb::RegisterResponse response;
-    Context context(token_);
-    context.set_wait_for_ready(true);  // the chief may not listen yet
-    return coordination_->Register(&context, request, &response);
+    const auto request = ForTask<pb::RegisterRequest>(task, incarnation);
+    return Unary(&Stub::Register, request, /*wait_for_ready=*/true);  // the chief may not listen yet
   }
 
   grpc::Status Disconnect(const std::string& task, uint64_t incarnation) {
-    pb::DisconnectRequest request;
-    request.set_task(task);
-    request.set_incarnation(incarnation);
-    pb::DisconnectResponse response;
-    Context context(token_);
-    return coordination_->Disconnect(&context, request, &response);
+    const auto request = ForTask<pb::DisconnectRequest>(task, incarnation);
+    return Unary(&Stub::Disconnect, request);
   }
 
   // Opens a Watch stream as `task` and reads it to its end.
   grpc::Status Watch(const std::string& task, uint64_t incarnation) {
-    pb::WatchRequest request;
-    request.set_task(task);
-    request.set_incarnation(incarnation);
+    const auto request = ForTask<pb::WatchRequest>(task, incarnation);
     Context context(token_);
     auto reader = coordination_->Watch(&context, request);
     pb::WatchEvent event;
@@ -65,18 +54,14 @@ class StrayClient {
     pb::KeyValueSetRequest request;
     request.set_key(key);
     request.set_value(value);
-    pb::KeyValueSetResponse response;
-    Context context(token_);
-    return coordination_->KeyValueSet(&context, request, &response);
+    return Unary(&Stub::KeyValueSet, request);
   }
 
   grpc::Status Get(const std::string& key, int64_t timeout_ms) {
     pb::KeyValueGetRequest request;
     request.set_key(key);
     request.set_timeout_ms(timeout_ms);
-    pb::KeyValueGetResponse response;
-    Context context(token_);
-    return coordination_->KeyValueGet(&context, request, &response);
+    return Unary(&Stub::KeyValueGet, request);
   }
 
   grpc::Status GetTask(pb::GetTaskResponse* response) {
@@ -153,6 +138,27 @@ class StrayClient {
       if (!token.empty()) AddMetadata(kJobTokenMetadataKey, token);
     }
   };
+
+  using Stub = pb::CoordinationService::Stub;
+
+  // A request that names a task and its incarnation (Register, Disconnect, Watch).
+  template <typename Request>
+  static Request ForTask(const std::string& task, uint64_t incarnation) {
+    Request request;
+    request.set_task(task);
+    request.set_incarnation(incarnation);
+    return request;
+  }
+
+  // One call of the coordination service, its response dropped.
+  template <typename Request, typename Response>
+  grpc::Status Unary(grpc::Status (Stub::*rpc)(grpc::ClientContext*, const Request&, Response*),
+                     const Request& request, bool wait_for_ready = false) {
+    Response response;
+    Context context(token_);
+    context.set_wait_for_ready(wait_for_ready);
+    return (coordination_.get()->*rpc)(&context, request, &response);
+  }
 
   const std::string token_;
   std::shared_ptr<grpc::Channel> channel_;
