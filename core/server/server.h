@@ -65,9 +65,10 @@ class Server {
   // Errors: kFailedPrecondition without a current task, or without a job token on a
   // non-loopback address (job_token.h); kInvalidArgument for bad options, a malformed
   // token or a cluster without a chief; kUnauthenticated when the chief's service refuses
-  // this task's token; kUnavailable when the address cannot be bound (the
-  // message says why, e.g. "Address already in use") or the chief cannot be reached in
-  // time (naming the chief task and its address).
+  // this task's token; kAlreadyExists when a live incarnation of this task is registered
+  // there already (coordination_service.h, "Registration"); kUnavailable when the address
+  // cannot be bound (the message says why, e.g. "Address already in use") or the chief
+  // cannot be reached in time (naming the chief task and its address).
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ClusterSpec& cluster, const Options& options);
 
   ~Server();  // Stop() and Join()
