@@ -18,6 +18,9 @@ std::atomic<uint64_t> next_instance{0};
 }  // namespace
 
 MultiWorkerRuntime::~MultiWorkerRuntime() {
+  // Before the last barrier: a worker that passes it and goes on to create the next
+  // strategy must find the chief's next server, not join this one as it goes away.
+  if (server != nullptr) server->StopAcceptingTasks();
   if (server != nullptr && cross_worker != nullptr && cross_worker->health().ok()) {
     const absl::Status done = server->coordination().Barrier(absl::StrCat(key_prefix, "shutdown"),
                                                             Deadline::AfterMs(timeout_ms));

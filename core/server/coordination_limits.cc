@@ -1,5 +1,7 @@
 #include "core/server/coordination_limits.h"
 
+#include <algorithm>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
@@ -9,6 +11,16 @@ std::string QuotedKey(absl::string_view text) {
   constexpr size_t kShown = 64;
   if (text.size() <= kShown) return absl::StrCat("'", absl::CHexEscape(text), "'");
   return absl::StrCat("'", absl::CHexEscape(text.substr(0, kShown)), "...' (", text.size(), " bytes)");
+}
+
+size_t DefaultMaxPendingWaits(size_t tasks) {
+  const size_t bounded = std::min(tasks, kMaxClusterTasksForThreads);
+  return std::clamp(bounded * kDefaultPendingWaitsPerTask, kMinDefaultPendingWaits, kMaxPendingWaits);
+}
+
+int ServerThreadLimit(size_t watching_tasks, size_t max_pending_waits) {
+  return static_cast<int>(std::min(watching_tasks, kMaxClusterTasksForThreads) +
+                          std::min(max_pending_waits, kMaxPendingWaits) + kServerThreadsForShortCalls);
 }
 
 absl::Status CheckCoordinationKey(absl::string_view what, absl::string_view key) {

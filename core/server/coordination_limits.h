@@ -30,6 +30,41 @@ inline constexpr size_t kMinMaxMessageBytes = 2 * kCoordinationMessageOverheadBy
 // day. Longer requests are clamped, so a handler thread is never held for ever.
 inline constexpr int64_t kMaxCoordinationWaitMs = int64_t{24} * 60 * 60 * 1000;
 
+// Caps on what the service holds for the whole job (CoordinationService::Options). Each
+// bounds something a process with the job's token, buggy or not, could otherwise grow
+// without end; past a cap a request fails with kResourceExhausted naming the cap and
+// changes nothing.
+//
+// The key-value store: the bytes of keys and values together, and how many keys. Generous
+// for real jobs: a strategy's Gloo rendezvous stores a few hundred bytes per worker.
+inline constexpr size_t kDefaultMaxStoreBytes = size_t{64} << 20;
+inline constexpr size_t kDefaultMaxStoreKeys = 65536;
+// Barriers the service keeps (a failed one stays, to fail later calls the same way), with
+// names of at most kMaxCoordinationKeyBytes: apart from the store, so that a store filled
+// by a buggy process cannot stop the job's barriers.
+inline constexpr size_t kDefaultMaxBarriers = 16384;
+
+// Waits of other tasks (Get, Barrier) pending at once, each of which holds one of the
+// chief's gRPC server threads. A job needs one or two per task at a time; the default
+// leaves room for programs that wait on several keys at once.
+inline constexpr size_t kMinDefaultPendingWaits = 64;
+inline constexpr size_t kDefaultPendingWaitsPerTask = 16;
+// The most any option may allow: the bound on the chief's threads must stay an int.
+inline constexpr size_t kMaxPendingWaits = size_t{1} << 16;
+inline constexpr size_t kMaxClusterTasksForThreads = size_t{1} << 16;
+
+// The default cap on pending waits for a cluster of `tasks` tasks.
+size_t DefaultMaxPendingWaits(size_t tasks);
+
+// Threads a server keeps beyond pending waits and Watch streams: short calls (Set,
+// Heartbeat, Register, GetTask) and gRPC's own pollers.
+inline constexpr size_t kServerThreadsForShortCalls = 32;
+
+// The most threads a task's gRPC server may run: on the chief every pending wait and the
+// Watch stream of every task (one each) besides the short calls. Past it gRPC answers a
+// request with RESOURCE_EXHAUSTED instead of starting a thread.
+int ServerThreadLimit(size_t watching_tasks, size_t max_pending_waits);
+
 // The largest value that fits a message of `max_message_bytes`.
 inline size_t MaxValueBytes(size_t max_message_bytes) {
   return max_message_bytes > kCoordinationMessageOverheadBytes

@@ -20,6 +20,36 @@ absl::Status ShuttingDown() {
   return absl::UnavailableError(kServiceShuttingDown);
 }
 
+absl::Status RegistrationsClosed() {
+  return absl::UnavailableError(absl::StrCat(kServiceShuttingDown, ": it registers no more tasks"));
+}
+
+// Counts a remote caller's wait among the pending ones from Start until destruction, which
+// must happen with the service's lock held (declare it after the MutexLock).
+class PendingWaitCount {
+ public:
+  explicit PendingWaitCount(size_t* pending) : pending_(pending) {}
+  ~PendingWaitCount() {
+    if (counted_) --*pending_;
+  }
+  PendingWaitCount(const PendingWaitCount&) = delete;
+  PendingWaitCount& operator=(const PendingWaitCount&) = delete;
+
+  bool counted() const { return counted_; }
+  void Start() {
+    ++*pending_;
+    counted_ = true;
+  }
+
+ private:
+  size_t* const pending_;
+  bool counted_ = false;
+};
+
+bool Cancelled(const CoordinationService::RemoteCaller* remote) {
+  return remote != nullptr && remote->cancelled && remote->cancelled();
+}
+
 // How often heartbeats are checked: often enough that a loss is seen within about a tenth
 // of the timeout after it, rarely enough to cost nothing.
 std::chrono::milliseconds HeartbeatCheckInterval(int64_t heartbeat_timeout_ms) {
@@ -36,6 +66,11 @@ CoordinationService::CoordinationService(Options options)
 }
 
 CoordinationService::~CoordinationService() { Shutdown(); }
+
+void CoordinationService::CloseRegistrations() {
+  MutexLock lock(&mu_);
+  registrations_closed_ = true;
+}
 
 void CoordinationService::Shutdown() {
   std::call_once(shutdown_once_, [this] {
@@ -72,10 +107,11 @@ absl::Status CoordinationService::CheckConnected(absl::string_view task, const T
     case Phase::kConnected:
       break;
   }
+  // The connected incarnation is never named: knowing it is what lets a caller act for
+  // the task (Heartbeat, Disconnect, Watch).
   if (state.incarnation != incarnation) {
     return absl::FailedPreconditionError(
-        absl::StrCat("task ", task, " is connected as another incarnation (", state.incarnation,
-                     ", not ", incarnation, ")"));
+        absl::StrCat("task ", task, " is connected as another incarnation than the request's"));
   }
   return absl::OkStatus();
 }
@@ -87,21 +123,37 @@ void CoordinationService::MarkLost(const std::string& task, TaskState& state, ab
   cv_.notify_all();
 }
 
+bool CoordinationService::Silent(const TaskState& state, Clock::time_point now) const {
+  return state.expects_heartbeats &&
+         now - state.last_heartbeat > std::chrono::milliseconds(options_.heartbeat_timeout_ms);
+}
+
 absl::Status CoordinationService::Register(absl::string_view task, uint64_t incarnation,
                                            bool expects_heartbeats) {
   MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDown();
+  if (registrations_closed_) return RegistrationsClosed();
   ASSIGN_OR_RETURN(TaskState * state, FindTask(task));
+  const auto cannot_rejoin = [&] {
+    return absl::FailedPreconditionError(
+        absl::StrCat(state->failure.message(), "; a lost task cannot rejoin: restart the job"));
+  };
   switch (state->phase) {
     case Phase::kLost:
-      return absl::FailedPreconditionError(absl::StrCat(
-          state->failure.message(), "; a lost task cannot rejoin: restart the job"));
+      return cannot_rejoin();
     case Phase::kConnected:
       if (state->incarnation == incarnation) return absl::OkStatus();
-      MarkLost(std::string(task), *state, "it restarted (a new incarnation registered)");
-      return absl::FailedPreconditionError(
-          absl::StrCat("task ", task, " registered again as a new incarnation while the old one "
-                       "was connected: it is treated as lost; restart the job"));
+      // A live task keeps its place: the caller may be an impostor with the token, and a
+      // restarted process fails the job anyway once its old incarnation is found dead.
+      if (!Silent(*state, Clock::now())) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "task ", task, " is already registered by a live incarnation (its heartbeats are current): "
+            "a second registration is refused and changes nothing; if the task restarted, its old "
+            "incarnation is declared lost when its connection closes or after ",
+            options_.heartbeat_timeout_ms, " ms without heartbeats, and the job must be restarted"));
+      }
+      MarkLost(std::string(task), *state, absl::StrCat(kNoHeartbeat, options_.heartbeat_timeout_ms, " ms"));
+      return cannot_rejoin();
     case Phase::kNotConnected:
     case Phase::kDisconnected:
       break;
@@ -109,6 +161,7 @@ absl::Status CoordinationService::Register(absl::string_view task, uint64_t inca
   state->phase = Phase::kConnected;
   state->incarnation = incarnation;
   state->expects_heartbeats = expects_heartbeats;
+  state->watching = false;
   state->last_heartbeat = Clock::now();
   cv_.notify_all();
   return absl::OkStatus();
@@ -134,6 +187,22 @@ absl::Status CoordinationService::Heartbeat(absl::string_view task, uint64_t inc
   return absl::OkStatus();
 }
 
+absl::Status CoordinationService::OpenWatch(absl::string_view task, uint64_t incarnation) {
+  MutexLock lock(&mu_);
+  if (shutting_down_) return ShuttingDown();
+  ASSIGN_OR_RETURN(TaskState * state, FindTask(task));
+  RETURN_IF_ERROR(CheckConnected(task, *state, incarnation));
+  // One stream per task is all a task opens; more would hold more of the server's threads
+  // than ServerThreadLimit leaves for them.
+  if (state->watching) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("task ", task, " already has its watch stream open: a task watches once"));
+  }
+  state->watching = true;
+  state->last_heartbeat = Clock::now();
+  return absl::OkStatus();
+}
+
 void CoordinationService::ReportConnectionClosed(absl::string_view task, uint64_t incarnation) {
   MutexLock lock(&mu_);
   if (shutting_down_) return;
@@ -142,6 +211,7 @@ void CoordinationService::ReportConnectionClosed(absl::string_view task, uint64_
   TaskState& state = it->second;
   // A task that disconnected first closes its stream as part of a clean shutdown.
   if (state.phase != Phase::kConnected || state.incarnation != incarnation) return;
+  state.watching = false;
   MarkLost(it->first, state, "its connection to the coordination service closed");
 }
 
@@ -161,11 +231,35 @@ void CoordinationService::MonitorHeartbeats() {
   }
 }
 
-void CoordinationService::WaitUntil(MutexLock& lock, const Deadline& deadline,
-                                    const CancelledFn& cancelled) {
+void CoordinationService::WaitUntil(MutexLock& lock, const Deadline& deadline, const RemoteCaller* remote) {
   Clock::time_point until = deadline.when;
-  if (cancelled) until = std::min(until, Clock::now() + kCancelPollInterval);
+  if (remote != nullptr) until = std::min(until, Clock::now() + kCancelPollInterval);
   cv_.wait_until(lock.native(), until);
+}
+
+absl::Status CoordinationService::CheckStoreRoom(absl::string_view what, size_t added_bytes,
+                                                 bool new_key) const {
+  if (new_key && values_.size() >= options_.max_store_keys) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the coordination service's key-value store holds ", values_.size(), " keys, its cap (max_store_keys): ",
+        what, " cannot be added; nothing was stored"));
+  }
+  // store_bytes_ never exceeds the cap, so the subtraction cannot wrap.
+  if (added_bytes > options_.max_store_bytes - store_bytes_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the coordination service's key-value store holds ", store_bytes_,
+        " bytes of keys and values: ", what, " would add ", added_bytes,
+        " more, past its cap of ", options_.max_store_bytes, " bytes (max_store_bytes); nothing was stored"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CoordinationService::CheckWaitRoom(absl::string_view what, const RemoteCaller* remote) const {
+  if (remote == nullptr || pending_waits_ < options_.max_pending_waits) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the coordination service already has ", pending_waits_,
+      " waits of other tasks pending (Get and Barrier calls), its cap (max_pending_waits): ", what,
+      " is refused; nothing changed"));
 }
 
 absl::Status CoordinationService::Set(absl::string_view key, absl::string_view value) {
@@ -174,16 +268,30 @@ absl::Status CoordinationService::Set(absl::string_view key, absl::string_view v
   {
     MutexLock lock(&mu_);
     if (shutting_down_) return ShuttingDown();
-    values_[key] = std::string(value);
+    auto it = values_.find(key);
+    const bool new_key = it == values_.end();
+    const size_t old_bytes = new_key ? 0 : key.size() + it->second.size();
+    const size_t new_bytes = key.size() + value.size();
+    if (new_bytes > old_bytes || new_key) {
+      RETURN_IF_ERROR(CheckStoreRoom(absl::StrCat("key ", QuotedKey(key), " (", new_bytes, " bytes with its key)"),
+                                     new_bytes > old_bytes ? new_bytes - old_bytes : 0, new_key));
+    }
+    store_bytes_ = store_bytes_ - old_bytes + new_bytes;
+    if (new_key) {
+      values_.emplace(std::string(key), std::string(value));
+    } else {
+      it->second.assign(value.data(), value.size());
+    }
   }
   cv_.notify_all();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> CoordinationService::Get(absl::string_view key, const Deadline& deadline,
-                                                     const CancelledFn& cancelled) {
+                                                     const RemoteCaller* remote) {
   RETURN_IF_ERROR(CheckCoordinationKey("key", key));
   MutexLock lock(&mu_);
+  PendingWaitCount waiting(&pending_waits_);
   while (true) {
     if (shutting_down_) return ShuttingDown();
     if (auto it = values_.find(key); it != values_.end()) return it->second;
@@ -191,8 +299,12 @@ absl::StatusOr<std::string> CoordinationService::Get(absl::string_view key, cons
       return absl::DeadlineExceededError(
           absl::StrCat("key ", QuotedKey(key), " was not set within ", deadline.timeout_ms, " ms"));
     }
-    if (cancelled && cancelled()) return absl::CancelledError("the caller went away");
-    WaitUntil(lock, deadline, cancelled);
+    if (remote != nullptr && !waiting.counted()) {
+      RETURN_IF_ERROR(CheckWaitRoom(absl::StrCat("a Get of key ", QuotedKey(key)), remote));
+      waiting.Start();
+    }
+    if (Cancelled(remote)) return absl::CancelledError("the caller went away");
+    WaitUntil(lock, deadline, remote);
   }
 }
 
@@ -206,7 +318,7 @@ std::string CoordinationService::MissingTasks(const BarrierState& barrier) const
 }
 
 absl::Status CoordinationService::Barrier(absl::string_view name, absl::string_view task,
-                                          const Deadline& deadline, const CancelledFn& cancelled) {
+                                          const Deadline& deadline, const RemoteCaller* remote) {
   RETURN_IF_ERROR(CheckCoordinationKey("barrier name", name));
   MutexLock lock(&mu_);
   if (shutting_down_) return ShuttingDown();
@@ -219,9 +331,27 @@ absl::Status CoordinationService::Barrier(absl::string_view name, absl::string_v
   // Any incarnation: the caller already proved who it is by registering.
   RETURN_IF_ERROR(CheckConnected(task, *state, state->incarnation));
 
-  BarrierState& barrier = barriers_[name];
   const std::string quoted = QuotedKey(name);
-  if (!barrier.failure.ok()) return barrier.failure;
+  auto found = barriers_.find(name);
+  if (found != barriers_.end() && !found->second.failure.ok()) return found->second.failure;
+  // Whether this arrival completes the barrier, so that the caller need not wait.
+  const size_t others = found == barriers_.end() ? 0 : found->second.arrived.size();
+  const bool here = found != barriers_.end() && found->second.arrived.count(std::string(task)) > 0;
+  const bool completes = others + (here ? 0 : 1) == barrier_set_.size();
+  PendingWaitCount waiting(&pending_waits_);
+  if (remote != nullptr && !completes) {
+    RETURN_IF_ERROR(CheckWaitRoom(absl::StrCat("task ", task, "'s arrival at barrier ", quoted), remote));
+    waiting.Start();
+  }
+  if (found == barriers_.end()) {
+    if (barriers_.size() >= options_.max_barriers) {
+      return absl::ResourceExhaustedError(absl::StrCat("the coordination service holds ", barriers_.size(),
+                                                       " barriers, its cap (max_barriers): barrier ", quoted,
+                                                       " cannot be added; nothing changed"));
+    }
+    found = barriers_.try_emplace(name).first;
+  }
+  BarrierState& barrier = found->second;
   const uint64_t generation = barrier.generation;
   barrier.arrived.insert(std::string(task));
   while (true) {
@@ -246,8 +376,8 @@ absl::Status CoordinationService::Barrier(absl::string_view name, absl::string_v
       cv_.notify_all();
       return barrier.failure;
     }
-    if (cancelled && cancelled()) return absl::CancelledError("the caller went away");
-    WaitUntil(lock, deadline, cancelled);
+    if (Cancelled(remote)) return absl::CancelledError("the caller went away");
+    WaitUntil(lock, deadline, remote);
   }
 }
 

@@ -78,8 +78,9 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
   grpc::Status KeyValueGet(grpc::ServerContext* context, const pb::KeyValueGetRequest* request,
                            pb::KeyValueGetResponse* response) override {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<std::string> value = service_->Get(
-        request->key(), RequestDeadline(request->timeout_ms()), [context] { return context->IsCancelled(); });
+    const CoordinationService::RemoteCaller caller{[context] { return context->IsCancelled(); }};
+    absl::StatusOr<std::string> value =
+        service_->Get(request->key(), RequestDeadline(request->timeout_ms()), &caller);
     if (value.ok()) *response->mutable_value() = std::move(*value);
     return ReplyStatus(context, value.status());
   }
@@ -87,9 +88,9 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
   grpc::Status Barrier(grpc::ServerContext* context, const pb::BarrierRequest* request,
                        pb::BarrierResponse*) override {
     DIST_AUTHENTICATE(context);
+    const CoordinationService::RemoteCaller caller{[context] { return context->IsCancelled(); }};
     return ReplyStatus(context, service_->Barrier(request->name(), request->task(),
-                                                  RequestDeadline(request->timeout_ms()),
-                                                  [context] { return context->IsCancelled(); }));
+                                                  RequestDeadline(request->timeout_ms()), &caller));
   }
 
   // Streams the log of lost tasks to the watching task, from the start. The stream's end
@@ -99,9 +100,9 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
     DIST_AUTHENTICATE(context);
     const std::string& task = request->task();
     const uint64_t incarnation = request->incarnation();
-    // Only a registered task may watch (this also counts as a heartbeat).
-    if (absl::Status connected = service_->Heartbeat(task, incarnation); !connected.ok()) {
-      return ReplyStatus(context, connected);
+    // Only a registered task may watch, once (this also counts as a heartbeat).
+    if (absl::Status opened = service_->OpenWatch(task, incarnation); !opened.ok()) {
+      return ReplyStatus(context, opened);
     }
     pb::WatchEvent event;
     event.mutable_ready();
@@ -128,22 +129,22 @@ class CoordinationGrpcService final : public pb::CoordinationService::Service {
   const std::string token_;
 };
 
+// Names the task; never its incarnation, which is what lets a caller act for the task
+// (Heartbeat, Disconnect, Watch) and which, in a job without a token, only the task and the
+// coordination service know.
 class TaskGrpcService final : public pb::TaskService::Service {
  public:
-  TaskGrpcService(std::string task, uint64_t incarnation, std::string token)
-      : task_(std::move(task)), incarnation_(incarnation), token_(std::move(token)) {}
+  TaskGrpcService(std::string task, std::string token) : task_(std::move(task)), token_(std::move(token)) {}
 
   grpc::Status GetTask(grpc::ServerContext* context, const pb::GetTaskRequest*,
                        pb::GetTaskResponse* response) override {
     DIST_AUTHENTICATE(context);
     response->set_task(task_);
-    response->set_incarnation(incarnation_);
     return grpc::Status::OK;
   }
 
  private:
   const std::string task_;
-  const uint64_t incarnation_;
   const std::string token_;
 };
 
@@ -156,9 +157,8 @@ std::unique_ptr<grpc::Service> NewCoordinationGrpcService(CoordinationService* s
   return std::make_unique<CoordinationGrpcService>(service, std::move(job_token));
 }
 
-std::unique_ptr<grpc::Service> NewTaskGrpcService(std::string task, uint64_t incarnation,
-                                                  std::string job_token) {
-  return std::make_unique<TaskGrpcService>(std::move(task), incarnation, std::move(job_token));
+std::unique_ptr<grpc::Service> NewTaskGrpcService(std::string task, std::string job_token) {
+  return std::make_unique<TaskGrpcService>(std::move(task), std::move(job_token));
 }
 
 }  // namespace distribute

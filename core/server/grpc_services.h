@@ -6,7 +6,6 @@
 #ifndef DISTRIBUTE_CORE_SERVER_GRPC_SERVICES_H_
 #define DISTRIBUTE_CORE_SERVER_GRPC_SERVICES_H_
 
-#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -23,9 +22,9 @@ class CoordinationService;
 std::unique_ptr<grpc::Service> NewCoordinationGrpcService(CoordinationService* service,
                                                           std::string job_token);
 
-// Answers who serves this address (to the job's processes only).
-std::unique_ptr<grpc::Service> NewTaskGrpcService(std::string task, uint64_t incarnation,
-                                                  std::string job_token);
+// Answers which task serves this address (to the job's processes only; never with the
+// task's incarnation).
+std::unique_ptr<grpc::Service> NewTaskGrpcService(std::string task, std::string job_token);
 
 }  // namespace distribute
 

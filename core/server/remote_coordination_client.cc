@@ -37,6 +37,11 @@ using std::chrono::milliseconds;
 constexpr milliseconds kAnswerGrace{2000};
 // A clean Disconnect must not hold up a Stop for long when the chief is stuck.
 constexpr milliseconds kDisconnectTimeout{1000};
+// How long a call the server turned away for lack of threads waits before it is sent again.
+constexpr milliseconds kServerBusyRetryDelay{20};
+// How long Connect waits before it tries again after a service that is going away
+// answered at once (the chief's previous server, during its shutdown grace).
+constexpr milliseconds kConnectRetryDelay{50};
 
 std::chrono::system_clock::time_point ToSystemClock(Clock::time_point when) {
   return std::chrono::system_clock::now() +
@@ -76,9 +81,31 @@ struct RemoteCoordinationClient::Impl {
   };
 
   // Runs `rpc` (grpc::Status(grpc::ClientContext*)) until `deadline`, with a context that
-  // Stop can cancel.
+  // Stop can cancel. A call the server turned away because its threads were all busy
+  // (ServerThreadLimit: a burst of requests, maybe from strangers) never reached a handler,
+  // so it is sent again, until the deadline.
   template <typename Rpc>
   Outcome Invoke(Clock::time_point deadline, bool wait_for_ready, Rpc&& rpc) ABSL_LOCKS_EXCLUDED(mu) {
+    while (true) {
+      Outcome outcome = InvokeOnce(deadline, wait_for_ready, rpc);
+      if (!ServerBusy(outcome)) return outcome;
+      MutexLock lock(&mu);
+      const Clock::time_point retry_at = Clock::now() + kServerBusyRetryDelay;
+      if (retry_at >= deadline) return outcome;
+      while (!stopping && Clock::now() < retry_at) cv.wait_until(lock.native(), retry_at);
+      if (stopping) return outcome;
+    }
+  }
+
+  // gRPC's sync server answers RESOURCE_EXHAUSTED "Server Threadpool Exhausted" (its
+  // text, from grpc's server_cc.cc) when its thread bound is reached, before any handler.
+  static bool ServerBusy(const Outcome& outcome) {
+    return !outcome.from_service && outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+           outcome.status.error_message().find("Threadpool Exhausted") != std::string::npos;
+  }
+
+  template <typename Rpc>
+  Outcome InvokeOnce(Clock::time_point deadline, bool wait_for_ready, Rpc& rpc) ABSL_LOCKS_EXCLUDED(mu) {
     grpc::ClientContext context;
     context.set_deadline(ToSystemClock(deadline));
     context.set_wait_for_ready(wait_for_ready);
@@ -162,6 +189,7 @@ struct RemoteCoordinationClient::Impl {
     MutexLock lock(&mu);
     calls.erase(&context);
     watch_ended = true;
+    watch_end_final = !status.ok() && IsServiceError(context) && status.error_code() != grpc::StatusCode::UNAVAILABLE;
     watch_end = status.error_message().empty()
                     ? absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))
                     : status.error_message();
@@ -201,6 +229,12 @@ struct RemoteCoordinationClient::Impl {
       }
     }
   }
+
+  // Registers and opens the Watch stream, until `startup_deadline`. `retry` says whether
+  // another attempt may succeed: the service answered that it is going away, or the
+  // connection failed. Any other answer of the service (a wrong token, a task lost or
+  // already registered) is final.
+  absl::Status Join(Clock::time_point startup_deadline, bool* retry) ABSL_LOCKS_EXCLUDED(mu);
 
   void Stop() ABSL_LOCKS_EXCLUDED(mu) {
     std::call_once(stop_once, [this] {
@@ -243,6 +277,9 @@ struct RemoteCoordinationClient::Impl {
   bool watch_ready ABSL_GUARDED_BY(mu) = false;
   bool watch_ended ABSL_GUARDED_BY(mu) = false;
   std::string watch_end ABSL_GUARDED_BY(mu);      // why the Watch stream ended
+  // The service ended the stream with its own answer (the task is lost, or watches
+  // already), not by going away: trying again cannot help.
+  bool watch_end_final ABSL_GUARDED_BY(mu) = false;
   absl::Status chief_gone ABSL_GUARDED_BY(mu);    // set once the service is gone
   absl::Status peer_failure ABSL_GUARDED_BY(mu);  // the first failure known
   std::set<grpc::ClientContext*> calls ABSL_GUARDED_BY(mu);  // in flight, for Stop to cancel
@@ -251,10 +288,48 @@ struct RemoteCoordinationClient::Impl {
   std::once_flag stop_once;
 };
 
+absl::Status RemoteCoordinationClient::Impl::Join(Clock::time_point startup_deadline, bool* retry) {
+  *retry = false;
+  const auto unreachable = [&](absl::string_view detail) {
+    return absl::UnavailableError(absl::StrCat("could not reach the coordination service on ", chief,
+                                               " within ", options.startup_timeout_ms, " ms (", detail, ")"));
+  };
+  pb::RegisterRequest request;
+  request.set_task(options.task);
+  request.set_incarnation(options.incarnation);
+  pb::RegisterResponse response;
+  // wait_for_ready: keep trying while nothing listens at the chief's address yet.
+  const Outcome outcome = Invoke(startup_deadline, /*wait_for_ready=*/true, [&](grpc::ClientContext* context) {
+    return stub->Register(context, request, &response);
+  });
+  if (outcome.from_service && outcome.status.error_code() != grpc::StatusCode::UNAVAILABLE) {
+    const absl::Status status = FromGrpcStatus(outcome.status);
+    return absl::Status(status.code(), absl::StrCat("the coordination service on ", chief, " refused task ",
+                                                    options.task, ": ", status.message()));
+  }
+  if (!outcome.status.ok()) {
+    // A service shutting down, or a connection to a server going away: the next server
+    // on the address may be about to answer.
+    *retry = outcome.status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED;
+    return unreachable(outcome.status.error_message());
+  }
+  {
+    MutexLock lock(&mu);
+    registered = true;
+  }
+
+  watch_thread = std::thread([this] { RunWatch(); });
+  MutexLock lock(&mu);
+  while (!watch_ready && !watch_ended && Clock::now() < startup_deadline) cv.wait_until(lock.native(), startup_deadline);
+  if (watch_ready) return absl::OkStatus();
+  if (!watch_ended) return unreachable("its watch stream did not open");
+  *retry = !watch_end_final;
+  return unreachable(absl::StrCat("its watch stream ended: ", watch_end));
+}
+
 absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> RemoteCoordinationClient::Connect(
     Options options) {
-  auto impl = std::make_unique<Impl>(std::move(options));
-  const Options& o = impl->options;
+  const Options& o = options;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   args.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
@@ -263,51 +338,26 @@ absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> RemoteCoordinationClie
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  impl->channel = grpc::CreateCustomChannel(o.chief_address, ChannelCredentialsFor(o.tls), args);
-  impl->stub = coordination::CoordinationService::NewStub(impl->channel);
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(o.chief_address, ChannelCredentialsFor(o.tls), args);
 
+  // Each attempt starts afresh (its own watch and state) on the same channel, which
+  // reconnects to whatever server listens at the address by then.
   const Clock::time_point startup_deadline = Clock::now() + milliseconds(o.startup_timeout_ms);
-  const auto unreachable = [&](absl::string_view detail) {
-    return absl::UnavailableError(absl::StrCat("could not reach the coordination service on ", impl->chief,
-                                               " within ", o.startup_timeout_ms, " ms (", detail, ")"));
-  };
-
-  pb::RegisterRequest request;
-  request.set_task(o.task);
-  request.set_incarnation(o.incarnation);
-  pb::RegisterResponse response;
-  // wait_for_ready: keep trying while nothing listens at the chief's address yet.
-  const Impl::Outcome outcome = impl->Invoke(startup_deadline, /*wait_for_ready=*/true,
-                                             [&](grpc::ClientContext* context) {
-                                               return impl->stub->Register(context, request, &response);
-                                             });
-  if (outcome.from_service) {
-    const absl::Status status = FromGrpcStatus(outcome.status);
-    return absl::Status(status.code(), absl::StrCat("the coordination service on ", impl->chief,
-                                                    " refused task ", o.task, ": ", status.message()));
-  }
-  if (!outcome.status.ok()) return unreachable(outcome.status.error_message());
-  {
-    MutexLock lock(&impl->mu);
-    impl->registered = true;
-  }
-
-  impl->watch_thread = std::thread([p = impl.get()] { p->RunWatch(); });
-  std::string watch_problem;
-  {
-    MutexLock lock(&impl->mu);
-    while (!impl->watch_ready && !impl->watch_ended && Clock::now() < startup_deadline) {
-      impl->cv.wait_until(lock.native(), startup_deadline);
+  while (true) {
+    auto impl = std::make_unique<Impl>(options);
+    impl->channel = channel;
+    impl->stub = coordination::CoordinationService::NewStub(channel);
+    bool retry = false;
+    const absl::Status joined = impl->Join(startup_deadline, &retry);
+    if (joined.ok()) {
+      impl->heartbeat_thread = std::thread([p = impl.get()] { p->RunHeartbeats(); });
+      return std::unique_ptr<RemoteCoordinationClient>(new RemoteCoordinationClient(std::move(impl)));
     }
-    if (!impl->watch_ready) {
-      watch_problem = impl->watch_ended ? absl::StrCat("its watch stream ended: ", impl->watch_end)
-                                        : std::string("its watch stream did not open");
-    }
+    impl.reset();  // stops what the attempt started
+    if (!retry || Clock::now() + kConnectRetryDelay >= startup_deadline) return joined;
+    std::this_thread::sleep_for(kConnectRetryDelay);
   }
-  if (!watch_problem.empty()) return unreachable(watch_problem);  // ~Impl stops what started
-
-  impl->heartbeat_thread = std::thread([p = impl.get()] { p->RunHeartbeats(); });
-  return std::unique_ptr<RemoteCoordinationClient>(new RemoteCoordinationClient(std::move(impl)));
 }
 
 RemoteCoordinationClient::RemoteCoordinationClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -37,9 +37,15 @@ class RemoteCoordinationClient final : public CoordinationClient {
     std::optional<TlsCredentials> tls;  // nullopt: plaintext
   };
 
-  // Waits up to startup_timeout_ms for the chief's service (retrying while nothing
-  // listens there yet), registers, opens the Watch stream and starts the heartbeats.
-  // kUnavailable naming the chief task and its address when it cannot be reached in time.
+  // Waits up to startup_timeout_ms for the chief's service, registers, opens the Watch
+  // stream and starts the heartbeats. Until that deadline it retries while nothing listens
+  // at the chief's address yet, and against a server that is going away (a service that
+  // answers it is shutting down or registers no more tasks, a connection that breaks, a
+  // Watch stream that ends without the service's own refusal): back-to-back jobs reuse the
+  // chief's address, and the previous job's server may still be there.
+  // kUnavailable naming the chief task and its address when it cannot be reached in time;
+  // the service's refusal (kUnauthenticated, kAlreadyExists, kFailedPrecondition, ...)
+  // at once, naming the chief.
   static absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> Connect(Options options);
 
   ~RemoteCoordinationClient() override;  // Stop()

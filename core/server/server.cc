@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -94,6 +95,15 @@ absl::Status Server::Options::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("max_message_bytes is ", max_message_bytes,
                                                    ": expected ", kMinMaxMessageBytes, " to ", INT_MAX));
   }
+  if (max_store_bytes == 0 || max_store_keys == 0 || max_barriers == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_store_bytes (", max_store_bytes, "), max_store_keys (",
+                                                   max_store_keys, ") and max_barriers (", max_barriers,
+                                                   ") must be at least 1"));
+  }
+  if (max_pending_waits > kMaxPendingWaits) {
+    return absl::InvalidArgumentError(absl::StrCat("max_pending_waits is ", max_pending_waits,
+                                                   ": expected 0 (the default) to ", kMaxPendingWaits));
+  }
   return absl::OkStatus();
 }
 
@@ -138,6 +148,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   impl->chief = chief.job == self.job && chief.index == self.index;
   const std::string chief_name = chief.name();
   const uint64_t incarnation = NewIncarnation();
+  const size_t cluster_tasks = cluster.tasks().size();
+  const size_t max_pending_waits =
+      options.max_pending_waits != 0 ? options.max_pending_waits : DefaultMaxPendingWaits(cluster_tasks);
 
   if (impl->chief) {
     CoordinationService::Options service_options;
@@ -145,11 +158,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     for (const ClusterTask& task : cluster.workers()) service_options.barrier_tasks.push_back(task.name());
     service_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     service_options.max_value_bytes = MaxValueBytes(options.max_message_bytes);
+    service_options.max_store_bytes = options.max_store_bytes;
+    service_options.max_store_keys = options.max_store_keys;
+    service_options.max_barriers = options.max_barriers;
+    service_options.max_pending_waits = max_pending_waits;
     impl->service = std::make_unique<CoordinationService>(std::move(service_options));
     RETURN_IF_ERROR(impl->service->Register(impl->task, incarnation, /*expects_heartbeats=*/false));
     impl->coordination_grpc = NewCoordinationGrpcService(impl->service.get(), token);
   }
-  impl->task_grpc = NewTaskGrpcService(impl->task, incarnation, token);
+  impl->task_grpc = NewTaskGrpcService(impl->task, token);
 
   const std::string listen_address = DialAddress(*address);
   grpc::ServerBuilder builder;
@@ -159,6 +176,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   // gRPC sets SO_REUSEPORT on Linux by default: two servers could then share one port and
   // a task would never learn that its address is taken.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // One thread per call in flight (the sync server's model), so the threads are bounded
+  // by what the service lets pend; past the bound gRPC answers RESOURCE_EXHAUSTED.
+  grpc::ResourceQuota quota(absl::StrCat("server of task ", impl->task));
+  quota.SetMaxThreads(impl->chief ? ServerThreadLimit(cluster_tasks, max_pending_waits) : ServerThreadLimit(0, 0));
+  builder.SetResourceQuota(quota);
   builder.RegisterService(impl->task_grpc.get());
   if (impl->coordination_grpc) builder.RegisterService(impl->coordination_grpc.get());
   impl->grpc_server = builder.BuildAndStart();
@@ -219,6 +241,10 @@ absl::Status Server::KeyValueSet(absl::string_view key, const void* value, size_
   // neither be read nor make a string_view.
   RETURN_IF_ERROR(CheckCoordinationValue(key, size, impl_->max_value_bytes));
   return impl_->client->Set(key, absl::string_view(size > 0 ? static_cast<const char*>(value) : "", size));
+}
+
+void Server::StopAcceptingTasks() {
+  if (impl_->service != nullptr) impl_->service->CloseRegistrations();
 }
 
 void Server::Stop() {

@@ -48,6 +48,14 @@ class Server {
     // TLS for this task's server and its channel to the chief (tls_credentials.h); none
     // set: the DIST_TLS_* variables, or plaintext.
     TlsFiles tls;
+    // The chief's coordination service caps (coordination_limits.h): the key-value
+    // store's bytes and keys, the barriers, and the waits of other tasks pending at once
+    // (0: the default for the cluster's size, DefaultMaxPendingWaits). The gRPC server's
+    // threads are bounded to match (ServerThreadLimit).
+    size_t max_store_bytes = kDefaultMaxStoreBytes;
+    size_t max_store_keys = kDefaultMaxStoreKeys;
+    size_t max_barriers = kDefaultMaxBarriers;
+    size_t max_pending_waits = 0;
 
     // InvalidArgument naming the first option out of range.
     absl::Status Validate() const;
@@ -62,11 +70,12 @@ class Server {
   // non-loopback address (job_token.h); kInvalidArgument for bad options, a malformed
   // token or a cluster without a chief; kNotFound / kInvalidArgument for a TLS file that
   // is missing, unreadable, too large or not the PEM expected (naming it, before anything
-  // listens); kUnauthenticated when the chief's service refuses
-  // this task's token; kUnavailable when the address cannot be bound (the
-  // message says why, e.g. "Address already in use") or the chief cannot be reached in
-  // time (naming the chief task and its address; with TLS on, also what the chief's TLS
-  // must be, since a failed handshake looks the same).
+  // listens); kUnauthenticated when the chief's service refuses this task's token;
+  // kAlreadyExists when a live incarnation of this task is registered there already
+  // (coordination_service.h, "Registration"); kUnavailable when the address cannot be
+  // bound (the message says why, e.g. "Address already in use") or the chief cannot be
+  // reached in time (naming the chief task and its address; with TLS on, also what the
+  // chief's TLS must be, since a failed handshake looks the same).
   static absl::StatusOr<std::unique_ptr<Server>> Start(const ClusterSpec& cluster, const Options& options);
 
   ~Server();  // Stop() and Join()
@@ -90,6 +99,13 @@ class Server {
   // store. A size above what one value may hold (Options::max_message_bytes less the
   // request's overhead) is InvalidArgument before a byte is read.
   absl::Status KeyValueSet(absl::string_view key, const void* value, size_t size);
+
+  // On the chief: its coordination service registers no more tasks (they are told it is
+  // shutting down, and retry until they find the next server on this address); the tasks
+  // connected carry on. Call it before the last barrier of a job after which the chief's
+  // server stops, so that a task going on to the next job can never join this one.
+  // No-op on other tasks.
+  void StopAcceptingTasks();
 
   // Disconnects from the coordination service cleanly (or, on the chief, shuts it down,
   // releasing every waiter), then shuts the gRPC server down, cancelling calls still in

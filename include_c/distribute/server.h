@@ -117,7 +117,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_tls_files(dist_ser
  * Blocks at most the startup timeout (plus about a second).
  * Errors: DIST_FAILED_PRECONDITION when the cluster has no current task, or the job has no
  * token and a task is not on a loopback address; DIST_UNAUTHENTICATED when the chief
- * refuses this task's token;
+ * refuses this task's token; DIST_ALREADY_EXISTS when the chief's service has this task
+ * registered already by a live server (a second one never replaces it: README, "Security");
  * DIST_INVALID_ARGUMENT for a cluster without a chief or a heartbeat interval not below
  * the heartbeat timeout; DIST_NOT_FOUND or DIST_INVALID_ARGUMENT for a TLS file (see
  * dist_server_options_set_tls_files); DIST_UNAVAILABLE when the task's address cannot be
@@ -153,7 +154,9 @@ DIST_API void dist_server_destroy(dist_server_t* server);
 /* Stores `size` bytes from `value` (copied; NULL only with size 0) under `key` (a
  * non-empty string of at most 4096 bytes), replacing any earlier value, and wakes every
  * task waiting for the key.
- * Errors: DIST_INVALID_ARGUMENT for a bad key or a value larger than a message holds.
+ * Errors: DIST_INVALID_ARGUMENT for a bad key or a value larger than a message holds;
+ * DIST_RESOURCE_EXHAUSTED, storing nothing, when the store would pass its caps for the job
+ * (64 MiB of keys and values, 65536 keys; the message names the cap).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_server_key_value_set(dist_server_t* server, const char* key,
                                                                 const void* value, size_t size);
@@ -161,7 +164,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_key_value_set(dist_server_t* s
 /* The value under `key`, waiting up to `timeout_ms` (0: only look; at most 86400000) for
  * some task to set it. On success *out_value is a new 1-D DIST_UINT8 host tensor holding
  * the value's bytes, owned by the caller (release it with dist_value_destroy).
- * Errors: DIST_DEADLINE_EXCEEDED naming the key when it was not set in time.
+ * Errors: DIST_DEADLINE_EXCEEDED naming the key when it was not set in time;
+ * DIST_RESOURCE_EXHAUSTED when this task would wait while the chief's service already has
+ * its cap of other tasks' waits pending (16 per task of the cluster, at least 64).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_server_key_value_get(dist_server_t* server, const char* key,
                                                                 int64_t timeout_ms,
@@ -173,7 +178,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_key_value_get(dist_server_t* s
  * Errors: DIST_DEADLINE_EXCEEDED naming the tasks that did not arrive ("barrier 'x' timed
  * out after 5000 ms: tasks worker:1, worker:2 did not arrive"); DIST_UNAVAILABLE naming a
  * task that was lost; DIST_INVALID_ARGUMENT on a task that is not a worker (ps,
- * evaluator).
+ * evaluator); DIST_RESOURCE_EXHAUSTED, without arriving, past the chief's cap on pending
+ * waits (as dist_server_key_value_get) or on barriers (16384 names).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_server_barrier(dist_server_t* server, const char* name,
                                                           int64_t timeout_ms);

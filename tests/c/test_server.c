@@ -1,13 +1,15 @@
 /* Tests for server.h: options, a one-task cluster (the chief alone), a chief and a worker
  * in one process (key-value store and barrier across them, a clean stop that is no
  * failure, the chief's stop seen by the worker), timeouts that name the key and the
- * missing task, and misuse (NULL arguments, bad timeouts, no current task, a port in use,
- * a chief that never starts). Servers listen on free loopback ports. */
+ * missing task, the store's cap, a live task that a second server cannot replace, and
+ * misuse (NULL arguments, bad timeouts, no current task, a port in use, a chief that
+ * never starts). Servers listen on free loopback ports. */
 #define _POSIX_C_SOURCE 200112L
 
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,6 +173,65 @@ static void test_chief_and_worker(void** state) {
   DT_OK(dist_server_stop(chief));
   for (waited = 0; waited < kLongMs && dist_server_peer_health(worker) == DIST_OK; waited += 10) sleep_ms(10);
   DT_ERR(dist_server_peer_health(worker), DIST_UNAVAILABLE, "dist_server_peer_health", "worker:0");
+  dist_server_destroy(worker);
+  dist_server_destroy(chief);
+}
+
+/* The store's cap on bytes (64 MiB of keys and values): values of 4,000,000 bytes under
+ * two-byte keys take 4,000,002 each, so 16 fit (64,000,032) and the 17th does not. */
+static void test_store_cap(void** state) {
+  enum { kValueBytes = 4000000, kFit = 16 };
+  int32_t ports[1];
+  dist_server_t* server = NULL;
+  dist_value_t* value = NULL;
+  char key[8];
+  char* bytes = calloc(kValueBytes, 1);
+  int i;
+  (void)state;
+  assert_non_null(bytes);
+  dt_free_ports(ports, 1);
+  server = start(ports, 1, 0, NULL);
+  for (i = 0; i < kFit; ++i) {
+    snprintf(key, sizeof key, "v%c", 'a' + i);
+    DT_OK(dist_server_key_value_set(server, key, bytes, kValueBytes));
+  }
+  DT_ERR(dist_server_key_value_set(server, "vz", bytes, kValueBytes), DIST_RESOURCE_EXHAUSTED,
+         "dist_server_key_value_set", "max_store_bytes");
+  DT_ERR(dist_server_key_value_get(server, "vz", 0, &value), DIST_DEADLINE_EXCEEDED, "dist_server_key_value_get",
+         "'vz'");
+  /* Shrinking one value makes room. */
+  DT_OK(dist_server_key_value_set(server, "va", "small", 5));
+  DT_OK(dist_server_key_value_set(server, "vz", bytes, kValueBytes));
+  DT_OK(dist_server_key_value_get(server, "va", 0, &value));
+  check_bytes(value, "small", 5);
+  dist_value_destroy(value);
+  dist_server_destroy(server);
+  free(bytes);
+}
+
+/* A second server for a live task (another address for worker:1 in its cluster spec, the
+ * chief's the same) is refused, and the live one carries on. */
+static void test_a_live_task_is_never_replaced(void** state) {
+  int32_t ports[3];
+  int32_t impostor_ports[2];
+  dist_server_t* chief = NULL;
+  dist_server_t* worker = NULL;
+  dist_cluster_t* cluster = NULL;
+  dist_server_t* second = (dist_server_t*)DT_SENTINEL_PTR;
+  (void)state;
+  dt_free_ports(ports, 3);
+  chief = start(ports, 2, 0, NULL);
+  worker = start(ports, 2, 1, NULL);
+  impostor_ports[0] = ports[0];
+  impostor_ports[1] = ports[2];
+  cluster = workers(impostor_ports, 2, 1);
+  DT_ERR(dist_server_create(cluster, NULL, &second), DIST_ALREADY_EXISTS, "dist_server_create",
+         "already registered by a live incarnation");
+  assert_null(second);
+  dist_cluster_destroy(cluster);
+  DT_OK(dist_server_peer_health(chief));
+  DT_OK(dist_server_peer_health(worker));
+  DT_OK(dist_server_key_value_set(worker, "still", "here", 4));
   dist_server_destroy(worker);
   dist_server_destroy(chief);
 }
@@ -371,6 +432,8 @@ int main(void) {
       cmocka_unit_test(test_chief_alone),
       cmocka_unit_test(test_chief_and_worker),
       cmocka_unit_test(test_clean_stop_is_not_a_failure),
+      cmocka_unit_test(test_store_cap),
+      cmocka_unit_test(test_a_live_task_is_never_replaced),
       cmocka_unit_test(test_timeouts_name_what_is_missing),
       cmocka_unit_test(test_misuse),
       cmocka_unit_test(test_port_in_use),

@@ -191,15 +191,6 @@ TEST(CoordinationServiceTest, CleanDisconnectIsNotAFailure) {
   ASSERT_TRUE(IsOk(service.Register("worker:1", 5)));  // and it may come back
 }
 
-TEST(CoordinationServiceTest, NewIncarnationOfAConnectedTaskMeansItRestarted) {
-  CoordinationService service(ThreeWorkers());
-  ASSERT_TRUE(IsOk(service.Register("worker:1", 2)));
-  ASSERT_TRUE(IsOk(service.Register("worker:1", 2)));  // a retried Register is fine
-  EXPECT_TRUE(HasError(service.Register("worker:1", 3), absl::StatusCode::kFailedPrecondition,
-                       {"new incarnation"}));
-  EXPECT_TRUE(HasError(service.PeerHealth(), absl::StatusCode::kUnavailable, {"worker:1", "restarted"}));
-}
-
 TEST(CoordinationServiceTest, WatchersSeeEveryFailureInOrder) {
   CoordinationService service(ThreeWorkers());
   RegisterAll(service);
@@ -260,14 +251,11 @@ TEST(CoordinationServiceTest, CancelledCallerIsReleased) {
   CoordinationService service(ThreeWorkers());
   RegisterAll(service);
   std::atomic<bool> gone{false};
+  const CoordinationService::RemoteCaller caller{[&] { return gone.load(); }};
   absl::Status get;
   absl::Status barrier;
-  std::thread getter([&] {
-    get = service.Get("never", Deadline::AfterMs(kLongMs), [&] { return gone.load(); }).status();
-  });
-  std::thread arriver([&] {
-    barrier = service.Barrier("b", "worker:1", Deadline::AfterMs(kLongMs), [&] { return gone.load(); });
-  });
+  std::thread getter([&] { get = service.Get("never", Deadline::AfterMs(kLongMs), &caller).status(); });
+  std::thread arriver([&] { barrier = service.Barrier("b", "worker:1", Deadline::AfterMs(kLongMs), &caller); });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   gone = true;
   getter.join();
