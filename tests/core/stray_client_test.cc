@@ -64,14 +64,14 @@ TEST(StrayClientTest, WithoutTheTokenEveryAttackIsUnauthenticatedAndTheJobFinish
   StrayClient stranger(job.address(0), "");
   // Before worker:1 starts: take its place, and plant a Gloo address for it.
   ExpectUnauthenticated(stranger.Register("worker:1", 42), "Register before the worker");
-  ExpectUnauthenticated(stranger.Set("job/1", "127.0.0.1:1"), "Set of Gloo's key job/1");
-  ExpectUnauthenticated(stranger.Get("job/0", 0), "Get of Gloo's key job/0");
+  ExpectUnauthenticated(stranger.Set("job/try0/1", "127.0.0.1:1"), "Set of Gloo's key job/try0/1");
+  ExpectUnauthenticated(stranger.Get("job/try0/0", 0), "Get of Gloo's key job/try0/0");
   job.Start(1);
   ASSERT_TRUE(job.WaitForFirstRounds());
 
   ExpectUnauthenticated(stranger.Register("worker:1", 42), "Register while the worker runs");
-  ExpectUnauthenticated(stranger.Get("job/0", 0), "Get of Gloo's key job/0");
-  ExpectUnauthenticated(stranger.Set("job/0", "127.0.0.1:1"), "Set of Gloo's key job/0");
+  ExpectUnauthenticated(stranger.Get("job/try0/0", 0), "Get of Gloo's key job/try0/0");
+  ExpectUnauthenticated(stranger.Set("job/try0/0", "127.0.0.1:1"), "Set of Gloo's key job/try0/0");
   for (int worker = 0; worker < 2; ++worker) {
     StrayClient at_worker(job.address(worker), "");
     pb::GetTaskResponse task;

@@ -1,7 +1,7 @@
 // A job of two workers on threads of this process, each doing what a
 // MultiWorkerMirroredStrategy's worker does: start its server with the job token, meet the
 // other at a start-up barrier, connect Gloo through the coordination service's key-value
-// store (its rendezvous keys are "job/0" and "job/1"), then all-reduce. Each worker makes
+// store (its rendezvous keys are "job/try0/0" and "job/try0/1"), then all-reduce. Each worker makes
 // kRounds all-reduces, pauses while the test attacks the job, checks that no peer was
 // declared lost, makes kRounds more, and meets the other at a last barrier. Every sum is
 // checked against the one computed here; a worker's first error is its result.
@@ -118,6 +118,7 @@ class TwoWorkerJob {
     RETURN_IF_ERROR(coordination.Barrier("job/startup", Deadline::AfterMs(kLongMs)));
     ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> transport,
                      GlooTransport::Connect(coordination, "job/", worker, {"worker:0", "worker:1"}, "127.0.0.1",
+                                            server->job_token(),
                                             Deadline::AfterMs(kLongMs)));
     CrossWorker cross(std::move(transport));
     RETURN_IF_ERROR(AllReduces(cross, worker, 0));
