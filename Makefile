@@ -1,7 +1,7 @@
 # The two commands a new user runs: `make demo` and `make test`. Both install what is
 # missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
 
-.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-go test-rust clean
+.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-go test-rust test-fuzz clean
 
 all: build
 
@@ -18,8 +18,8 @@ demo: build
 	@./build/bin/train_mlp --all
 
 # The C and core suites under ASan+UBSan, then every suite in the default build (its
-# summary line is the last thing printed).
-test: test-asan test-default test-java test-go test-rust
+# summary line is the last thing printed), the bindings' suites and a bounded fuzzing run.
+test: test-asan test-default test-java test-go test-rust test-fuzz
 
 test-default: build
 	@ctest --preset default
@@ -55,5 +55,14 @@ test-tsan: deps
 	@cmake --build --preset tsan
 	@ctest --preset tsan
 
+# The libFuzzer targets (tests/core/*_fuzz.cc), built with clang-14 in build-fuzz and run
+# for FUZZ_SECONDS each from the committed corpus (tests/core/fuzz_corpus); a crash fails
+# with the reproducer's path. Built here so that they cannot rot unseen under gcc.
+FUZZ_SECONDS ?= 20
+test-fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz
+	@scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf build build-debug build-asan build-tsan
+	rm -rf build build-debug build-asan build-tsan build-fuzz
