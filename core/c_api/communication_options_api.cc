@@ -6,8 +6,8 @@
 #include "distribute/strategy.h"
 
 using distribute::CommunicationOptions;
-using distribute::c_api::ClearOut;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::ClearOut;
 using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;

@@ -17,8 +17,8 @@
 using distribute::ReplicaContext;
 using distribute::Tensor;
 using distribute::Value;
-using distribute::c_api::ClearOut;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::ClearOut;
 using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;

@@ -5,8 +5,8 @@
 #include "core/util/status_macros.h"
 #include "distribute/dlpack_interop.h"
 
-using distribute::c_api::ClearOut;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 

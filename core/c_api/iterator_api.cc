@@ -10,8 +10,8 @@
 #include "distribute/dataset.h"
 
 using distribute::Value;
-using distribute::c_api::ClearOut;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::ClearOut;
 using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;

@@ -13,8 +13,8 @@
 
 using distribute::Tensor;
 using distribute::c_api::Accessor;
-using distribute::c_api::ClearOut;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 

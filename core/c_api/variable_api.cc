@@ -9,8 +9,8 @@
 using distribute::AssignKind;
 using distribute::Value;
 using distribute::Variable;
-using distribute::c_api::ClearOut;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
