@@ -1,7 +1,7 @@
 # The two commands a new user runs: `make demo` and `make test`. Both install what is
 # missing (scripts/install-deps.sh, quiet when nothing is), configure and build first.
 
-.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-go test-rust clean
+.PHONY: all deps build demo test test-default test-asan test-tsan test-java test-go test-rust test-fuzz clean
 
 all: build
 
@@ -19,8 +19,9 @@ demo: build
 
 # The C and core suites under ASan+UBSan, every suite in the default build, the C and core
 # suites under ThreadSanitizer (less the gRPC server tests: Debian's gRPC and Abseil are
-# not instrumented, and TSan reports races inside them), then the bindings' suites.
-test: test-asan test-default test-tsan test-java test-go test-rust
+# not instrumented, and TSan reports races inside them), the bindings' suites, and a
+# bounded fuzzing run of every libFuzzer target (built with clang).
+test: test-asan test-default test-tsan test-java test-go test-rust test-fuzz
 
 test-default: build
 	@ctest --preset default
@@ -56,5 +57,14 @@ test-tsan: deps
 	@cmake --build --preset tsan
 	@ctest --preset tsan
 
+# The libFuzzer targets (tests/core/*_fuzz.cc), built with clang-14 in build-fuzz and run
+# for FUZZ_SECONDS each from the committed corpus (tests/core/fuzz_corpus); a crash fails
+# with the reproducer's path. Built here so that they cannot rot unseen under gcc.
+FUZZ_SECONDS ?= 20
+test-fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz
+	@scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf build build-debug build-asan build-tsan
+	rm -rf build build-debug build-asan build-tsan build-fuzz

@@ -16,6 +16,9 @@ packages=(
   libcmocka-dev libgtest-dev libgmock-dev libbenchmark-dev openssl
   # header checks for the bindings: swig and bindgen (which loads libclang at run time)
   swig bindgen libclang1-14 libclang-common-14-dev
+  # the libFuzzer targets (make test-fuzz): clang and its runtimes (libclang-rt-14-dev
+  # holds libclang_rt.fuzzer; --no-install-recommends would leave it out)
+  clang-14 libclang-rt-14-dev
   # compressed (ZLIB, GZIP) TFRecord files
   zlib1g-dev
   # Java binding (bindings/java, make test-java): JDK 17, JUnit 5's console launcher, and

@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "core/c_api/handle_tag.h"
 #include "distribute/status.h"
 
 namespace distribute::c_api {
@@ -46,14 +47,14 @@ void ClearOut(T* out) {
   if (out != nullptr) *out = T{};
 }
 
-// A read-only accessor: checks the handle and the out-parameter, then lets
+// A read-only accessor: checks the handle (handle_tag.h) and the out-parameter, then lets
 // `read(const Handle&, T&)` (returning absl::Status) fill the output.
 template <typename Handle, typename T, typename Read>
 dist_status_t Accessor(absl::string_view function, const Handle* handle, absl::string_view handle_arg,
                        T* out, absl::string_view out_arg, Read&& read) noexcept {
   ClearOut(out);
   return Guard(function, [&]() -> absl::Status {
-    if (handle == nullptr) return NullArgument(handle_arg);
+    if (absl::Status checked = CheckHandle(handle, handle_arg); !checked.ok()) return checked;
     if (out == nullptr) return NullArgument(out_arg);
     return read(*handle, *out);
   });

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/cluster/cluster_spec.h"
 #include "core/cluster/tf_config.h"
@@ -10,7 +11,9 @@
 
 using distribute::ClusterSpec;
 using distribute::c_api::Accessor;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -54,7 +57,7 @@ dist_status_t dist_cluster_create(dist_cluster_t** out) {
 dist_status_t dist_cluster_add_task(dist_cluster_t* cluster, const char* job, int32_t index,
                                     const char* address) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (cluster == nullptr) return NullArgument("cluster");
+    RETURN_IF_ERROR(CheckHandle(cluster, "cluster"));
     if (job == nullptr) return NullArgument("job");
     if (address == nullptr) return NullArgument("address");
     return cluster->spec.AddTask(job, index, address);
@@ -63,7 +66,7 @@ dist_status_t dist_cluster_add_task(dist_cluster_t* cluster, const char* job, in
 
 dist_status_t dist_cluster_set_task(dist_cluster_t* cluster, const char* job, int32_t index) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (cluster == nullptr) return NullArgument("cluster");
+    RETURN_IF_ERROR(CheckHandle(cluster, "cluster"));
     if (job == nullptr) return NullArgument("job");
     return cluster->spec.SetTask(job, index);
   });
@@ -133,7 +136,7 @@ dist_status_t dist_cluster_task_address(const dist_cluster_t* cluster, const cha
                   });
 }
 
-void dist_cluster_destroy(dist_cluster_t* cluster) { delete cluster; }
+void dist_cluster_destroy(dist_cluster_t* cluster) { DestroyHandle(cluster); }
 
 
 dist_status_t dist_cluster_rpc_layer(const dist_cluster_t* cluster, const char** out_rpc_layer) {

@@ -1,11 +1,14 @@
 // C entry points for MultiWorkerMirroredStrategy's communication options.
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/util/status_macros.h"
 #include "distribute/strategy.h"
 
 using distribute::CommunicationOptions;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -15,7 +18,7 @@ namespace {
 dist_status_t Change(const char* function, dist_communication_options_t* options,
                      absl::FunctionRef<void(CommunicationOptions&)> change) {
   return Guard(function, [&]() -> absl::Status {
-    if (options == nullptr) return NullArgument("options");
+    RETURN_IF_ERROR(CheckHandle(options, "options"));
     CommunicationOptions changed = options->options;
     change(changed);
     RETURN_IF_ERROR(changed.Validate());
@@ -37,7 +40,7 @@ dist_status_t dist_communication_options_create(dist_communication_options_t** o
   });
 }
 
-void dist_communication_options_destroy(dist_communication_options_t* options) { delete options; }
+void dist_communication_options_destroy(dist_communication_options_t* options) { DestroyHandle(options); }
 
 dist_status_t dist_communication_options_set_implementation(
     dist_communication_options_t* options, dist_communication_implementation_t implementation) {

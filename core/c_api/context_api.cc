@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
+#include "core/c_api/current_context_handle.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/c_api/value_args.h"
 #include "core/strategy/replica_context.h"
@@ -15,23 +17,24 @@
 using distribute::ReplicaContext;
 using distribute::Tensor;
 using distribute::Value;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
-using distribute::c_api::Unwrap;
 
 namespace {
 
 // A collective's input behind a handle.
 absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view name) {
-  if (value == nullptr) return NullArgument(name);
+  RETURN_IF_ERROR(CheckHandle(value, name));
   return distribute::CollectiveInput(value->value);
 }
 
 // The context behind a handle that must be this thread's current replica context.
 absl::StatusOr<ReplicaContext*> Current(dist_context_t* context) {
-  if (context == nullptr) return NullArgument("context");
-  ReplicaContext* replica = Unwrap(context);
+  RETURN_IF_ERROR(CheckHandle(context, "context"));
+  ReplicaContext* replica = context->context;
   RETURN_IF_ERROR(distribute::RequireCurrentReplicaContext(*replica));
   return replica;
 }
@@ -58,9 +61,9 @@ extern "C" {
 dist_status_t dist_context_replica_id(const dist_context_t* context, int32_t* out_replica_id) {
   ClearOut(out_replica_id);
   return Guard(__func__, [&]() -> absl::Status {
-    if (context == nullptr) return NullArgument("context");
+    RETURN_IF_ERROR(CheckHandle(context, "context"));
     if (out_replica_id == nullptr) return NullArgument("out_replica_id");
-    *out_replica_id = Unwrap(context)->replica_id_in_sync_group();
+    *out_replica_id = context->context->replica_id_in_sync_group();
     return absl::OkStatus();
   });
 }
@@ -68,9 +71,9 @@ dist_status_t dist_context_replica_id(const dist_context_t* context, int32_t* ou
 dist_status_t dist_context_num_replicas_in_sync(const dist_context_t* context, int32_t* out_count) {
   ClearOut(out_count);
   return Guard(__func__, [&]() -> absl::Status {
-    if (context == nullptr) return NullArgument("context");
+    RETURN_IF_ERROR(CheckHandle(context, "context"));
     if (out_count == nullptr) return NullArgument("out_count");
-    *out_count = Unwrap(context)->num_replicas_in_sync();
+    *out_count = context->context->num_replicas_in_sync();
     return absl::OkStatus();
   });
 }
@@ -78,9 +81,9 @@ dist_status_t dist_context_num_replicas_in_sync(const dist_context_t* context, i
 dist_status_t dist_context_strategy(const dist_context_t* context, dist_strategy_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (context == nullptr) return NullArgument("context");
+    RETURN_IF_ERROR(CheckHandle(context, "context"));
     if (out == nullptr) return NullArgument("out");
-    *out = new dist_strategy(Unwrap(context)->strategy_ref());
+    *out = new dist_strategy(context->context->strategy_ref());
     return absl::OkStatus();
   });
 }
@@ -88,9 +91,9 @@ dist_status_t dist_context_strategy(const dist_context_t* context, dist_strategy
 dist_status_t dist_context_device(const dist_context_t* context, const char** out_borrowed_device) {
   ClearOut(out_borrowed_device);
   return Guard(__func__, [&]() -> absl::Status {
-    if (context == nullptr) return NullArgument("context");
+    RETURN_IF_ERROR(CheckHandle(context, "context"));
     if (out_borrowed_device == nullptr) return NullArgument("out_borrowed_device");
-    *out_borrowed_device = Unwrap(context)->device_name().c_str();
+    *out_borrowed_device = context->context->device_name().c_str();
     return absl::OkStatus();
   });
 }
@@ -164,13 +167,12 @@ dist_status_t dist_context_merge_call(dist_context_t* context, dist_merge_fn fn,
         replica->MergeCall(values, [&](std::span<const Value> gathered)
                                        -> absl::StatusOr<std::optional<Value>> {
           dist_strategy strategy(replica->strategy_ref());
+          strategy.MarkBorrowed();
           distribute::c_api::HandleArray handles(gathered);
           dist_value_t* produced = nullptr;
           distribute::c_api::ClearLastError();
           const dist_status_t code = fn(&strategy, handles.data(), handles.size(), &produced, user_data);
-          std::optional<Value> taken = distribute::c_api::TakeValue(produced);
-          if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, "merge_call's fn");
-          return taken;
+          return distribute::c_api::TakeCallbackResult(code, produced, "merge_call's fn", "out");
         }));
     if (result.has_value()) *out = new dist_value(std::move(*result));
     return absl::OkStatus();
@@ -180,9 +182,13 @@ dist_status_t dist_context_merge_call(dist_context_t* context, dist_merge_fn fn,
 dist_status_t dist_context_leave(dist_context_t* context) {
   return Guard(__func__, [&]() -> absl::Status {
     if (context == nullptr) return absl::OkStatus();
-    ReplicaContext* replica = Unwrap(context);
+    RETURN_IF_ERROR(CheckHandle(context, "context"));
+    ReplicaContext* replica = context->context;
     RETURN_IF_ERROR(replica->strategy().LeaveReplica(*replica));
-    delete replica;
+    // Only a joined replica's own handle owns its context: the core refuses every other
+    // context above, and the current-context lookup hands out that very handle.
+    distribute::c_api::ClearJoinedContextHandle(context);
+    DestroyHandle(context);
     return absl::OkStatus();
   });
 }

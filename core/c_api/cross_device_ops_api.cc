@@ -1,11 +1,13 @@
 // C entry points for cross-device ops.
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/util/status_macros.h"
 #include "distribute/cross_device_ops.h"
 
 using distribute::CrossDeviceOps;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -50,6 +52,6 @@ dist_status_t dist_cross_device_ops_kind(const dist_cross_device_ops_t* ops,
                                      });
 }
 
-void dist_cross_device_ops_destroy(dist_cross_device_ops_t* ops) { delete ops; }
+void dist_cross_device_ops_destroy(dist_cross_device_ops_t* ops) { DestroyHandle(ops); }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/c_api/user_data.h"
 #include "core/c_api/value_args.h"
@@ -21,12 +22,14 @@ using distribute::Element;
 using distribute::Tensor;
 using distribute::Value;
 using distribute::c_api::CallbackStatus;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearLastError;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::HandleArray;
 using distribute::c_api::NullArgument;
-using distribute::c_api::TakeValue;
+using distribute::c_api::TakeValues;
 using distribute::c_api::UserData;
 
 namespace {
@@ -46,7 +49,7 @@ dist_status_t NewDataset(const char* function, dist_dataset_t** out,
 dist_status_t Transform(const char* function, const dist_dataset_t* dataset, dist_dataset_t** out,
                         absl::FunctionRef<absl::StatusOr<DatasetPtr>(DatasetPtr)> transform) {
   return NewDataset(function, out, [&]() -> absl::StatusOr<DatasetPtr> {
-    if (dataset == nullptr) return NullArgument("dataset");
+    RETURN_IF_ERROR(CheckHandle(dataset, "dataset"));
     return transform(dataset->dataset);
   });
 }
@@ -70,12 +73,9 @@ absl::StatusOr<std::vector<std::string>> Paths(const char* const* paths, int32_t
 absl::Status TakeTensors(std::vector<dist_value_t*>& slots, absl::string_view who,
                          absl::string_view slot_name, dist_status_t code, Element* out) {
   std::vector<std::optional<Value>> taken;
-  taken.reserve(slots.size());
-  for (dist_value_t*& slot : slots) {
-    taken.push_back(TakeValue(slot));
-    slot = nullptr;
-  }
+  const absl::Status taking = TakeValues(std::span<dist_value_t*>(slots), slot_name, taken);
   if (code != DIST_OK) return CallbackStatus(code, who);
+  if (!taking.ok()) return absl::InvalidArgumentError(absl::StrCat(who, ": ", taking.message()));
   out->clear();
   out->reserve(taken.size());
   for (size_t i = 0; i < taken.size(); ++i) {
@@ -108,10 +108,9 @@ std::shared_ptr<const distribute::GeneratorFn> WrapGenerator(dist_generator_fn f
         const std::string who = absl::StrCat("generator at index ", index);
         if (code == DIST_OK && end != 0) {
           // Values stored next to the end flag are dropped, not leaked.
-          for (dist_value_t*& slot : slots) {
-            TakeValue(slot);
-            slot = nullptr;
-          }
+          std::vector<std::optional<Value>> dropped;
+          const absl::Status taking = TakeValues(std::span<dist_value_t*>(slots), "components", dropped);
+          if (!taking.ok()) return absl::InvalidArgumentError(absl::StrCat(who, ": ", taking.message()));
           return false;
         }
         RETURN_IF_ERROR(TakeTensors(slots, who, "components", code, out));
@@ -289,12 +288,12 @@ dist_status_t dist_dataset_num_components(const dist_dataset_t* dataset, int32_t
       });
 }
 
-void dist_dataset_destroy(dist_dataset_t* dataset) { delete dataset; }
+void dist_dataset_destroy(dist_dataset_t* dataset) { DestroyHandle(dataset); }
 
 dist_status_t dist_dataset_make_iterator(const dist_dataset_t* dataset, dist_iterator_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (dataset == nullptr) return NullArgument("dataset");
+    RETURN_IF_ERROR(CheckHandle(dataset, "dataset"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(std::unique_ptr<distribute::ValueIterator> iterator,
                      distribute::IterateDataset(dataset->dataset));

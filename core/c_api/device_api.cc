@@ -2,6 +2,7 @@
 #include <new>
 
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/device/gpu_runtime.h"
 #include "core/device/local_devices.h"
@@ -10,6 +11,7 @@
 
 using distribute::DeviceSpec;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -41,7 +43,7 @@ dist_status_t dist_device_parse(const char* name, dist_device_t** out) {
   });
 }
 
-void dist_device_destroy(dist_device_t* device) { delete device; }
+void dist_device_destroy(dist_device_t* device) { DestroyHandle(device); }
 
 dist_status_t dist_device_name(const dist_device_t* device, const char** out_borrowed_name) {
   return ReadField(__func__, device, out_borrowed_name, "out_borrowed_name", [](const dist_device& d) { return d.name.c_str(); });

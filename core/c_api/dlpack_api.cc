@@ -5,6 +5,7 @@
 #include "core/util/status_macros.h"
 #include "distribute/dlpack_interop.h"
 
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
@@ -14,7 +15,7 @@ extern "C" {
 dist_status_t dist_tensor_to_dlpack(const dist_value_t* tensor, DLManagedTensor** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (tensor == nullptr) return NullArgument("tensor");
+    RETURN_IF_ERROR(CheckHandle(tensor, "tensor"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(const distribute::Tensor* t, tensor->value.AsTensor());
     *out = distribute::ExportDlpack(*t);

@@ -1,4 +1,6 @@
-// The structs behind the public opaque handles. Only core/c_api sees these.
+// The structs behind the public opaque handles. Only core/c_api sees these. Each starts
+// with its type tag (handle_tag.h): the shim checks it on every entry that takes a handle,
+// and handle_destroy.h destroys them.
 #ifndef DISTRIBUTE_CORE_C_API_HANDLES_H_
 #define DISTRIBUTE_CORE_C_API_HANDLES_H_
 
@@ -7,6 +9,7 @@
 
 #include <memory>
 
+#include "core/c_api/handle_tag.h"
 #include "core/cluster/cluster_spec.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/device/device_spec.h"
@@ -21,90 +24,84 @@
 #include "core/values/value.h"
 #include "distribute/types.h"
 
-struct dist_device {
+using distribute::c_api::HandleType;
+using distribute::c_api::TaggedHandle;
+
+struct dist_device : TaggedHandle<HandleType::kDevice> {
   explicit dist_device(distribute::DeviceSpec s) : spec(std::move(s)), name(spec.ToString()) {}
   distribute::DeviceSpec spec;
   std::string name;  // canonical, borrowed by dist_device_name
 };
 
-struct dist_value {
+struct dist_value : TaggedHandle<HandleType::kValue> {
   explicit dist_value(distribute::Value v) : value(std::move(v)) {}
   distribute::Value value;
 };
 
-struct dist_strategy {
+struct dist_strategy : TaggedHandle<HandleType::kStrategy> {
   explicit dist_strategy(std::shared_ptr<distribute::Strategy> s) : strategy(std::move(s)) {}
   std::shared_ptr<distribute::Strategy> strategy;
 };
 
-struct dist_cross_device_ops {
+// A replica context: borrowed (a replica function's, the current or the default one) or
+// owned by a replica joined with dist_strategy_join_replica, released by dist_context_leave.
+struct dist_context : TaggedHandle<HandleType::kContext> {
+  explicit dist_context(distribute::ReplicaContext* borrowed) : context(borrowed) {}
+  explicit dist_context(std::unique_ptr<distribute::ReplicaContext> joined_context)
+      : context(joined_context.get()), joined(std::move(joined_context)) {}
+  distribute::ReplicaContext* context;
+  std::unique_ptr<distribute::ReplicaContext> joined;
+};
+
+struct dist_cross_device_ops : TaggedHandle<HandleType::kCrossDeviceOps> {
   explicit dist_cross_device_ops(distribute::CrossDeviceOps o) : ops(std::move(o)) {}
   distribute::CrossDeviceOps ops;
 };
 
-struct dist_communication_options {
+struct dist_communication_options : TaggedHandle<HandleType::kCommunicationOptions> {
   distribute::CommunicationOptions options;
 };
 
-struct dist_dataset {
+struct dist_dataset : TaggedHandle<HandleType::kDataset> {
   explicit dist_dataset(distribute::DatasetPtr d) : dataset(std::move(d)) {}
   distribute::DatasetPtr dataset;
 };
 
-struct dist_distributed_dataset {
+struct dist_distributed_dataset : TaggedHandle<HandleType::kDistributedDataset> {
   explicit dist_distributed_dataset(std::shared_ptr<const distribute::DistributedDataset> d)
       : dataset(std::move(d)) {}
   std::shared_ptr<const distribute::DistributedDataset> dataset;
 };
 
-struct dist_iterator {
+struct dist_iterator : TaggedHandle<HandleType::kIterator> {
   explicit dist_iterator(std::unique_ptr<distribute::ValueIterator> i) : iterator(std::move(i)) {}
   std::unique_ptr<distribute::ValueIterator> iterator;
 };
 
-struct dist_cluster {
+// An input context: a copy of the core's, made for a dataset function's call (borrowed)
+// or by dist_input_context_create (owned).
+struct dist_input_context : TaggedHandle<HandleType::kInputContext> {
+  explicit dist_input_context(distribute::InputContext c) : context(std::move(c)) {}
+  distribute::InputContext context;
+};
+
+struct dist_cluster : TaggedHandle<HandleType::kCluster> {
+  dist_cluster() = default;
+  explicit dist_cluster(distribute::ClusterSpec s) : spec(std::move(s)) {}
   distribute::ClusterSpec spec;
 };
 
-struct dist_server {
+struct dist_server : TaggedHandle<HandleType::kServer> {
+  explicit dist_server(std::unique_ptr<distribute::Server> s) : server(std::move(s)) {}
   std::unique_ptr<distribute::Server> server;
 };
 
-struct dist_server_options {
+struct dist_server_options : TaggedHandle<HandleType::kServerOptions> {
   distribute::Server::Options options;
 };
 
-struct dist_input_options {
+struct dist_input_options : TaggedHandle<HandleType::kInputOptions> {
   distribute::InputOptions options;
 };
-
-// dist_context_t is the core's ReplicaContext itself (the struct stays incomplete), so
-// dist_current_replica_context hands out the very pointer the replica function received.
-namespace distribute::c_api {
-inline ReplicaContext* Unwrap(dist_context_t* context) {
-  return reinterpret_cast<ReplicaContext*>(context);
-}
-inline const ReplicaContext* Unwrap(const dist_context_t* context) {
-  return reinterpret_cast<const ReplicaContext*>(context);
-}
-inline dist_context_t* Wrap(ReplicaContext* context) {
-  return reinterpret_cast<dist_context_t*>(context);
-}
-// dist_input_context_t is the core's InputContext itself, borrowed by the dataset function
-// for the duration of its call.
-inline const InputContext* Unwrap(const dist_input_context_t* context) {
-  return reinterpret_cast<const InputContext*>(context);
-}
-inline const dist_input_context_t* Wrap(const InputContext* context) {
-  return reinterpret_cast<const dist_input_context_t*>(context);
-}
-// ... or created by dist_input_context_create, owned by the caller.
-inline dist_input_context_t* Wrap(InputContext* context) {
-  return reinterpret_cast<dist_input_context_t*>(context);
-}
-inline InputContext* Unwrap(dist_input_context_t* context) {
-  return reinterpret_cast<InputContext*>(context);
-}
-}  // namespace distribute::c_api
 
 #endif  // DISTRIBUTE_CORE_C_API_HANDLES_H_

@@ -5,6 +5,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/c_api/user_data.h"
 #include "core/c_api/value_args.h"
@@ -16,8 +17,12 @@ using distribute::DatasetPtr;
 using distribute::DistributedDataset;
 using distribute::InputContext;
 using distribute::InputOptions;
+using distribute::c_api::CheckHandle;
+using distribute::c_api::CheckOptionalHandle;
+using distribute::c_api::CheckOwnedHandle;
 using distribute::c_api::ClearLastError;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -25,7 +30,8 @@ namespace {
 
 using DistributedPtr = std::shared_ptr<const DistributedDataset>;
 
-InputOptions OptionsOf(const dist_input_options_t* options) {
+absl::StatusOr<InputOptions> OptionsOf(const dist_input_options_t* options) {
+  RETURN_IF_ERROR(CheckOptionalHandle(options, "options"));
   return options != nullptr ? options->options : InputOptions{};
 }
 
@@ -34,7 +40,7 @@ InputOptions OptionsOf(const dist_input_options_t* options) {
 dist_status_t SetOption(const char* function, dist_input_options_t* options,
                         absl::FunctionRef<void(InputOptions&)> change) {
   return Guard(function, [&]() -> absl::Status {
-    if (options == nullptr) return NullArgument("options");
+    RETURN_IF_ERROR(CheckHandle(options, "options"));
     InputOptions changed = options->options;
     change(changed);
     RETURN_IF_ERROR(distribute::ValidateInputOptions(changed));
@@ -46,8 +52,8 @@ dist_status_t SetOption(const char* function, dist_input_options_t* options,
 absl::StatusOr<DistributedPtr> DistributeDataset(dist_strategy_t* strategy,
                                                  const dist_dataset_t* dataset,
                                                  const InputOptions& options) {
-  if (strategy == nullptr) return NullArgument("strategy");
-  if (dataset == nullptr) return NullArgument("dataset");
+  RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+  RETURN_IF_ERROR(CheckHandle(dataset, "dataset"));
   return DistributedDataset::FromDataset(*strategy->strategy, dataset->dataset, options);
 }
 
@@ -55,19 +61,30 @@ absl::StatusOr<DistributedPtr> DistributeDataset(dist_strategy_t* strategy,
 absl::StatusOr<DistributedPtr> DistributeFromFunction(dist_strategy_t* strategy,
                                                       dist_dataset_fn fn, void* user_data,
                                                       const InputOptions& options) {
-  if (strategy == nullptr) return NullArgument("strategy");
+  RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
   if (fn == nullptr) return NullArgument("fn");
   return DistributedDataset::FromFunction(
       *strategy->strategy, [&](const InputContext& context) -> absl::StatusOr<DatasetPtr> {
         dist_dataset_t* produced = nullptr;
+        DatasetPtr dataset;
         ClearLastError();
-        const dist_status_t code = fn(distribute::c_api::Wrap(&context), &produced, user_data);
-        std::unique_ptr<dist_dataset> owned(produced);
+        dist_input_context context_handle(context);
+        context_handle.MarkBorrowed();
+        const dist_status_t code = fn(&context_handle, &produced, user_data);
         const std::string who =
             absl::StrCat("fn for input pipeline ", context.input_pipeline_id());
+        absl::Status owned;
+        if (produced != nullptr) {
+          owned = CheckOwnedHandle(produced, "out");
+          if (owned.ok()) {  // taken even when fn failed, so that nothing it owned leaks
+            dataset = produced->dataset;
+            DestroyHandle(produced);
+          }
+        }
         if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, who);
-        if (owned == nullptr) return absl::InvalidArgumentError(absl::StrCat(who, " stored no dataset"));
-        return owned->dataset;
+        if (!owned.ok()) return absl::InvalidArgumentError(absl::StrCat(who, ": ", owned.message()));
+        if (dataset == nullptr) return absl::InvalidArgumentError(absl::StrCat(who, " stored no dataset"));
+        return dataset;
       },
       options);
 }
@@ -92,9 +109,9 @@ dist_status_t ContextAccessor(const char* function, const dist_input_context_t* 
                               absl::FunctionRef<absl::StatusOr<T>(const InputContext&)> read) {
   ClearOut(out);
   return Guard(function, [&]() -> absl::Status {
-    if (context == nullptr) return NullArgument("context");
+    RETURN_IF_ERROR(CheckHandle(context, "context"));
     if (out == nullptr) return NullArgument(out_arg);
-    ASSIGN_OR_RETURN(*out, read(*distribute::c_api::Unwrap(context)));
+    ASSIGN_OR_RETURN(*out, read(context->context));
     return absl::OkStatus();
   });
 }
@@ -112,7 +129,7 @@ dist_status_t dist_input_options_create(dist_input_options_t** out) {
   });
 }
 
-void dist_input_options_destroy(dist_input_options_t* options) { delete options; }
+void dist_input_options_destroy(dist_input_options_t* options) { DestroyHandle(options); }
 
 dist_status_t dist_input_options_set_prefetch_depth(dist_input_options_t* options, int64_t depth) {
   return SetOption(__func__, options, [&](InputOptions& o) { o.prefetch_depth = depth; });
@@ -154,8 +171,8 @@ dist_status_t dist_strategy_distribute_dataset(dist_strategy_t* strategy,
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
-    ASSIGN_OR_RETURN(DistributedPtr distributed,
-                     DistributeDataset(strategy, dataset, OptionsOf(options)));
+    ASSIGN_OR_RETURN(const InputOptions chosen, OptionsOf(options));
+    ASSIGN_OR_RETURN(DistributedPtr distributed, DistributeDataset(strategy, dataset, chosen));
     *out = new dist_distributed_dataset(std::move(distributed));
     return absl::OkStatus();
   });
@@ -169,8 +186,9 @@ dist_status_t dist_strategy_distribute_datasets_from_function(dist_strategy_t* s
   ClearOut(out);
   const dist_status_t status = Guard(__func__, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
+    ASSIGN_OR_RETURN(const InputOptions chosen, OptionsOf(options));
     ASSIGN_OR_RETURN(DistributedPtr distributed,
-                     DistributeFromFunction(strategy, fn, user_data, OptionsOf(options)));
+                     DistributeFromFunction(strategy, fn, user_data, chosen));
     *out = new dist_distributed_dataset(std::move(distributed));
     return absl::OkStatus();
   });
@@ -182,7 +200,7 @@ dist_status_t dist_strategy_distribute_datasets_from_function(dist_strategy_t* s
 dist_status_t dist_distributed_dataset_make_iterator(const dist_distributed_dataset_t* dataset,
                                                     dist_iterator_t** out) {
   return NewIterator(__func__, out, [&]() -> absl::StatusOr<DistributedPtr> {
-    if (dataset == nullptr) return NullArgument("dataset");
+    RETURN_IF_ERROR(CheckHandle(dataset, "dataset"));
     return dataset->dataset;
   });
 }
@@ -196,7 +214,7 @@ dist_status_t dist_distributed_dataset_num_components(const dist_distributed_dat
                                      });
 }
 
-void dist_distributed_dataset_destroy(dist_distributed_dataset_t* dataset) { delete dataset; }
+void dist_distributed_dataset_destroy(dist_distributed_dataset_t* dataset) { DestroyHandle(dataset); }
 
 dist_status_t dist_strategy_make_dataset_iterator(dist_strategy_t* strategy,
                                                   const dist_dataset_t* dataset,
@@ -218,14 +236,12 @@ dist_status_t dist_input_context_create(int32_t num_input_pipelines, int32_t inp
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(InputContext context,
                      InputContext::Create(num_input_pipelines, input_pipeline_id, num_replicas_in_sync));
-    *out = distribute::c_api::Wrap(new InputContext(context));
+    *out = new dist_input_context(std::move(context));
     return absl::OkStatus();
   });
 }
 
-void dist_input_context_destroy(dist_input_context_t* context) {
-  delete distribute::c_api::Unwrap(context);
-}
+void dist_input_context_destroy(dist_input_context_t* context) { DestroyHandle(context); }
 
 dist_status_t dist_input_context_num_input_pipelines(const dist_input_context_t* context,
                                                      int32_t* out_count) {

@@ -4,12 +4,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/util/status_macros.h"
 #include "distribute/dataset.h"
 
 using distribute::Value;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -23,7 +26,7 @@ void ClearOuts(dist_value_t** outs, int32_t count) {
 // The next element, after checking the arguments.
 absl::StatusOr<bool> Next(dist_iterator_t* iterator, dist_value_t** outs, int32_t count,
                           std::vector<Value>* values) {
-  if (iterator == nullptr) return NullArgument("iterator");
+  RETURN_IF_ERROR(CheckHandle(iterator, "iterator"));
   const int32_t components = iterator->iterator->num_components();
   if (count != components) {
     return absl::InvalidArgumentError(absl::StrCat("count is ", count, ": the dataset's elements have ",
@@ -72,6 +75,6 @@ dist_status_t dist_iterator_get_next_as_optional(dist_iterator_t* iterator, dist
   });
 }
 
-void dist_iterator_destroy(dist_iterator_t* iterator) { delete iterator; }
+void dist_iterator_destroy(dist_iterator_t* iterator) { DestroyHandle(iterator); }
 
 }  // extern "C"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/util/job_token_rules.h"
 #include "core/server/coordination_limits.h"
@@ -19,7 +20,9 @@ using distribute::Deadline;
 using distribute::Server;
 using distribute::Tensor;
 using distribute::c_api::Accessor;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -30,7 +33,7 @@ template <typename Store>
 dist_status_t SetTimeout(const char* function, dist_server_options_t* options, const char* name,
                          int64_t value_ms, Store store) {
   return Guard(function, [&]() -> absl::Status {
-    if (options == nullptr) return NullArgument("options");
+    RETURN_IF_ERROR(CheckHandle(options, "options"));
     RETURN_IF_ERROR(Server::Options::CheckTimeoutMs(name, value_ms));
     store(options->options, value_ms);
     return absl::OkStatus();
@@ -58,7 +61,7 @@ dist_status_t dist_server_options_create(dist_server_options_t** out) {
   });
 }
 
-void dist_server_options_destroy(dist_server_options_t* options) { delete options; }
+void dist_server_options_destroy(dist_server_options_t* options) { DestroyHandle(options); }
 
 dist_status_t dist_server_options_set_startup_timeout_ms(dist_server_options_t* options, int64_t timeout_ms) {
   return SetTimeout(__func__, options, "timeout_ms", timeout_ms,
@@ -79,7 +82,7 @@ dist_status_t dist_server_options_set_heartbeat_timeout_ms(dist_server_options_t
 
 dist_status_t dist_server_options_set_job_token(dist_server_options_t* options, const char* token) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (options == nullptr) return NullArgument("options");
+    RETURN_IF_ERROR(CheckHandle(options, "options"));
     const std::string value = token ? token : "";
     RETURN_IF_ERROR(distribute::ValidateJobToken("token", value));
     options->options.job_token = value;
@@ -90,7 +93,7 @@ dist_status_t dist_server_options_set_job_token(dist_server_options_t* options, 
 dist_status_t dist_server_options_set_allow_unauthenticated(dist_server_options_t* options,
                                                             int32_t allow) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (options == nullptr) return NullArgument("options");
+    RETURN_IF_ERROR(CheckHandle(options, "options"));
     if (allow != 0 && allow != 1) {
       return absl::InvalidArgumentError(absl::StrCat("allow is ", allow, ": expected 0 or 1"));
     }
@@ -102,7 +105,7 @@ dist_status_t dist_server_options_set_allow_unauthenticated(dist_server_options_
 dist_status_t dist_server_options_set_tls_files(dist_server_options_t* options, const char* cert_path,
                                                const char* key_path, const char* ca_path) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (options == nullptr) return NullArgument("options");
+    RETURN_IF_ERROR(CheckHandle(options, "options"));
     distribute::TlsFiles files{cert_path ? cert_path : "", key_path ? key_path : "", ca_path ? ca_path : ""};
     RETURN_IF_ERROR(distribute::ValidateTlsFiles(files, "cert_path", "key_path", "ca_path"));
     options->options.tls = std::move(files);
@@ -114,7 +117,8 @@ dist_status_t dist_server_create(const dist_cluster_t* cluster, const dist_serve
                                  dist_server_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (cluster == nullptr) return NullArgument("cluster");
+    RETURN_IF_ERROR(CheckHandle(cluster, "cluster"));
+    RETURN_IF_ERROR(distribute::c_api::CheckOptionalHandle(options, "options"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
                      Server::Start(cluster->spec, options == nullptr ? Server::Options{} : options->options));
@@ -132,7 +136,7 @@ dist_status_t dist_server_port(const dist_server_t* server, int32_t* out_port) {
 
 dist_status_t dist_server_stop(dist_server_t* server) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (server == nullptr) return NullArgument("server");
+    RETURN_IF_ERROR(CheckHandle(server, "server"));
     server->server->Stop();
     return absl::OkStatus();
   });
@@ -140,18 +144,18 @@ dist_status_t dist_server_stop(dist_server_t* server) {
 
 dist_status_t dist_server_join(dist_server_t* server) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (server == nullptr) return NullArgument("server");
+    RETURN_IF_ERROR(CheckHandle(server, "server"));
     server->server->Join();
     return absl::OkStatus();
   });
 }
 
-void dist_server_destroy(dist_server_t* server) { delete server; }
+void dist_server_destroy(dist_server_t* server) { DestroyHandle(server); }
 
 dist_status_t dist_server_key_value_set(dist_server_t* server, const char* key, const void* value,
                                         size_t size) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (server == nullptr) return NullArgument("server");
+    RETURN_IF_ERROR(CheckHandle(server, "server"));
     if (key == nullptr) return NullArgument("key");
     if (value == nullptr && size > 0) return NullArgument("value");
     return server->server->KeyValueSet(key, value, size);
@@ -162,7 +166,7 @@ dist_status_t dist_server_key_value_get(dist_server_t* server, const char* key, 
                                         dist_value_t** out_value) {
   ClearOut(out_value);
   return Guard(__func__, [&]() -> absl::Status {
-    if (server == nullptr) return NullArgument("server");
+    RETURN_IF_ERROR(CheckHandle(server, "server"));
     if (key == nullptr) return NullArgument("key");
     if (out_value == nullptr) return NullArgument("out_value");
     RETURN_IF_ERROR(distribute::CheckWaitTimeoutMs("timeout_ms", timeout_ms));
@@ -176,7 +180,7 @@ dist_status_t dist_server_key_value_get(dist_server_t* server, const char* key, 
 
 dist_status_t dist_server_barrier(dist_server_t* server, const char* name, int64_t timeout_ms) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (server == nullptr) return NullArgument("server");
+    RETURN_IF_ERROR(CheckHandle(server, "server"));
     if (name == nullptr) return NullArgument("name");
     RETURN_IF_ERROR(distribute::CheckWaitTimeoutMs("timeout_ms", timeout_ms));
     return server->server->coordination().Barrier(name, Deadline::AfterMs(timeout_ms));
@@ -185,7 +189,7 @@ dist_status_t dist_server_barrier(dist_server_t* server, const char* name, int64
 
 dist_status_t dist_server_peer_health(dist_server_t* server) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (server == nullptr) return NullArgument("server");
+    RETURN_IF_ERROR(CheckHandle(server, "server"));
     return server->server->coordination().PeerHealth();
   });
 }

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
+#include "core/c_api/current_context_handle.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/cluster/tf_config.h"
 #include "core/c_api/replica_fn.h"
@@ -23,7 +25,10 @@ using distribute::Strategy;
 using distribute::ThreadContext;
 using distribute::Value;
 using distribute::c_api::Accessor;
+using distribute::c_api::CheckHandle;
+using distribute::c_api::CheckOptionalHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::HandleArray;
 using distribute::c_api::NullArgument;
@@ -65,8 +70,8 @@ dist_status_t ReduceLike(const char* function, dist_strategy_t* strategy, dist_r
                                                                  const Value&)> body) {
   ClearOut(out);
   return Guard(function, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
-    if (value == nullptr) return NullArgument("value");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+    RETURN_IF_ERROR(CheckHandle(value, "value"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, OpOf(op));
     ASSIGN_OR_RETURN(Value result, body(*strategy->strategy, reduce_op, value->value));
@@ -91,8 +96,8 @@ dist_status_t ReduceTo(const char* function, dist_strategy_t* strategy, dist_red
                        absl::FunctionRef<absl::StatusOr<distribute::Destinations>()> destinations) {
   ClearOut(out);
   return Guard(function, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
-    if (value == nullptr) return NullArgument("value");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+    RETURN_IF_ERROR(CheckHandle(value, "value"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, OpOf(op));
     ASSIGN_OR_RETURN(distribute::Destinations to, destinations());
@@ -121,6 +126,7 @@ dist_status_t dist_strategy_create_mirrored(const char* const* devices, int32_t 
                                             dist_strategy_t** out) {
   return NewStrategy(__func__, out, [&]() -> absl::StatusOr<std::shared_ptr<Strategy>> {
     ASSIGN_OR_RETURN(std::vector<std::string> names, DeviceNames(devices, num_devices, "devices"));
+    RETURN_IF_ERROR(CheckOptionalHandle(cross_device_ops, "cross_device_ops"));
     std::optional<distribute::CrossDeviceOps> ops;
     if (cross_device_ops != nullptr) ops = cross_device_ops->ops;
     return Strategy::CreateMirrored(names, ops);
@@ -141,6 +147,8 @@ dist_status_t dist_strategy_create_multi_worker_mirrored(const dist_cluster_t* c
                                                         const dist_communication_options_t* options,
                                                         dist_strategy_t** out) {
   return NewStrategy(__func__, out, [&]() -> absl::StatusOr<std::shared_ptr<Strategy>> {
+    RETURN_IF_ERROR(CheckOptionalHandle(cluster, "cluster"));
+    RETURN_IF_ERROR(CheckOptionalHandle(options, "options"));
     const distribute::CommunicationOptions defaults;
     const distribute::CommunicationOptions& chosen = options != nullptr ? options->options : defaults;
     if (cluster != nullptr) return Strategy::CreateMultiWorkerMirrored(&cluster->spec, chosen);
@@ -155,7 +163,7 @@ dist_status_t dist_strategy_get_default(dist_strategy_t** out) {
   return NewStrategy(__func__, out, [] { return absl::StatusOr<std::shared_ptr<Strategy>>(Strategy::Default()); });
 }
 
-void dist_strategy_destroy(dist_strategy_t* strategy) { delete strategy; }
+void dist_strategy_destroy(dist_strategy_t* strategy) { DestroyHandle(strategy); }
 
 dist_status_t dist_strategy_kind(const dist_strategy_t* strategy, dist_strategy_kind_t* out_kind) {
   return Accessor(__func__, strategy, "strategy", out_kind, "out_kind",
@@ -205,21 +213,21 @@ dist_status_t dist_strategy_parameter_device(const dist_strategy_t* strategy, in
 
 dist_status_t dist_strategy_set_timeout_ms(dist_strategy_t* strategy, int64_t timeout_ms) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     return strategy->strategy->SetTimeoutMs(timeout_ms);
   });
 }
 
 dist_status_t dist_strategy_scope_enter(dist_strategy_t* strategy) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     return ThreadContext::Current().EnterScope(strategy->strategy);
   });
 }
 
 dist_status_t dist_strategy_scope_exit(dist_strategy_t* strategy) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     return ThreadContext::Current().ExitScope(strategy->strategy.get());
   });
 }
@@ -250,11 +258,12 @@ dist_status_t dist_in_cross_replica_context(int32_t* out_in_cross) {
 
 dist_context_t* dist_current_replica_context(void) {
   distribute::c_api::ClearLastError();
-  return distribute::c_api::Wrap(ThreadContext::Current().replica_context());
+  return distribute::c_api::CurrentContextHandle(ThreadContext::Current().replica_context());
 }
 
 dist_status_t dist_experimental_set_strategy(dist_strategy_t* strategy) {
   return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(CheckOptionalHandle(strategy, "strategy"));
     return ThreadContext::Current().SetStrategy(strategy ? strategy->strategy : nullptr);
   });
 }
@@ -275,7 +284,7 @@ dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn, v
     for (int32_t i = 0; i < num_results; ++i) results[i] = nullptr;
   }
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     if (fn == nullptr) return NullArgument("fn");
     if (num_results > 0 && results == nullptr) return NullArgument("results");
     ASSIGN_OR_RETURN(std::vector<Value> values, ValuesOf(args, num_args, "args"));
@@ -299,7 +308,7 @@ dist_status_t dist_strategy_distribute_values_from_function(dist_strategy_t* str
                                                             dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     if (fn == nullptr) return NullArgument("fn");
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(
@@ -310,11 +319,8 @@ dist_status_t dist_strategy_distribute_values_from_function(dist_strategy_t* str
               dist_value_t* component = nullptr;
               distribute::c_api::ClearLastError();
               const dist_status_t code = fn(replica_id, num_replicas, &component, user_data);
-              std::optional<Value> taken = distribute::c_api::TakeValue(component);
-              if (code != DIST_OK) {
-                return distribute::c_api::CallbackStatus(code, absl::StrCat("fn for replica ", replica_id));
-              }
-              return taken;
+              return distribute::c_api::TakeCallbackResult(
+                  code, component, absl::StrCat("fn for replica ", replica_id), "out");
             }));
     *out = new dist_value(std::move(value));
     return absl::OkStatus();
@@ -325,8 +331,8 @@ dist_status_t dist_strategy_value_container(dist_strategy_t* strategy, const dis
                                             dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
-    if (value == nullptr) return NullArgument("value");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+    RETURN_IF_ERROR(CheckHandle(value, "value"));
     if (out == nullptr) return NullArgument("out");
     *out = new dist_value(distribute::ValueContainer(value->value));
     return absl::OkStatus();
@@ -337,11 +343,13 @@ dist_status_t dist_strategy_join_replica(dist_strategy_t* strategy, int32_t repl
                                          dist_context_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(std::unique_ptr<distribute::ReplicaContext> context,
                      strategy->strategy->JoinReplica(replica_id));
-    *out = distribute::c_api::Wrap(context.release());
+    auto* handle = new dist_context(std::move(context));
+    distribute::c_api::SetJoinedContextHandle(handle);
+    *out = handle;
     return absl::OkStatus();
   });
 }
@@ -376,7 +384,7 @@ dist_status_t dist_strategy_reduce_to(dist_strategy_t* strategy, dist_reduce_op_
                                       dist_value_t** out) {
   return ReduceTo(__func__, strategy, op, value, out,
                   [&]() -> absl::StatusOr<distribute::Destinations> {
-                    if (destinations == nullptr) return NullArgument("destinations");
+                    RETURN_IF_ERROR(CheckHandle(destinations, "destinations"));
                     return distribute::DestinationsOf(destinations->value);
                   });
 }
@@ -399,7 +407,7 @@ dist_status_t dist_strategy_batch_reduce_to(dist_strategy_t* strategy, dist_redu
     for (int32_t i = 0; i < count; ++i) outs[i] = nullptr;
   }
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     if (count < 1) return absl::InvalidArgumentError(absl::StrCat("count is ", count, ": expected >= 1"));
     if (outs == nullptr) return NullArgument("outs");
     ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, OpOf(op));
@@ -423,8 +431,8 @@ dist_status_t dist_strategy_update(dist_strategy_t* strategy, dist_value_t* vari
                                    dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
-    if (variable == nullptr) return NullArgument("variable");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+    RETURN_IF_ERROR(CheckHandle(variable, "variable"));
     if (fn == nullptr) return NullArgument("fn");
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(std::vector<Value> values, ValuesOf(args, num_args, "args"));
@@ -435,14 +443,13 @@ dist_status_t dist_strategy_update(dist_strategy_t* strategy, dist_value_t* vari
             [&](const Value& target, std::span<const Value> unwrapped)
                 -> absl::StatusOr<std::optional<Value>> {
               dist_value target_handle(target);
+              target_handle.MarkBorrowed();
               HandleArray arg_handles(unwrapped);
               dist_value_t* produced = nullptr;
               distribute::c_api::ClearLastError();
               const dist_status_t code = fn(&target_handle, arg_handles.data(), arg_handles.size(),
                                             &produced, user_data);
-              std::optional<Value> taken = distribute::c_api::TakeValue(produced);
-              if (code != DIST_OK) return distribute::c_api::CallbackStatus(code, "fn");
-              return taken;
+              return distribute::c_api::TakeCallbackResult(code, produced, "fn", "out");
             },
             values, group != 0));
     if (result.has_value()) *out = new dist_value(std::move(*result));
@@ -453,15 +460,15 @@ dist_status_t dist_strategy_update(dist_strategy_t* strategy, dist_value_t* vari
 dist_status_t dist_strategy_colocate_vars_with_enter(dist_strategy_t* strategy,
                                                      const dist_value_t* variable) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
-    if (variable == nullptr) return NullArgument("variable");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+    RETURN_IF_ERROR(CheckHandle(variable, "variable"));
     return distribute::ColocateVarsWithEnter(*strategy->strategy, variable->value);
   });
 }
 
 dist_status_t dist_strategy_colocate_vars_with_exit(dist_strategy_t* strategy) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     return ThreadContext::Current().ColocateExit(strategy->strategy.get());
   });
 }
@@ -471,8 +478,8 @@ dist_status_t dist_strategy_variable_created_in_scope(const dist_strategy_t* str
                                                       int32_t* out_created) {
   ClearOut(out_created);
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
-    if (variable == nullptr) return NullArgument("variable");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
+    RETURN_IF_ERROR(CheckHandle(variable, "variable"));
     if (out_created == nullptr) return NullArgument("out_created");
     ASSIGN_OR_RETURN(const bool created,
                      distribute::VariableCreatedInScope(*strategy->strategy, variable->value));
@@ -487,7 +494,7 @@ extern "C" {
 
 dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy, const char* path) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     if (path == nullptr) return NullArgument("path");
     return distribute::SaveVariables(*strategy->strategy, path);
   });
@@ -495,7 +502,7 @@ dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy, const char
 
 dist_status_t dist_strategy_restore_variables(dist_strategy_t* strategy, const char* path) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (strategy == nullptr) return NullArgument("strategy");
+    RETURN_IF_ERROR(CheckHandle(strategy, "strategy"));
     if (path == nullptr) return NullArgument("path");
     return distribute::RestoreVariables(*strategy->strategy, path);
   });

@@ -13,6 +13,7 @@
 
 using distribute::Tensor;
 using distribute::c_api::Accessor;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
@@ -118,7 +119,7 @@ dist_status_t dist_tensor_rank(const dist_value_t* tensor, int32_t* out_rank) {
 
 dist_status_t dist_tensor_shape(const dist_value_t* tensor, int64_t* out_dims, int32_t capacity) {
   return Guard(__func__, [&]() -> absl::Status {
-    if (tensor == nullptr) return NullArgument("tensor");
+    RETURN_IF_ERROR(CheckHandle(tensor, "tensor"));
     ASSIGN_OR_RETURN(const Tensor* t, tensor->value.AsTensor());
     const int32_t rank = t->shape().rank();
     if (capacity < rank) {
@@ -154,7 +155,7 @@ dist_status_t dist_tensor_copy_to_device(const dist_value_t* tensor, const char*
                                          dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (tensor == nullptr) return NullArgument("tensor");
+    RETURN_IF_ERROR(CheckHandle(tensor, "tensor"));
     if (device == nullptr) return NullArgument("device");
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(const Tensor* t, tensor->value.AsTensor());

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
+#include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/util/status_macros.h"
 #include "distribute/value.h"
@@ -10,7 +11,9 @@
 using distribute::Tensor;
 using distribute::Value;
 using distribute::c_api::Accessor;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::DestroyHandle;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -26,7 +29,7 @@ absl::StatusOr<std::vector<Tensor>> TensorsOf(const dist_value_t* const* compone
   std::vector<Tensor> tensors;
   tensors.reserve(static_cast<size_t>(count));
   for (int32_t i = 0; i < count; ++i) {
-    if (components[i] == nullptr) return NullArgument(absl::StrCat("components[", i, "]"));
+    RETURN_IF_ERROR(CheckHandle(components[i], absl::StrCat("components[", i, "]")));
     auto tensor = components[i]->value.AsTensor();
     if (!tensor.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("components[", i, "]: ", tensor.status().message()));
@@ -59,7 +62,7 @@ dist_status_t dist_value_num_components(const dist_value_t* value, int32_t* out_
 dist_status_t dist_value_component(const dist_value_t* value, int32_t index, dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (value == nullptr) return NullArgument("value");
+    RETURN_IF_ERROR(CheckHandle(value, "value"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(Value component, value->value.Component(index));
     *out = new dist_value(std::move(component));
@@ -71,7 +74,7 @@ dist_status_t dist_value_component_tensor(const dist_value_t* value, int32_t ind
                                           dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (value == nullptr) return NullArgument("value");
+    RETURN_IF_ERROR(CheckHandle(value, "value"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(Tensor snapshot, value->value.ComponentSnapshot(index));
     *out = new dist_value(Value(std::move(snapshot)));
@@ -103,6 +106,6 @@ dist_status_t dist_value_create_mirrored(const dist_value_t* const* components, 
   });
 }
 
-void dist_value_destroy(dist_value_t* value) { delete value; }
+void dist_value_destroy(dist_value_t* value) { DestroyHandle(value); }
 
 }  // extern "C"

@@ -16,11 +16,13 @@
 
 namespace distribute::c_api {
 
-// The values behind `handles` (count entries; NULL allowed when count is 0).
+// The values behind `handles` (count entries; NULL allowed when count is 0), each checked
+// to be a live dist_value_t.
 absl::StatusOr<std::vector<Value>> ValuesOf(const dist_value_t* const* handles, int32_t count,
                                             absl::string_view name);
 
-// Owned handles for `values`, and the pointer array a callback receives.
+// Handles for `values` that the library lends to a callback (marked borrowed, so the
+// callback can neither destroy them nor hand them back as results), and their array.
 class HandleArray {
  public:
   explicit HandleArray(std::span<const Value> values);
@@ -32,8 +34,22 @@ class HandleArray {
   std::vector<const dist_value_t*> pointers_;
 };
 
-// Takes ownership of a value a callback stored (NULL: nothing).
-std::optional<Value> TakeValue(dist_value_t* handle);
+// Takes ownership of a value a callback stored in `slot` (NULL: nothing), and destroys
+// the handle. A handle the callback does not own (borrowed, destroyed, of another type)
+// is left alone and is InvalidArgument naming `slot`.
+absl::StatusOr<std::optional<Value>> TakeValue(dist_value_t* handle, absl::string_view slot);
+
+// TakeValue for every slot (named "<slot_name>[i]"), each set to NULL: all of them, even
+// after a bad one, so that nothing the callback owned leaks. Returns the first slot's
+// error; `values` gets one entry per slot.
+absl::Status TakeValues(std::span<dist_value_t*> slots, absl::string_view slot_name,
+                        std::vector<std::optional<Value>>& values);
+
+// What a callback that returned `code` and stored `produced` in its out-parameter `slot`
+// gives: its failure (the value, if any, is dropped), a bad handle in the slot, or the value.
+absl::StatusOr<std::optional<Value>> TakeCallbackResult(dist_status_t code, dist_value_t* produced,
+                                                        absl::string_view who,
+                                                        absl::string_view slot);
 
 // The status a C callback returned, with this thread's last error message (set by the
 // dist_ call that failed inside the callback) or a generic one naming `who`.

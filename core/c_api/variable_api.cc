@@ -9,6 +9,7 @@
 using distribute::AssignKind;
 using distribute::Value;
 using distribute::Variable;
+using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
@@ -16,7 +17,7 @@ using distribute::c_api::NullArgument;
 namespace {
 
 absl::StatusOr<const Variable*> VariableOf(const dist_value_t* value) {
-  if (value == nullptr) return NullArgument("variable");
+  RETURN_IF_ERROR(CheckHandle(value, "variable"));
   if (!value->value.is_variable()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "variable is a ", distribute::ValueKindName(value->value.kind()), ", not a variable"));
@@ -40,7 +41,7 @@ dist_status_t Assign(const char* function, dist_value_t* variable, const dist_va
                      AssignKind kind) {
   return Guard(function, [&]() -> absl::Status {
     RETURN_IF_ERROR(VariableOf(variable).status());
-    if (value == nullptr) return NullArgument("value");
+    RETURN_IF_ERROR(CheckHandle(value, "value"));
     return distribute::AssignVariable(variable->value, value->value, kind);
   });
 }
@@ -55,7 +56,7 @@ dist_status_t dist_variable_create(const dist_value_t* initial_value,
                                    dist_value_t** out) {
   ClearOut(out);
   return Guard(__func__, [&]() -> absl::Status {
-    if (initial_value == nullptr) return NullArgument("initial_value");
+    RETURN_IF_ERROR(CheckHandle(initial_value, "initial_value"));
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(const distribute::Tensor* initial, initial_value->value.AsTensor());
     ASSIGN_OR_RETURN(distribute::VariableSync sync, distribute::VariableSyncFromInt(synchronization));

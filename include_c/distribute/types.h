@@ -4,7 +4,18 @@
  * `**out` parameter is owned by the caller and released with its type's
  * dist_<object>_destroy(), which accepts NULL; borrowed handles are only ever return
  * values (see distribute.h). Children keep their parents alive, so handles may be
- * destroyed in any order. */
+ * destroyed in any order.
+ *
+ * Misuse detection (after sqlite's): every handle carries its type, checked on each call
+ * that takes it. A handle of another type (a dataset passed as a strategy), a handle
+ * destroyed recently, and, from a callback, a result the callback does not own (one of
+ * its arguments, or the strategy merge_call lent it) give DIST_INVALID_ARGUMENT naming the
+ * argument and the expected type ("argument 'strategy' is not a dist_strategy_t (it is a
+ * dist_dataset_t)", "argument 'strategy' was destroyed") and change nothing; the destroy
+ * functions do nothing for such a handle. The library keeps the memory of the last few
+ * hundred destroyed handles unreused for this; a use after destroy once that memory has
+ * been reused, and any pointer that is not a handle at all, are still undefined behaviour.
+ * Destroying a handle the library lent to a callback does nothing. */
 #ifndef DISTRIBUTE_TYPES_H_
 #define DISTRIBUTE_TYPES_H_
 

@@ -55,8 +55,11 @@ void CheckConsistent(const distribute::ClusterSpec& spec) {
   const Job type = *spec.task_type();
   const int32_t index = *spec.task_index();
   if (!spec.task_address(distribute::JobName(type), index).ok()) Fail("the current task is not in the cluster");
+  // TF's multi_worker_util.is_chief: the chief, else worker 0 when there is no chief; an
+  // evaluator is the chief of its own cluster of evaluators.
   const bool expected_chief =
-      type == Job::kChief || (type == Job::kWorker && index == 0 && spec.num_tasks(Job::kChief) == 0);
+      type == Job::kChief || type == Job::kEvaluator ||
+      (type == Job::kWorker && index == 0 && spec.num_tasks(Job::kChief) == 0);
   Check(*spec.is_chief() == expected_chief, "is_chief breaks the chief rule");
 
   const absl::Status set = rebuilt.SetTask(distribute::JobName(type), index);
