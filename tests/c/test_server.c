@@ -224,7 +224,7 @@ static void test_a_live_task_is_never_replaced(void** state) {
   worker = start(ports, 2, 1, NULL);
   impostor_ports[0] = ports[0];
   impostor_ports[1] = ports[2];
-  cluster = workers(impostor_ports, 2, 1);
+  cluster = dt_loopback_workers(impostor_ports, 2, 1);
   DT_ERR(dist_server_create(cluster, NULL, &second), DIST_ALREADY_EXISTS, "dist_server_create",
          "already registered by a live incarnation");
   assert_null(second);
