@@ -16,12 +16,13 @@ UpdateFunction AdagradUpdate() {
   f.slots = {{"accumulator", 0.1, "initial_accumulator_value"}};
   f.hyperparameters = {
       {"learning_rate", 0.001}, {"initial_accumulator_value", 0.1}, {"epsilon", 1e-7}};
-  f.apply = [](const UpdateCall& call) -> absl::Status {
-    const double initial = call.hyperparameters.at("initial_accumulator_value");
-    if (initial < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "adagrad: initial_accumulator_value must be non-negative, got ", initial));
-    }
+  f.check_hyperparameters = [](const Hyperparameters& hyperparameters) {
+    const double initial = hyperparameters.at("initial_accumulator_value");
+    if (initial >= 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "adagrad: initial_accumulator_value must be non-negative, got ", initial));
+  };
+  f.apply = [](const UpdateCall& call) {
     const double lr = call.hyperparameters.at("learning_rate");
     const double epsilon = call.hyperparameters.at("epsilon");
     return RunFloatingKernel(call, [=](auto* const* state, const auto* const* args, size_t n) {

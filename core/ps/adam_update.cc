@@ -19,13 +19,15 @@ UpdateFunction AdamUpdate() {
   f.slots = {{"m", 0.0, ""}, {"v", 0.0, ""}};
   f.hyperparameters = {{"learning_rate", 0.001}, {"beta_1", 0.9},   {"beta_2", 0.999},
                        {"epsilon", 1e-7},        {"step", std::nullopt}};
-  f.apply = [](const UpdateCall& call) -> absl::Status {
-    const double step = call.hyperparameters.at("step");
+  f.check_hyperparameters = [](const Hyperparameters& hyperparameters) {
+    const double step = hyperparameters.at("step");
     // A step below 1 makes 1 - beta_1^t zero or meaningless.
-    if (step < 1 || step != std::floor(step)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("adam: step must be a whole number of at least 1, got ", step));
-    }
+    if (step >= 1 && step == std::floor(step)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("adam: step must be a whole number of at least 1, got ", step));
+  };
+  f.apply = [](const UpdateCall& call) {
+    const double step = call.hyperparameters.at("step");
     const double lr = call.hyperparameters.at("learning_rate");
     const double beta_1 = call.hyperparameters.at("beta_1");
     const double beta_2 = call.hyperparameters.at("beta_2");

@@ -57,8 +57,12 @@ struct UpdateCall {
 struct UpdateFunction {
   // Runs with the locks of the variable and its slots held: it must not call back into the
   // store (that would wait on itself). It must check what the declaration cannot express
-  // before it writes anything, and write nothing when it fails.
+  // before it writes anything, and write nothing when it fails (value checks belong in
+  // check_hyperparameters, which runs before the slots are made).
   std::function<absl::Status(const UpdateCall&)> apply;
+  // Optional: checks the resolved hyperparameters' values (a step below 1, a negative
+  // initial accumulator) before anything is created or written.
+  std::function<absl::Status(const Hyperparameters&)> check_hyperparameters;
   std::vector<SlotSpec> slots;
   int32_t num_arguments = 0;
   std::vector<HyperparameterSpec> hyperparameters;

@@ -240,6 +240,7 @@ absl::Status VariableStore::ApplyUpdate(absl::string_view name, absl::string_vie
   }
   ASSIGN_OR_RETURN(const Hyperparameters resolved,
                    ResolveHyperparameters(function_name, function->hyperparameters, hyperparameters));
+  if (function->check_hyperparameters) RETURN_IF_ERROR(function->check_hyperparameters(resolved));
   ASSIGN_OR_RETURN(const std::vector<EntryPtr> slots, EnsureSlots(entry, *function, resolved));
 
   std::vector<Entry*> lock_order = {entry.get()};
