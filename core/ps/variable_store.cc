@@ -185,7 +185,8 @@ absl::StatusOr<std::vector<VariableStore::EntryPtr>> VariableStore::EnsureSlots(
     slots[i] = slot;
   }
   if (missing == 0) return slots;
-  const uint64_t slot_bytes = variable->value.byte_size();
+  const uint64_t slot_bytes =
+      static_cast<uint64_t>(variable->shape.num_elements()) * DTypeSize(variable->dtype);
   RETURN_IF_ERROR(CheckRoom(names.front(), slot_bytes * static_cast<uint64_t>(missing), missing));
   // Allocate every missing slot before inserting any, so that a failure leaves none behind.
   for (size_t i = 0; i < names.size(); ++i) {

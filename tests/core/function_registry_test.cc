@@ -116,7 +116,9 @@ TEST(FunctionRegistryTest, ConcurrentRegistrationsAndLookups) {
         const std::string name = "t" + std::to_string(t) + "_" + std::to_string(i);
         EXPECT_TRUE(IsOk(registry.Register(name, Noop())));
         EXPECT_TRUE(IsOk(registry.Lookup(name)));
-        if (i % 2 == 1) EXPECT_TRUE(IsOk(registry.Unregister(name)));
+        if (i % 2 == 1) {
+          EXPECT_TRUE(IsOk(registry.Unregister(name)));
+        }
       }
     });
   }
