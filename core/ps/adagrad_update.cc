@@ -23,18 +23,14 @@ UpdateFunction AdagradUpdate() {
         "adagrad: initial_accumulator_value must be non-negative, got ", initial));
   };
   f.apply = [](const UpdateCall& call) {
-    const double lr = call.hyperparameters.at("learning_rate");
-    const double epsilon = call.hyperparameters.at("epsilon");
-    return RunFloatingKernel(call, [=](auto* const* state, const auto* const* args, size_t n) {
-      using T = std::remove_cvref_t<decltype(**state)>;
-      T* var = state[0];
-      T* accum = state[1];
-      const T* grad = args[0];
-      const T rate = static_cast<T>(lr);
-      const T eps = static_cast<T>(epsilon);
-      for (size_t i = 0; i < n; ++i) {
-        accum[i] += grad[i] * grad[i];
-        var[i] -= grad[i] * rate / (std::sqrt(accum[i]) + eps);
+    return RunFloatingKernel(call, [](const auto& s) {
+      const auto rate = s.Hyper("learning_rate");
+      const auto eps = s.Hyper("epsilon");
+      auto* accum = s.slots[0];
+      for (size_t i = 0; i < s.count; ++i) {
+        const auto g = s.gradient[i];
+        accum[i] += g * g;
+        s.var[i] -= g * rate / (std::sqrt(accum[i]) + eps);
       }
     });
   };

@@ -5,6 +5,7 @@
 //   var -= alpha * m / (sqrt(v) + epsilon)
 // The slots are Keras's "m" and "v".
 #include <cmath>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "core/ps/builtin_updates.h"
@@ -27,27 +28,21 @@ UpdateFunction AdamUpdate() {
         absl::StrCat("adam: step must be a whole number of at least 1, got ", step));
   };
   f.apply = [](const UpdateCall& call) {
-    const double step = call.hyperparameters.at("step");
-    const double lr = call.hyperparameters.at("learning_rate");
-    const double beta_1 = call.hyperparameters.at("beta_1");
-    const double beta_2 = call.hyperparameters.at("beta_2");
-    const double epsilon = call.hyperparameters.at("epsilon");
-    return RunFloatingKernel(call, [=](auto* const* state, const auto* const* args, size_t n) {
-      using T = std::remove_cvref_t<decltype(**state)>;
-      T* var = state[0];
-      T* m = state[1];
-      T* v = state[2];
-      const T* grad = args[0];
-      const T b1 = static_cast<T>(beta_1);
-      const T b2 = static_cast<T>(beta_2);
-      const T b1_power = std::pow(b1, static_cast<T>(step));
-      const T b2_power = std::pow(b2, static_cast<T>(step));
-      const T alpha = static_cast<T>(lr) * std::sqrt(T(1) - b2_power) / (T(1) - b1_power);
-      const T eps = static_cast<T>(epsilon);
-      for (size_t i = 0; i < n; ++i) {
-        m[i] += (grad[i] - m[i]) * (T(1) - b1);
-        v[i] += (grad[i] * grad[i] - v[i]) * (T(1) - b2);
-        var[i] -= (m[i] * alpha) / (std::sqrt(v[i]) + eps);
+    return RunFloatingKernel(call, [](const auto& s) {
+      using T = std::remove_cvref_t<decltype(*s.var)>;
+      const T b1 = s.Hyper("beta_1");
+      const T b2 = s.Hyper("beta_2");
+      const T step = s.Hyper("step");
+      const T alpha =
+          s.Hyper("learning_rate") * std::sqrt(T(1) - std::pow(b2, step)) / (T(1) - std::pow(b1, step));
+      const T eps = s.Hyper("epsilon");
+      T* m = s.slots[0];
+      T* v = s.slots[1];
+      for (size_t i = 0; i < s.count; ++i) {
+        const T g = s.gradient[i];
+        m[i] += (g - m[i]) * (T(1) - b1);
+        v[i] += (g * g - v[i]) * (T(1) - b2);
+        s.var[i] -= (m[i] * alpha) / (std::sqrt(v[i]) + eps);
       }
     });
   };

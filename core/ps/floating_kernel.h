@@ -1,9 +1,9 @@
 // Running an element-wise optimizer step on the state of an update call in the variable's
 // floating-point dtype: float32 and float64 in place, float16 and bfloat16 widened to
 // float32 for the arithmetic and rounded back once at the end (as TF's CPU kernels for
-// half types compute). The kernel is a generic callable
-//   kernel(T* const* state, const T* const* arguments, size_t count)
-// where state[0] is the variable, state[1..] its slots and arguments the call's tensors.
+// half types compute). The kernel is a generic callable taking a FloatingState<T>: the
+// variable, its slots (in the function's slot order), the gradient (the call's one
+// argument) and the call's hyperparameters in the compute type (Hyper("learning_rate")).
 #ifndef DISTRIBUTE_CORE_PS_FLOATING_KERNEL_H_
 #define DISTRIBUTE_CORE_PS_FLOATING_KERNEL_H_
 
@@ -30,40 +30,51 @@ void NarrowFromFloat(DType dtype, const float* source, void* out, size_t count);
 // truncated, 16-bit floats rounded to nearest even for the 16-bit floats): how a slot gets its initial value.
 void FillTensor(const Tensor& tensor, double value);
 
+template <typename T>
+struct FloatingState {
+  T* var;
+  std::vector<T*> slots;
+  const T* gradient;
+  size_t count;  // elements of each
+  const Hyperparameters* hyperparameters;  // resolved: every declared name is present
+
+  // Hyperparameter `name` in the compute type.
+  T Hyper(absl::string_view name) const { return static_cast<T>(hyperparameters->find(name)->second); }
+};
+
 namespace internal {
 
 template <typename T, typename Kernel>
 void RunInPlace(const UpdateCall& call, size_t count, Kernel& kernel) {
-  std::vector<T*> state;
-  for (const Tensor& t : call.variables) state.push_back(static_cast<T*>(t.data()));
-  std::vector<const T*> arguments;
-  for (const Tensor& t : call.arguments) arguments.push_back(static_cast<const T*>(t.data()));
-  kernel(state.data(), arguments.data(), count);
+  FloatingState<T> state{static_cast<T*>(call.variables[0].data()), {},
+                         static_cast<const T*>(call.arguments[0].data()), count,
+                         &call.hyperparameters};
+  for (const Tensor& slot : call.variables.subspan(1)) state.slots.push_back(static_cast<T*>(slot.data()));
+  kernel(state);
 }
 
 template <typename Kernel>
 void RunWidened(const UpdateCall& call, DType dtype, size_t count, Kernel& kernel) {
-  std::vector<std::vector<float>> state(call.variables.size(), std::vector<float>(count));
-  std::vector<std::vector<float>> arguments(call.arguments.size(), std::vector<float>(count));
-  std::vector<float*> state_data;
-  std::vector<const float*> argument_data;
-  for (size_t i = 0; i < state.size(); ++i) {
-    WidenToFloat(dtype, call.variables[i].data(), state[i].data(), count);
-    state_data.push_back(state[i].data());
+  // widened[0] is the variable, then the slots, then the gradient.
+  std::vector<std::vector<float>> widened(call.variables.size() + 1, std::vector<float>(count));
+  for (size_t i = 0; i < call.variables.size(); ++i) {
+    WidenToFloat(dtype, call.variables[i].data(), widened[i].data(), count);
   }
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    WidenToFloat(dtype, call.arguments[i].data(), arguments[i].data(), count);
-    argument_data.push_back(arguments[i].data());
-  }
-  kernel(state_data.data(), argument_data.data(), count);
-  for (size_t i = 0; i < state.size(); ++i) {
-    NarrowFromFloat(dtype, state[i].data(), call.variables[i].data(), count);
+  WidenToFloat(dtype, call.arguments[0].data(), widened.back().data(), count);
+  FloatingState<float> state{widened[0].data(), {}, widened.back().data(), count,
+                             &call.hyperparameters};
+  for (size_t i = 1; i < call.variables.size(); ++i) state.slots.push_back(widened[i].data());
+  kernel(state);
+  for (size_t i = 0; i < call.variables.size(); ++i) {
+    NarrowFromFloat(dtype, widened[i].data(), call.variables[i].data(), count);
   }
 }
 
 }  // namespace internal
 
-// InvalidArgument, changing nothing, when the variable is not of a FloatingDTypes() dtype.
+// The call must have one argument (checked by the store against the function's
+// declaration). InvalidArgument, changing nothing, when the variable is not of a
+// FloatingDTypes() dtype.
 template <typename Kernel>
 absl::Status RunFloatingKernel(const UpdateCall& call, Kernel kernel) {
   const DType dtype = call.variables[0].dtype();

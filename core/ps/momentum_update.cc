@@ -13,21 +13,16 @@ UpdateFunction MomentumUpdate(bool use_nesterov) {
   f.slots = {{"momentum", 0.0, ""}};
   f.hyperparameters = {{"learning_rate", std::nullopt}, {"momentum", std::nullopt}};
   f.apply = [use_nesterov](const UpdateCall& call) {
-    const double lr = call.hyperparameters.at("learning_rate");
-    const double momentum = call.hyperparameters.at("momentum");
-    return RunFloatingKernel(call, [=](auto* const* state, const auto* const* args, size_t n) {
-      using T = std::remove_cvref_t<decltype(**state)>;
-      T* var = state[0];
-      T* accum = state[1];
-      const T* grad = args[0];
-      const T rate = static_cast<T>(lr);
-      const T mu = static_cast<T>(momentum);
-      for (size_t i = 0; i < n; ++i) {
-        accum[i] = accum[i] * mu + grad[i];
+    return RunFloatingKernel(call, [use_nesterov](const auto& s) {
+      const auto rate = s.Hyper("learning_rate");
+      const auto mu = s.Hyper("momentum");
+      auto* accum = s.slots[0];
+      for (size_t i = 0; i < s.count; ++i) {
+        accum[i] = accum[i] * mu + s.gradient[i];
         if (use_nesterov) {
-          var[i] -= grad[i] * rate + accum[i] * mu * rate;
+          s.var[i] -= s.gradient[i] * rate + accum[i] * mu * rate;
         } else {
-          var[i] -= accum[i] * rate;
+          s.var[i] -= accum[i] * rate;
         }
       }
     });

@@ -64,30 +64,18 @@ absl::StatusOr<int64_t> VariableAxisSizeCount(const Partitioner& p, DType dtype,
 }  // namespace
 
 Partitioner Partitioner::FixedSize(int64_t num_shards, int32_t axis) {
-  Partitioner p;
-  p.kind = PartitionerKind::kFixedSize;
-  p.num_shards = num_shards;
-  p.axis = axis;
-  return p;
+  return {.kind = PartitionerKind::kFixedSize, .axis = axis, .num_shards = num_shards};
 }
 
 Partitioner Partitioner::MinMax(int64_t max_partitions, int32_t axis, int64_t min_slice_size) {
-  Partitioner p;
-  p.kind = PartitionerKind::kMinMax;
-  p.max_partitions = max_partitions;
-  p.axis = axis;
-  p.min_slice_size = min_slice_size;
-  return p;
+  return {.kind = PartitionerKind::kMinMax, .axis = axis, .max_partitions = max_partitions,
+          .min_slice_size = min_slice_size};
 }
 
 Partitioner Partitioner::VariableAxisSize(int64_t max_shard_bytes, int32_t axis,
                                           int64_t max_shards) {
-  Partitioner p;
-  p.kind = PartitionerKind::kVariableAxisSize;
-  p.max_shard_bytes = max_shard_bytes;
-  p.axis = axis;
-  p.max_shards = max_shards;
-  return p;
+  return {.kind = PartitionerKind::kVariableAxisSize, .axis = axis,
+          .max_shard_bytes = max_shard_bytes, .max_shards = max_shards};
 }
 
 std::string PartitionerName(const Partitioner& p) {

@@ -10,13 +10,9 @@ UpdateFunction SgdUpdate() {
   f.dtypes = FloatingDTypes();
   f.hyperparameters = {{"learning_rate", 0.01}};
   f.apply = [](const UpdateCall& call) {
-    const double lr = call.hyperparameters.at("learning_rate");
-    return RunFloatingKernel(call, [lr](auto* const* state, const auto* const* args, size_t n) {
-      using T = std::remove_cvref_t<decltype(**state)>;
-      T* var = state[0];
-      const T* grad = args[0];
-      const T rate = static_cast<T>(lr);
-      for (size_t i = 0; i < n; ++i) var[i] -= grad[i] * rate;
+    return RunFloatingKernel(call, [](const auto& s) {
+      const auto rate = s.Hyper("learning_rate");
+      for (size_t i = 0; i < s.count; ++i) s.var[i] -= s.gradient[i] * rate;
     });
   };
   return f;

@@ -5,33 +5,18 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/ps/host_tensors.h"
 #include "core/tensor/concatenate.h"
 #include "core/util/status_macros.h"
 
 namespace distribute::ps {
 namespace {
 
-constexpr absl::string_view kHost = "CPU:0";
-
-// A tensor whose bytes the CPU can read: itself, or a host copy of device memory.
-absl::StatusOr<Tensor> OnHost(const Tensor& tensor) {
-  if (tensor.device().type == DeviceType::kCpu) return tensor;
-  return tensor.CopyTo(kHost);
-}
-
 // Elements before the axis (the "outer" count of a [outer, rows, inner] view).
 int64_t OuterCount(const Shape& shape, int32_t axis) {
   int64_t outer = 1;
   for (int32_t i = 0; i < axis; ++i) outer *= shape.dim(i);
   return outer;
-}
-
-absl::StatusOr<Tensor> NewHostTensor(DType dtype, const Shape& shape) {
-  Tensor::Description desc;
-  desc.dtype = static_cast<int32_t>(dtype);
-  desc.dims = shape.dims();
-  desc.device = kHost;
-  return Tensor::Create(desc, nullptr);  // zero-filled, then overwritten
 }
 
 // A layout made by hand rather than by LayoutShards must still tile the axis exactly.

@@ -7,19 +7,12 @@
 #include "core/collective/reduce_kernels.h"
 #include "core/ps/arrival_order_mutex.h"
 #include "core/ps/floating_kernel.h"
+#include "core/ps/host_tensors.h"
 #include "core/ps/names.h"
 #include "core/util/status_macros.h"
 
 namespace distribute::ps {
 namespace {
-
-constexpr absl::string_view kHost = "CPU:0";
-
-// A tensor whose bytes the CPU can read: itself, or a host copy of device memory.
-absl::StatusOr<Tensor> OnHost(const Tensor& tensor) {
-  if (tensor.device().type == DeviceType::kCpu) return tensor;
-  return tensor.CopyTo(kHost);
-}
 
 std::string Describe(DType dtype, const Shape& shape) {
   return absl::StrCat(DTypeName(dtype), " ", shape.ToString());
@@ -91,7 +84,7 @@ absl::StatusOr<VariableStore::Creation> VariableStore::CreateIfAbsent(absl::stri
       RETURN_IF_ERROR(CheckRoom(name, initial.byte_size(), 1));
       // The copy is made under the index lock so that two creators cannot both pass the
       // bounds check; creations are rare next to updates, which never take this lock long.
-      ASSIGN_OR_RETURN(Tensor owned, initial.CopyTo(kHost));
+      ASSIGN_OR_RETURN(Tensor owned, initial.CopyTo(kHostDevice));
       entries_.emplace(std::string(name), std::make_shared<Entry>(std::string(name), "", owned));
       bytes_ += initial.byte_size();
       return Creation{true, initial};
@@ -109,14 +102,14 @@ absl::StatusOr<VariableStore::Creation> VariableStore::CreateIfAbsent(absl::stri
         ": the same name means the same variable"));
   }
   ArrivalOrderLock lock(&existing->mu);
-  ASSIGN_OR_RETURN(Tensor current, existing->value.CopyTo(kHost));
+  ASSIGN_OR_RETURN(Tensor current, existing->value.CopyTo(kHostDevice));
   return Creation{false, std::move(current)};
 }
 
 absl::StatusOr<Tensor> VariableStore::Read(absl::string_view name) const {
   ASSIGN_OR_RETURN(const EntryPtr entry, Find(name));
   ArrivalOrderLock lock(&entry->mu);
-  return entry->value.CopyTo(kHost);
+  return entry->value.CopyTo(kHostDevice);
 }
 
 absl::Status VariableStore::Assign(absl::string_view name, const Tensor& value) {
@@ -191,11 +184,7 @@ absl::StatusOr<std::vector<VariableStore::EntryPtr>> VariableStore::EnsureSlots(
   // Allocate every missing slot before inserting any, so that a failure leaves none behind.
   for (size_t i = 0; i < names.size(); ++i) {
     if (slots[i] != nullptr) continue;
-    Tensor::Description desc;
-    desc.dtype = static_cast<int32_t>(variable->dtype);
-    desc.dims = variable->shape.dims();
-    desc.device = kHost;
-    ASSIGN_OR_RETURN(Tensor initial, Tensor::Create(desc, nullptr));
+    ASSIGN_OR_RETURN(Tensor initial, NewHostTensor(variable->dtype, variable->shape));
     const SlotSpec& spec = function.slots[i];
     FillTensor(initial, spec.initial_value_hyperparameter.empty()
                             ? spec.initial_value

@@ -18,11 +18,11 @@
 namespace distribute::ps {
 namespace {
 
+using ::distribute::testing::FloatsOf;
 using ::distribute::testing::HasError;
 using ::distribute::testing::IsHalfLike;
 using ::distribute::testing::IsOk;
 using ::distribute::testing::LoadFloat;
-using ::distribute::testing::NumElements;
 using ::distribute::testing::RoundFloatTo;
 using ::distribute::testing::StoreFloat;
 using ::distribute::testing::ZeroTensor;
@@ -48,10 +48,7 @@ Tensor Make(DType dtype, const std::vector<double>& values) {
 std::vector<double> Values(const VariableStore& store, const std::string& name) {
   absl::StatusOr<Tensor> t = store.Read(name);
   EXPECT_TRUE(IsOk(t)) << name;
-  std::vector<double> out;
-  if (!t.ok()) return out;
-  for (size_t i = 0; i < NumElements(*t); ++i) out.push_back(LoadFloat(t->dtype(), t->data(), i));
-  return out;
+  return t.ok() ? FloatsOf(*t) : std::vector<double>{};
 }
 
 // Reference state of one element: the variable and up to two slots.

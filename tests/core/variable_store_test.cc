@@ -19,11 +19,10 @@
 namespace distribute::ps {
 namespace {
 
+using ::distribute::testing::FloatsOf;
 using ::distribute::testing::HasError;
+using ::distribute::testing::IntsOf;
 using ::distribute::testing::IsOk;
-using ::distribute::testing::LoadFloat;
-using ::distribute::testing::LoadInt;
-using ::distribute::testing::NumElements;
 using ::distribute::testing::StoreFloat;
 using ::distribute::testing::StoreInt;
 using ::distribute::testing::ZeroTensor;
@@ -40,18 +39,6 @@ Tensor Ints(DType dtype, std::vector<int64_t> values) {
   Tensor t = ZeroTensor(dtype, {static_cast<int64_t>(values.size())});
   for (size_t i = 0; i < values.size(); ++i) StoreInt(dtype, t.data(), i, values[i]);
   return t;
-}
-
-std::vector<double> FloatsOf(const Tensor& t) {
-  std::vector<double> out;
-  for (size_t i = 0; i < NumElements(t); ++i) out.push_back(LoadFloat(t.dtype(), t.data(), i));
-  return out;
-}
-
-std::vector<int64_t> IntsOf(const Tensor& t) {
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < NumElements(t); ++i) out.push_back(LoadInt(t.dtype(), t.data(), i));
-  return out;
 }
 
 std::vector<double> ReadFloats(const VariableStore& store, const std::string& name) {
