@@ -44,6 +44,27 @@ struct VariableStore::Entry {
   Tensor value ABSL_GUARDED_BY(mu);  // host memory the store owns
 };
 
+// Holds the locks of a variable and its slots for one update. They are taken in name
+// order, the one global order, so that two updates can never wait on each other's locks,
+// and released however the update ends.
+class VariableStore::LockedTogether {
+ public:
+  explicit LockedTogether(std::vector<Entry*> entries) ABSL_NO_THREAD_SAFETY_ANALYSIS
+      : entries_(std::move(entries)) {
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry* a, const Entry* b) { return a->name < b->name; });
+    for (Entry* entry : entries_) entry->mu.Lock();
+  }
+  ~LockedTogether() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) (*it)->mu.Unlock();
+  }
+  LockedTogether(const LockedTogether&) = delete;
+  LockedTogether& operator=(const LockedTogether&) = delete;
+
+ private:
+  std::vector<Entry*> entries_;
+};
+
 VariableStore::VariableStore(VariableStoreLimits limits, const FunctionRegistry* registry)
     : limits_(limits), registry_(registry) {}
 
@@ -197,8 +218,7 @@ absl::StatusOr<std::vector<VariableStore::EntryPtr>> VariableStore::EnsureSlots(
   return slots;
 }
 
-// Locks the variable and its slots in name order (the one global order, so that two
-// updates can never wait on each other's locks), runs the function and unlocks.
+// The values are read under LockedTogether, which the thread-safety analysis cannot follow.
 absl::Status VariableStore::ApplyUpdate(absl::string_view name, absl::string_view function_name,
                                         std::span<const Tensor> arguments,
                                         const Hyperparameters& hyperparameters)
@@ -233,16 +253,12 @@ absl::Status VariableStore::ApplyUpdate(absl::string_view name, absl::string_vie
   if (function->check_hyperparameters) RETURN_IF_ERROR(function->check_hyperparameters(resolved));
   ASSIGN_OR_RETURN(const std::vector<EntryPtr> slots, EnsureSlots(entry, *function, resolved));
 
-  std::vector<Entry*> lock_order = {entry.get()};
-  for (const EntryPtr& slot : slots) lock_order.push_back(slot.get());
-  std::sort(lock_order.begin(), lock_order.end(),
-            [](const Entry* a, const Entry* b) { return a->name < b->name; });
-  for (Entry* locked : lock_order) locked->mu.Lock();
+  std::vector<Entry*> together = {entry.get()};
+  for (const EntryPtr& slot : slots) together.push_back(slot.get());
+  const LockedTogether lock(std::move(together));
   std::vector<Tensor> state = {entry->value};
   for (const EntryPtr& slot : slots) state.push_back(slot->value);
-  const absl::Status status = function->apply(UpdateCall{state, host_arguments, resolved});
-  for (auto it = lock_order.rbegin(); it != lock_order.rend(); ++it) (*it)->mu.Unlock();
-  return status;
+  return function->apply(UpdateCall{state, host_arguments, resolved});
 }
 
 absl::StatusOr<StoredVariableInfo> VariableStore::Info(absl::string_view name) const {

@@ -91,6 +91,7 @@ class VariableStore {
 
  private:
   struct Entry;
+  class LockedTogether;
   using EntryPtr = std::shared_ptr<Entry>;
 
   absl::StatusOr<EntryPtr> Find(absl::string_view name) const ABSL_LOCKS_EXCLUDED(index_mu_);

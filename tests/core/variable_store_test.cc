@@ -221,6 +221,8 @@ TEST(VariableStoreTest, BadUpdatesChangeNothing) {
   EXPECT_EQ(ReadFloats(store, "w"), (std::vector<double>{1, 2}));
   EXPECT_TRUE(HasError(store.ApplyUpdate("w", "failing", {&arg, 1}, {}),
                        absl::StatusCode::kFailedPrecondition, {"refused by the function"}));
+  ASSERT_TRUE(IsOk(store.AssignAdd("w", arg)));  // the failed update released its locks
+  EXPECT_EQ(ReadFloats(store, "w"), (std::vector<double>{2, 3}));
 
   // A variable of its own under the slot's name is never taken for the slot.
   ASSERT_TRUE(IsOk(store.CreateIfAbsent("v", Floats({0}, DType::kFloat64))));
