@@ -5,6 +5,9 @@
 #include "core/ps/variable_store.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -293,6 +296,48 @@ TEST(VariableStoreTest, ConcurrentRegisteredUpdatesLoseNothing) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(ReadFloats(store, "w"), (std::vector<double>{1200 * 2 + 1200}));
   EXPECT_EQ(ReadFloats(store, "w/count"), (std::vector<double>{1200}));
+}
+
+TEST(VariableStoreTest, UpdatesOfOtherVariablesDoNotWait) {
+  // "blocking" holds variable a's lock until the main thread has updated b, created c and
+  // read both. If those waited on a's update, the flag would never be set in time and the
+  // update would fail (after a bound generous enough for a loaded machine).
+  std::mutex mu;
+  std::condition_variable cv;
+  bool inside = false;
+  bool others_done = false;
+  UpdateFunction blocking;
+  blocking.apply = [&](const UpdateCall&) {
+    std::unique_lock<std::mutex> lock(mu);
+    inside = true;
+    cv.notify_all();
+    if (!cv.wait_for(lock, std::chrono::seconds(60), [&] { return others_done; })) {
+      return absl::DeadlineExceededError("the other variables waited for this update");
+    }
+    return absl::OkStatus();
+  };
+  FunctionRegistry registry;
+  ASSERT_TRUE(IsOk(registry.Register("blocking", blocking)));
+  VariableStore store({}, &registry);
+  ASSERT_TRUE(IsOk(store.CreateIfAbsent("a", Floats({0}))));
+  ASSERT_TRUE(IsOk(store.CreateIfAbsent("b", Floats({0}))));
+  absl::Status update_status;
+  std::thread updater([&] { update_status = store.ApplyUpdate("a", "blocking", {}, {}); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return inside; });
+  }
+  EXPECT_TRUE(IsOk(store.AssignAdd("b", Floats({1}))));
+  EXPECT_TRUE(IsOk(store.CreateIfAbsent("c", Floats({2}))));
+  EXPECT_EQ(ReadFloats(store, "b"), (std::vector<double>{1}));
+  EXPECT_EQ(store.Names(), (std::vector<std::string>{"a", "b", "c"}));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    others_done = true;
+  }
+  cv.notify_all();
+  updater.join();
+  EXPECT_TRUE(IsOk(update_status));
 }
 
 TEST(ArrivalOrderMutexTest, ServesLockersInArrivalOrder) {
