@@ -247,6 +247,19 @@ inline Tensor ZeroTensor(DType dtype, std::vector<int64_t> dims,
 
 inline size_t NumElements(const Tensor& t) { return static_cast<size_t>(t.shape().num_elements()); }
 
+// Every element of a host tensor, as LoadFloat / LoadInt read it.
+inline std::vector<double> FloatsOf(const Tensor& t) {
+  std::vector<double> out;
+  for (size_t i = 0; i < NumElements(t); ++i) out.push_back(LoadFloat(t.dtype(), t.data(), i));
+  return out;
+}
+
+inline std::vector<int64_t> IntsOf(const Tensor& t) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < NumElements(t); ++i) out.push_back(LoadInt(t.dtype(), t.data(), i));
+  return out;
+}
+
 }  // namespace distribute::testing
 
 #endif  // DISTRIBUTE_TESTS_CORE_NUMERIC_REFERENCE_H_

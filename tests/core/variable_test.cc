@@ -29,7 +29,9 @@
 namespace distribute {
 namespace {
 
+using ::distribute::testing::FloatsOf;
 using ::distribute::testing::HasError;
+using ::distribute::testing::IntsOf;
 using ::distribute::testing::IsOk;
 using ::distribute::testing::LoadFloat;
 using ::distribute::testing::LoadInt;
@@ -51,18 +53,6 @@ Tensor Ints(DType dtype, std::vector<int64_t> values, const std::string& device 
   Tensor t = ZeroTensor(dtype, {static_cast<int64_t>(values.size())}, device);
   for (size_t i = 0; i < values.size(); ++i) StoreInt(dtype, t.data(), i, values[i]);
   return t;
-}
-
-std::vector<double> FloatsOf(const Tensor& t) {
-  std::vector<double> out;
-  for (size_t i = 0; i < NumElements(t); ++i) out.push_back(LoadFloat(t.dtype(), t.data(), i));
-  return out;
-}
-
-std::vector<int64_t> IntsOf(const Tensor& t) {
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < NumElements(t); ++i) out.push_back(LoadInt(t.dtype(), t.data(), i));
-  return out;
 }
 
 // A plain variable with one copy of `initial` (copied, so the variable owns its buffer).

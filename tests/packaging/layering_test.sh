@@ -19,6 +19,7 @@ expected=(
   "gloo: gloo server cluster collective tensor device util"
   "backend: backend gloo server cluster collective tensor device util"
   "values: values collective tensor device util"
+  "ps: ps collective tensor device util"
   "strategy: strategy backend gloo server cluster values collective tensor device util"
   "input: input strategy backend gloo server cluster values collective tensor device util"
 )
