@@ -1,14 +1,13 @@
 #include "core/server/coordination_limits.h"
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/quote.h"
 
 namespace distribute {
 
 std::string QuotedKey(absl::string_view text) {
   constexpr size_t kShown = 64;
-  if (text.size() <= kShown) return absl::StrCat("'", absl::CHexEscape(text), "'");
-  return absl::StrCat("'", absl::CHexEscape(text.substr(0, kShown)), "...' (", text.size(), " bytes)");
+  return Quoted(text, kShown);
 }
 
 absl::Status CheckCoordinationKey(absl::string_view what, absl::string_view key) {
