@@ -128,7 +128,7 @@ static void test_huge_arguments_are_cut_in_messages(void** state) {
   path[0] = '/';
 
   DT_ERR(dist_strategy_create_one_device(device, &strategy), DIST_INVALID_ARGUMENT,
-         "dist_strategy_create_one_device", "malformed device name 'ddd");
+         "dist_strategy_create_one_device", "unknown device type 'ddd");
   expect_bounded_message();
   DT_ERR(dist_tensor_create(DIST_FLOAT32, NULL, 0, &one, sizeof one, device, &tensor),
          DIST_INVALID_ARGUMENT, "dist_tensor_create", NULL);

@@ -69,9 +69,10 @@ std::vector<std::string> DirectoryEntries(const fs::path& dir) {
 
 NamedTensors OneTensor() {
   const float values[2] = {1.5f, -2.0f};
+  const int64_t dims[1] = {2};
   Tensor::Description desc;
   desc.dtype = static_cast<int32_t>(DType::kFloat32);
-  desc.dims = {2};
+  desc.dims = dims;
   desc.byte_size = sizeof(values);
   absl::StatusOr<Tensor> tensor = Tensor::Create(desc, values);
   EXPECT_TRUE(IsOk(tensor));
