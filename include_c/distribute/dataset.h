@@ -152,11 +152,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_shuffle(const dist_dataset_t*
 #define DIST_AUTOTUNE (-1)
 
 /* Applies `fn` to every element (see dist_map_fn), num_parallel_calls (>= 1, or
- * DIST_AUTOTUNE) at a time. The calls run on library threads, started as the elements in
- * flight need them (never more than num_parallel_calls, nor than the elements there are)
- * and at most 4 per hardware thread of the machine: a larger num_parallel_calls is
- * accepted and runs that many at a time. The same bound holds the results computed
- * ahead of get_next. `free_fn` (may be NULL) releases user_data when the dataset and its
+ * DIST_AUTOTUNE) at a time. The calls run on library threads, started one by one as the
+ * elements in flight need them (so at most one more than the elements there are), and
+ * at most 4 per hardware thread of the machine: a larger num_parallel_calls is accepted
+ * and runs that many at a time. The same bound caps the results computed ahead of
+ * get_next. `free_fn` (may be NULL) releases user_data when the dataset and its
  * iterators are gone; if this call fails it is not called.
  * Errors: DIST_INVALID_ARGUMENT for num_parallel_calls 0 or negative other than
  * DIST_AUTOTUNE, num_outputs < 1, a NULL dataset, fn or out (nothing is created).

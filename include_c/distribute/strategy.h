@@ -442,9 +442,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_variable_created_in_scope(
  * temporary name ("<path>.tmp-<writer>-<unique>", the writer being this machine's boot,
  * the process and its start time) and renamed over it, so `path` is never half-written;
  * temporaries of `path` that writers killed before their rename left behind are removed
- * by the next save when their writer process is gone (never a live writer's). Cross-replica. Blocks on file I/O (and, under
- * MultiWorkerMirrored, on reading SyncOnRead variables across workers, bounded by the
- * timeout). Thread-safety: safe. */
+ * by the next save when their writer process is gone (never a live writer's).
+ * Cross-replica. Blocks on file I/O (and, under MultiWorkerMirrored, on reading SyncOnRead
+ * variables across workers, bounded by the timeout). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy,
                                                                    const char* path);
 
