@@ -177,11 +177,16 @@ func (d *Dataset) Shuffle(bufferSize int64, seed uint64) (*Dataset, error) {
 	})
 }
 
+// Autotune (DIST_AUTOTUNE, tf.data.AUTOTUNE) as Map's numParallelCalls: as many calls at
+// a time as the machine has hardware threads.
+const Autotune = int(C.DIST_AUTOTUNE)
+
 // MapFunc turns one element (borrowed tensors) into numOutputs new tensors. It may run on
 // several library threads at once (numParallelCalls).
 type MapFunc func(inputs []*Value) ([]*Value, error)
 
-// Map (dist_dataset_map).
+// Map (dist_dataset_map): numParallelCalls >= 1 or Autotune; the library caps the threads
+// at 4 per hardware thread and starts them only as the elements need them.
 func (d *Dataset) Map(fn MapFunc, numOutputs, numParallelCalls int) (*Dataset, error) {
 	h := newCallback(&callbackState{fn: fn})
 	out, err := datasetCall("dist_dataset_map", func(out **C.dist_dataset_t) C.dist_status_t {

@@ -244,6 +244,8 @@ dist_status_t dist_dataset_shuffle(const dist_dataset_t* dataset, int64_t buffer
   });
 }
 
+static_assert(DIST_AUTOTUNE == distribute::kAutotune, "the C and core AUTOTUNE must agree");
+
 dist_status_t dist_dataset_map(const dist_dataset_t* dataset, dist_map_fn fn, void* user_data,
                                dist_free_fn free_fn, int32_t num_outputs, int32_t num_parallel_calls,
                                dist_dataset_t** out) {

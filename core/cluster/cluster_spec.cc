@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/util/quote.h"
 
 namespace distribute {
 namespace {
@@ -21,9 +21,6 @@ constexpr const char* kJobNounPlural[kNumJobs] = {"chiefs", "workers", "ps tasks
 
 constexpr size_t kMaxHostnameLength = 253;
 constexpr size_t kMaxLabelLength = 63;
-
-// Addresses and names come from users and files: escape them so a message stays one line.
-std::string Quoted(absl::string_view text) { return absl::StrCat("'", absl::CHexEscape(text), "'"); }
 
 std::string Entry(Job job, int64_t index) { return absl::StrCat(JobName(job), "[", index, "]"); }
 
@@ -160,14 +157,15 @@ absl::Status ClusterSpec::AddTask(absl::string_view job_name, int64_t index, abs
           absl::StrCat(entry, ": the chief must be task 0 (a cluster has at most one chief)"));
     }
   }
-  const std::string lowered = absl::AsciiStrToLower(address);
-  for (const ClusterTask& task : tasks()) {
-    if (absl::AsciiStrToLower(task.address) == lowered) {
-      return absl::InvalidArgumentError(absl::StrCat(entry, " address ", Quoted(address),
-                                                     " is already used by ", Entry(task.job, task.index)));
-    }
+  // Host names are case-insensitive: "A:1" and "a:1" are one task's address.
+  std::string lowered = absl::AsciiStrToLower(address);
+  if (const auto owner = address_owners_.find(lowered); owner != address_owners_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(entry, " address ", Quoted(address),
+                                                   " is already used by ",
+                                                   Entry(owner->second.job, owner->second.index)));
   }
   jobs_[static_cast<size_t>(*job)].emplace(static_cast<int32_t>(index), std::string(address));
+  address_owners_.emplace(std::move(lowered), CurrentTask{*job, static_cast<int32_t>(index)});
   UpdateMaster();
   return absl::OkStatus();
 }
@@ -213,7 +211,7 @@ void ClusterSpec::set_rpc_layer(std::string rpc_layer) {
 void ClusterSpec::UpdateMaster() {
   master_.clear();
   // TF returns "" for a cluster of one task: there is no other task to connect to.
-  if (!task_ || tasks().size() <= 1) return;
+  if (!task_ || address_owners_.size() <= 1) return;
   const std::string& address = job_tasks(task_->job).at(task_->index);
   master_ = rpc_layer_.empty() ? address : absl::StrCat(rpc_layer_, "://", address);
 }

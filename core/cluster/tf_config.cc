@@ -5,8 +5,8 @@
 #include <limits>
 #include <string>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/quote.h"
 #include "nlohmann/json.hpp"
 
 namespace distribute {
@@ -15,8 +15,6 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr size_t kMaxTokenInMessage = 24;
-
-std::string Quoted(absl::string_view text) { return absl::StrCat("'", absl::CHexEscape(text), "'"); }
 
 // "an array", "a string", "null": JSON types as a message names them.
 std::string AType(const Json& value) {
@@ -63,9 +61,8 @@ absl::Status NotJson(absl::string_view json) {
   if (json.empty()) return Invalid("the input is empty: expected a JSON object");
   ErrorLocator locator;
   Json::sax_parse(json.begin(), json.end(), &locator);
-  std::string token = locator.token.substr(0, kMaxTokenInMessage);
-  if (locator.token.size() > kMaxTokenInMessage) token += "...";
-  return Invalid(absl::StrCat("not valid JSON: error at byte ", locator.position, " near ", Quoted(token)));
+  return Invalid(absl::StrCat("not valid JSON: error at byte ", locator.position, " near ",
+                              Quoted(locator.token, kMaxTokenInMessage)));
 }
 
 absl::StatusOr<int64_t> IndexFromKey(const std::string& key, absl::string_view job);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/device/local_devices.h"
 #include "core/util/job_token_rules.h"
+#include "core/util/quote.h"
 
 namespace distribute {
 
@@ -46,8 +47,8 @@ absl::StatusOr<int32_t> CommunicationOptions::ResolveReplicasPerWorker() const {
   if (env == nullptr) return 1;  // TF's MultiWorkerMirroredStrategy: one replica per worker
   int32_t count = 0;
   if (!absl::SimpleAtoi(env, &count) || count < 1 || count > kMaxLogicalCpuDevices) {
-    return absl::InvalidArgumentError(absl::StrCat(kReplicasPerWorkerEnv, " is \"", env,
-                                                   "\": expected an integer from 1 to ",
+    return absl::InvalidArgumentError(absl::StrCat(kReplicasPerWorkerEnv, " is ", Quoted(env),
+                                                   ": expected an integer from 1 to ",
                                                    kMaxLogicalCpuDevices));
   }
   return count;

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -15,7 +16,7 @@ namespace {
 
 absl::Status Malformed(absl::string_view name, absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat("malformed device name '", name, "': ", why,
+      absl::StrCat("malformed device name ", Quoted(name), ": ", why,
                    "; expected a name like '/job:worker/replica:0/task:1/device:GPU:0' or "
                    "'CPU:0'"));
 }
@@ -28,7 +29,7 @@ absl::StatusOr<int32_t> ParseNumber(absl::string_view name, absl::string_view pa
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < 0 ||
       !std::isdigit(static_cast<unsigned char>(text.front()))) {
-    return Malformed(name, absl::StrCat(part, " '", text, "' is not a number from 0 to 2147483647"));
+    return Malformed(name, absl::StrCat(part, " ", Quoted(text), " is not a number from 0 to 2147483647"));
   }
   return value;
 }
@@ -37,8 +38,8 @@ absl::StatusOr<DeviceType> ParseType(absl::string_view name, absl::string_view t
   const std::string upper = absl::AsciiStrToUpper(text);
   if (upper == "CPU") return DeviceType::kCpu;
   if (upper == "GPU") return DeviceType::kGpu;
-  return absl::InvalidArgumentError(absl::StrCat("unknown device type '", text, "' in device name '",
-                                                 name, "': expected CPU or GPU"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown device type ", Quoted(text), " in device name ",
+                                                 Quoted(name), ": expected CPU or GPU"));
 }
 
 // "TYPE", "TYPE:INDEX" or "TYPE:*" into spec.
@@ -94,7 +95,7 @@ absl::StatusOr<DeviceSpec> DeviceSpec::Parse(absl::string_view name) {
     if (part.empty()) return Malformed(name, "it has an empty part");
     const size_t colon = part.find(':');
     if (colon == absl::string_view::npos) {
-      return Malformed(name, absl::StrCat("part '", part, "' has no ':'"));
+      return Malformed(name, absl::StrCat("part ", Quoted(part), " has no ':'"));
     }
     const std::string key = absl::AsciiStrToLower(part.substr(0, colon));
     const absl::string_view value = part.substr(colon + 1);
@@ -109,15 +110,15 @@ absl::StatusOr<DeviceSpec> DeviceSpec::Parse(absl::string_view name) {
       next = kDevice;
     }
     if (next <= stage) {
-      return Malformed(name, absl::StrCat("part '", part,
-                                          "' is repeated or out of order (job, replica, task, "
+      return Malformed(name, absl::StrCat("part ", Quoted(part),
+                                          " is repeated or out of order (job, replica, task, "
                                           "device)"));
     }
     stage = next;
     if (next == kJob) {
       if (!IsValidJobName(value)) {
-        return Malformed(name, absl::StrCat("job name '", value,
-                                            "' must start with a letter and hold only letters, "
+        return Malformed(name, absl::StrCat("job name ", Quoted(value),
+                                            " must start with a letter and hold only letters, "
                                             "digits and '_'"));
       }
       spec.job = std::string(value);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/device/gpu_runtime.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -22,6 +23,8 @@ std::atomic<int32_t>& CpuCount() {
 }
 
 }  // namespace
+
+std::string LocalTaskName() { return absl::StrCat("/job:", kLocalJob, "/replica:0/task:0"); }
 
 int32_t LogicalCpuDeviceCount() { return CpuCount().load(std::memory_order_relaxed); }
 
@@ -48,7 +51,7 @@ absl::StatusOr<DeviceSpec> LocalDevice(int32_t index) {
                                               " local devices"));
   }
   DeviceSpec spec;
-  spec.job = "localhost";
+  spec.job = kLocalJob;
   spec.replica = 0;
   spec.task = 0;
   spec.type = index < cpus ? DeviceType::kCpu : DeviceType::kGpu;
@@ -57,6 +60,15 @@ absl::StatusOr<DeviceSpec> LocalDevice(int32_t index) {
 }
 
 absl::StatusOr<DeviceSpec> ResolveLocalDevice(const DeviceSpec& spec) {
+  // A device of another job or task is another process's: accepting it as one of ours
+  // would run replicas (or place tensors) here under a name that says they are elsewhere.
+  const bool local_job = spec.job.empty() || spec.job == kLocalJob;
+  if (!local_job || spec.replica > 0 || spec.task > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device ", Quoted(spec.ToString()), " is not a device of this process, which is task ",
+        LocalTaskName(), ": a device name may only name job '", kLocalJob,
+        "', replica 0 and task 0 (or leave them out, as in 'CPU:0')"));
+  }
   DeviceSpec resolved = spec.WithDefaults();
   if (resolved.type == DeviceType::kGpu) {
     RETURN_IF_ERROR(GpuRuntime::Get().CheckDevice(resolved.index));

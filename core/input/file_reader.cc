@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -40,24 +41,24 @@ FileReader::~FileReader() { ::close(fd_); }
 
 absl::StatusOr<std::unique_ptr<FileReader>> FileReader::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open file '", path, "'"));
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open file ", Quoted(path)));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    return ErrnoStatus(err, absl::StrCat("cannot stat file '", path, "'"));
+    return ErrnoStatus(err, absl::StrCat("cannot stat file ", Quoted(path)));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot read file '", path, "': not a regular file"));
+        absl::StrCat("cannot read file ", Quoted(path), ": not a regular file"));
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::unique_ptr<FileReader>(new FileReader(path, fd, static_cast<uint64_t>(st.st_size)));
 }
 
 absl::Status FileReader::ReadError(int err) const {
-  return ErrnoStatus(err, absl::StrCat("cannot read file '", path_, "' at offset ", offset_));
+  return ErrnoStatus(err, absl::StrCat("cannot read file ", Quoted(path_), " at offset ", offset_));
 }
 
 absl::Status FileReader::Fill() {

@@ -10,6 +10,7 @@
 #include "core/input/file_reader.h"
 #include "core/input/host_tensor.h"
 #include "core/input/sources.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -39,13 +40,13 @@ class FixedLengthRecordsIterator : public DatasetIterator {
     const uint64_t frame = static_cast<uint64_t>(layout_.header_bytes + layout_.footer_bytes);
     if (size < frame) {
       return absl::DataLossError(absl::StrCat(
-          "file '", path, "' has ", size, " bytes: too short for its header of ",
+          "file ", Quoted(path), " has ", size, " bytes: too short for its header of ",
           layout_.header_bytes, " and footer of ", layout_.footer_bytes, " bytes"));
     }
     if ((size - frame) % static_cast<uint64_t>(layout_.record_bytes) != 0) {
       const uint64_t body = size - frame;
       return absl::DataLossError(absl::StrCat(
-          "file '", path, "' has ", size, " bytes: after a header of ", layout_.header_bytes,
+          "file ", Quoted(path), " has ", size, " bytes: after a header of ", layout_.header_bytes,
           " and a footer of ", layout_.footer_bytes, " bytes, its body of ", body,
           " bytes is not a whole number of ", layout_.record_bytes, "-byte records"));
     }
@@ -56,8 +57,8 @@ class FixedLengthRecordsIterator : public DatasetIterator {
   }
 
   absl::Status Truncated() const {
-    return absl::DataLossError(absl::StrCat("file '", reader_->path(),
-                                            "' is truncated at offset ", reader_->offset()));
+    return absl::DataLossError(absl::StrCat("file ", Quoted(reader_->path()),
+                                            " is truncated at offset ", reader_->offset()));
   }
 
   absl::StatusOr<bool> Next(Element* out) {

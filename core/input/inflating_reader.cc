@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -68,20 +69,20 @@ InflatingReader::~InflatingReader() { inflateEnd(&stream_->z); }
 absl::StatusOr<std::unique_ptr<InflatingReader>> InflatingReader::Open(const std::string& path,
                                                                        Compression compression) {
   if (compression != Compression::kZlib && compression != Compression::kGzip) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot inflate '", path, "' compressed with ",
+    return absl::InvalidArgumentError(absl::StrCat("cannot inflate ", Quoted(path), " compressed with ",
                                                    CompressionName(compression)));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<FileReader> file, FileReader::Open(path));
   std::unique_ptr<InflatingReader> reader(new InflatingReader(std::move(file), compression));
   if (inflateInit2(&reader->stream_->z, WindowBits(compression)) != Z_OK) {
-    return absl::ResourceExhaustedError(absl::StrCat("cannot start inflating '", path, "'"));
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start inflating ", Quoted(path)));
   }
   return reader;
 }
 
 absl::Status InflatingReader::DataLoss(absl::string_view what) const {
   return absl::DataLossError(absl::StrCat(what, " in ", CompressionName(compression_),
-                                          " file '", file_->path(), "' at compressed offset ",
+                                          " file ", Quoted(file_->path()), " at compressed offset ",
                                           file_->offset() - stream_->z.avail_in));
 }
 

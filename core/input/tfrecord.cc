@@ -21,6 +21,7 @@
 #include "core/input/file_source.h"
 #include "core/input/inflating_reader.h"
 #include "core/input/sources.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -75,8 +76,8 @@ class TFRecordIterator : public DatasetIterator {
   absl::Status DataLoss(uint64_t offset, absl::string_view what) const {
     return absl::DataLossError(absl::StrCat(
         what, " in ", kCompression == Compression::kNone ? "" : CompressionName(kCompression),
-        kCompression == Compression::kNone ? "" : " ", "TFRecord file '", reader_->path(),
-        "' at offset ", offset));
+        kCompression == Compression::kNone ? "" : " ", "TFRecord file ", Quoted(reader_->path()),
+        " at offset ", offset));
   }
 
   // A plain reader whose first record header is not one: says so when the file starts
@@ -204,7 +205,7 @@ absl::Status WriteTFRecordFile(const std::string& path, const std::vector<std::s
   std::FILE* file = std::fopen(path.c_str(), "wb");
   if (file == nullptr) {
     return absl::UnknownError(
-        absl::StrCat("cannot create file '", path, "': ", std::strerror(errno)));
+        absl::StrCat("cannot create file ", Quoted(path), ": ", std::strerror(errno)));
   }
   bool ok = true;
   for (const std::string& record : records) {
@@ -222,7 +223,7 @@ absl::Status WriteTFRecordFile(const std::string& path, const std::vector<std::s
   if (std::fclose(file) != 0) ok = false;
   if (!ok) {
     return absl::UnknownError(
-        absl::StrCat("cannot write file '", path, "': ", std::strerror(err)));
+        absl::StrCat("cannot write file ", Quoted(path), ": ", std::strerror(err)));
   }
   return absl::OkStatus();
 }

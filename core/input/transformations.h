@@ -29,7 +29,12 @@ absl::StatusOr<DatasetPtr> Shuffle(DatasetPtr input, int64_t buffer_size, uint64
 
 // Turns one element into num_outputs tensors in *out (empty before the call). With
 // num_parallel_calls > 1 it runs concurrently on library threads; results keep input order.
+// num_parallel_calls is >= 1 or kAutotune (as many as the machine has hardware threads);
+// MaxMapParallelism() caps it, and threads start only as the elements in flight need them,
+// so that a huge value asks for nothing the data cannot use.
 using MapFn = std::function<absl::Status(const Element& in, Element* out)>;
+inline constexpr int32_t kAutotune = -1;
+int32_t MaxMapParallelism();
 absl::StatusOr<DatasetPtr> Map(DatasetPtr input, std::shared_ptr<const MapFn> fn,
                                int32_t num_outputs, int32_t num_parallel_calls);
 

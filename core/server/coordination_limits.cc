@@ -2,15 +2,14 @@
 
 #include <algorithm>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/quote.h"
 
 namespace distribute {
 
 std::string QuotedKey(absl::string_view text) {
   constexpr size_t kShown = 64;
-  if (text.size() <= kShown) return absl::StrCat("'", absl::CHexEscape(text), "'");
-  return absl::StrCat("'", absl::CHexEscape(text.substr(0, kShown)), "...' (", text.size(), " bytes)");
+  return Quoted(text, kShown);
 }
 
 size_t DefaultMaxPendingWaits(size_t tasks) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/strategy/thread_context.h"
 #include "core/strategy/variable_ops.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 #include "core/values/safetensors.h"
 #include "core/values/variable.h"
@@ -54,11 +55,11 @@ absl::Status RestoreVariables(Strategy& strategy, const std::string& path) {
     auto it = by_name.find(variable->name());
     if (it == by_name.end()) {
       return absl::NotFoundError(
-          absl::StrCat(path, ": has no tensor named '", variable->name(), "' for variable '",
-                       variable->name(), "'"));
+          absl::StrCat(Quoted(path), ": has no tensor named ", Quoted(variable->name()),
+                       " for variable ", Quoted(variable->name())));
     }
     if (absl::Status fits = variable->CheckCompatible(it->second); !fits.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": ", fits.message()));
+      return absl::InvalidArgumentError(absl::StrCat(Quoted(path), ": ", fits.message()));
     }
     // TF's restore rule for SyncOnRead: a SUM variable's saved total is shared out.
     Tensor share = it->second;

@@ -9,6 +9,7 @@
 #include "core/strategy/integer_mean.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 #include "core/values/variable.h"
 
@@ -209,7 +210,7 @@ absl::StatusOr<Value> Regroup(std::span<const Value> per_replica, absl::string_v
       if (per_replica[q].variable() != first.variable() ||
           per_replica[q].component_index() != first.component_index()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            what, ": replica 0 passed variable '", first.variable()->name(), "' but replica ", q,
+            what, ": replica 0 passed variable ", Quoted(first.variable()->name()), " but replica ", q,
             " passed something else; every replica must pass the same variable"));
       }
     }

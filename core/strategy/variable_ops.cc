@@ -10,7 +10,9 @@
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
+#include "core/values/safetensors.h"
 
 namespace distribute {
 namespace {
@@ -71,7 +73,7 @@ absl::Status AssignInReplicaContext(ReplicaContext& context, Variable& variable,
   switch (variable.aggregation()) {
     case VariableAggregation::kNone:
       return absl::InvalidArgumentError(absl::StrCat(
-          "variable '", variable.name(), "' has aggregation NONE: an aggregation must be "
+          "variable ", Quoted(variable.name()), " has aggregation NONE: an aggregation must be "
           "specified (SUM, MEAN or ONLY_FIRST_REPLICA) to ", AssignName(kind),
           " a distributed variable in replica context"));
     case VariableAggregation::kSum:
@@ -108,7 +110,7 @@ absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value,
     RETURN_IF_ERROR(variable.CheckCompatible(*tensor));
     if (kind != AssignKind::kAssign && variable.aggregation() == VariableAggregation::kSum) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "SyncOnReadVariable '", variable.name(), "' does not support ", AssignName(kind),
+          "SyncOnReadVariable ", Quoted(variable.name()), " does not support ", AssignName(kind),
           " in cross-replica context when its aggregation is SUM"));
     }
     Tensor share = *tensor;
@@ -136,7 +138,7 @@ absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value,
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "the ", ValueKindName(value.kind()), " has ", components.size(),
-          " components but variable '", variable.name(), "' has ", copies, " copies"));
+          " components but variable ", Quoted(variable.name()), " has ", copies, " copies"));
     }
   } else if (value.kind() == ValueKind::kVariable) {
     ASSIGN_OR_RETURN(Tensor snapshot, ReadVariable(value));
@@ -144,8 +146,8 @@ absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value,
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot ", AssignName(kind), " a ", ValueKindName(value.kind()), " to ",
-        ValueKindName(variable.kind()), " '", variable.name(),
-        "' in cross-replica context: only a single value or a Mirrored value can be assigned"));
+        ValueKindName(variable.kind()), " ", Quoted(variable.name()),
+        " in cross-replica context: only a single value or a Mirrored value can be assigned"));
   }
   for (const Tensor& part : parts) RETURN_IF_ERROR(variable.CheckCompatible(part));
   if (kind == AssignKind::kAssign) return variable.AssignAll(parts);
@@ -175,11 +177,20 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
         "variables must be created in cross-replica context (in the strategy's scope or with "
         "no scope), not inside a replica function");
   }
+  // Variables are saved under their names: a name no checkpoint can hold would make every
+  // later save fail, so it is refused here, where the caller can still choose another.
+  if (!name.empty()) {
+    if (absl::Status savable = CheckTensorName(name); !savable.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable name ", savable.message(),
+          " (variables are saved under their names by dist_strategy_save_variables)"));
+    }
+  }
   if (aggregation == VariableAggregation::kMean && IsInteger(initial_value.dtype())) {
     // TF refuses these at creation: the mean of integer updates is not an integer, so an
     // update would have to truncate.
     return absl::InvalidArgumentError(absl::StrCat(
-        "variable '", name.empty() ? "Variable" : name, "' is ", DTypeName(initial_value.dtype()),
+        "variable ", Quoted(name.empty() ? absl::string_view("Variable") : name), " is ", DTypeName(initial_value.dtype()),
         " with aggregation MEAN: MEAN aggregation needs a floating-point variable (as in TF); "
         "use SUM, ONLY_FIRST_REPLICA or NONE, or a float dtype"));
   }
@@ -207,7 +218,7 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
     ASSIGN_OR_RETURN(initial, initial_value.CopyTo("CPU:0"));
     RETURN_IF_ERROR(strategy->workers().Broadcast(
         initial.byte_size() > 0 ? initial.data() : nullptr, initial.byte_size(), 0,
-        absl::StrCat("initial value of variable '", unique_name, "' ", DTypeName(initial.dtype()),
+        absl::StrCat("initial value of variable ", Quoted(unique_name), " ", DTypeName(initial.dtype()),
                      "[", absl::StrJoin(initial.shape().dims(), ", "), "]"),
         strategy->NewDeadline()));
   }
@@ -244,8 +255,8 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
       return variable.Snapshot(0);
     case VariableAggregation::kNone:
       return absl::InvalidArgumentError(absl::StrCat(
-          "SyncOnReadVariable '", variable.name(),
-          "' has aggregation NONE, so it has no cross-replica value: create it with SUM, MEAN "
+          "SyncOnReadVariable ", Quoted(variable.name()),
+          " has aggregation NONE, so it has no cross-replica value: create it with SUM, MEAN "
           "or ONLY_FIRST_REPLICA, or read it in replica context"));
     case VariableAggregation::kSum:
     case VariableAggregation::kMean:
@@ -264,7 +275,7 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
     RETURN_IF_ERROR(multi_worker->workers().AllReduceLocal(
         op, first.dtype(), inputs.data(), static_cast<int32_t>(inputs.size()), count, output,
         multi_worker->num_replicas_in_sync(),
-        absl::StrCat("read of SyncOnReadVariable '", variable.name(), "'"), multi_worker->NewDeadline()));
+        absl::StrCat("read of SyncOnReadVariable ", Quoted(variable.name())), multi_worker->NewDeadline()));
     return first;
   }
   ReduceRange(first.dtype(), op, inputs.data(), static_cast<int32_t>(inputs.size()), &output, 1, 0,
@@ -288,7 +299,7 @@ absl::Status AssignVariable(const Value& target, const Value& value, AssignKind 
   if (context != nullptr) {
     if (context->strategy().id() != variable.strategy_id()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "variable '", variable.name(), "' belongs to another strategy than the replica "
+          "variable ", Quoted(variable.name()), " belongs to another strategy than the replica "
           "function assigning it"));
     }
     ASSIGN_OR_RETURN(const Tensor* tensor,

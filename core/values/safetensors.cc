@@ -5,26 +5,24 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <filesystem>
 #include <limits>
 #include <new>
 #include <optional>
-#include <system_error>
 #include <unordered_set>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/device/device_spec.h"
 #include "core/tensor/buffer.h"
+#include "core/util/errno_status.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
+#include "core/util/temp_file.h"
 #include "nlohmann/json.hpp"
 
 namespace distribute {
@@ -72,17 +70,14 @@ std::string KnownDTypeNames() {
   return absl::StrJoin(names, ", ");
 }
 
-// Names come from files and callers: escape them so a message stays one printable line.
-std::string Quoted(absl::string_view name) { return absl::StrCat("'", absl::CHexEscape(name), "'"); }
-
 bool IsHost(const Tensor& tensor) {
   return tensor.device().type == DeviceType::kCpu ||
          tensor.device().type == DeviceType::kUnspecified;
 }
 
-bool IsValidUtf8(const std::string& name) {
+bool IsValidUtf8(absl::string_view name) {
   try {
-    (void)nlohmann::json(name).dump();  // dump() rejects ill-formed UTF-8
+    (void)nlohmann::json(std::string(name)).dump();  // dump() rejects ill-formed UTF-8
     return true;
   } catch (const std::exception&) {
     return false;
@@ -95,21 +90,13 @@ absl::StatusOr<std::string> BuildHeader(const NamedTensors& tensors, absl::strin
   std::unordered_set<std::string> seen;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, tensor] = tensors[i];
-    if (name.empty()) {
+    if (absl::Status valid = CheckTensorName(name); !valid.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(context, ": tensor #", i, " has an empty name"));
-    }
-    if (name == kMetadataKey) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          context, ": tensor #", i, " is named '", kMetadataKey, "', which is reserved"));
+          absl::StrCat(context, ": tensor #", i, " has an invalid name: ", valid.message()));
     }
     if (!seen.insert(name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(context, ": two tensors are named ", Quoted(name)));
-    }
-    if (!IsValidUtf8(name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(context, ": tensor name ", Quoted(name), " is not valid UTF-8"));
     }
     if (!IsHost(tensor)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -242,8 +229,8 @@ absl::StatusOr<Entry> ParseEntry(absl::string_view file, const std::string& name
   const std::optional<DType> dtype = DTypeFromSafetensorsName(dtype_name);
   if (!dtype.has_value()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(tensor, " has dtype \"", absl::CHexEscape(dtype_name),
-                     "\", which is not supported: expected one of ", KnownDTypeNames()));
+        absl::StrCat(tensor, " has dtype ", Quoted(dtype_name),
+                     ", which is not supported: expected one of ", KnownDTypeNames()));
   }
 
   const auto shape_it = value.find("shape");
@@ -277,6 +264,43 @@ absl::StatusOr<Entry> ParseEntry(absl::string_view file, const std::string& name
         " tensor of shape ", shape.ToString(), " needs ", needed, " bytes"));
   }
   return Entry{name, *dtype, std::move(shape), begin, end};
+}
+
+// The format requires the tensors' byte ranges, in order, to tile the data section: the
+// first starts at 0, each starts where the one before it ends, the last ends at the end
+// of the file. A hole or trailing bytes mean the header and the data disagree (a header
+// length one byte short shifts every tensor by one byte): DataLoss rather than tensors
+// read from the wrong place. Sorts `entries` into data order; skipped tensors count too.
+absl::Status CheckCoverage(absl::string_view file, std::vector<Entry>& entries,
+                           uint64_t data_size) {
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t covered = 0;  // the data section up to here belongs to the tensors before
+  const Entry* previous = nullptr;
+  for (const Entry& entry : entries) {
+    if (entry.begin < covered) {
+      return absl::DataLossError(absl::StrCat(
+          file, ": tensors ", Quoted(previous->name), " at ",
+          OffsetsText(previous->begin, previous->end), " and ", Quoted(entry.name), " at ",
+          OffsetsText(entry.begin, entry.end), " overlap"));
+    }
+    if (entry.begin > covered) {
+      return absl::DataLossError(absl::StrCat(
+          file, ": bytes [", covered, ", ", entry.begin, ") of the data section belong to no "
+          "tensor (tensor ", Quoted(entry.name), " has data_offsets ",
+          OffsetsText(entry.begin, entry.end), "): the data section must be covered without "
+          "holes"));
+    }
+    covered = entry.end;
+    previous = &entry;
+  }
+  if (covered != data_size) {
+    return absl::DataLossError(absl::StrCat(
+        file, ": the data section is ", data_size, " bytes but its tensors cover only the "
+        "first ", covered, ": the header length is wrong or bytes follow the last tensor"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_view file,
@@ -341,21 +365,7 @@ absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_
     ASSIGN_OR_RETURN(Entry entry, ParseEntry(file, item.key(), item.value(), data.size()));
     entries.push_back(std::move(entry));
   }
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  // Empty ranges hold no bytes and overlap nothing.
-  const Entry* previous = nullptr;
-  for (const Entry& entry : entries) {
-    if (entry.begin == entry.end) continue;
-    if (previous != nullptr && entry.begin < previous->end) {
-      return absl::DataLossError(absl::StrCat(
-          file, ": tensors ", Quoted(previous->name), " at ",
-          OffsetsText(previous->begin, previous->end), " and ", Quoted(entry.name), " at ",
-          OffsetsText(entry.begin, entry.end), " overlap"));
-    }
-    previous = &entry;
-  }
+  RETURN_IF_ERROR(CheckCoverage(file, entries, data.size()));
 
   const DeviceSpec host = DeviceSpec{}.WithDefaults();
   NamedTensors tensors;
@@ -384,137 +394,17 @@ absl::StatusOr<NamedTensors> ParseOrError(absl::string_view bytes, absl::string_
 
 // ---- Files ----
 
-std::string ErrnoText(int error) { return std::generic_category().message(error); }
-
-absl::StatusCode CodeForErrno(int error) {
-  switch (error) {
-    case ENOENT:
-    case ENOTDIR:
-      return absl::StatusCode::kNotFound;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::StatusCode::kPermissionDenied;
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-    case ENOMEM:
-    case EMFILE:
-    case ENFILE:
-      return absl::StatusCode::kResourceExhausted;
-    case EIO:
-      return absl::StatusCode::kDataLoss;
-    case EISDIR:
-      return absl::StatusCode::kFailedPrecondition;
-    default:
-      return absl::StatusCode::kInternal;
-  }
-}
-
-absl::Status ErrnoStatus(int error, absl::string_view what) {
-  return absl::Status(CodeForErrno(error), absl::StrCat(what, ": ", ErrnoText(error)));
-}
-
-// A temporary file beside the destination, removed unless committed by a rename.
-class TempFile {
- public:
-  TempFile() = default;
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!name_.empty()) ::unlink(name_.c_str());
-  }
-
-  absl::Status Create(const std::string& path) {
-    static std::atomic<uint64_t> counter{0};
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      const std::string name = absl::StrCat(path, ".tmp-", absl::Hex(UniqueSuffix(counter++),
-                                                                      absl::kZeroPad8));
-      const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd >= 0) {
-        fd_ = fd;
-        name_ = name;
-        return absl::OkStatus();
-      }
-      if (errno != EEXIST) {
-        return ErrnoStatus(errno, absl::StrCat("cannot write ", path,
-                                               ": creating the temporary file ", name));
-      }
-    }
-    return absl::AlreadyExistsError(
-        absl::StrCat("cannot write ", path, ": no free temporary file name beside it"));
-  }
-
-  absl::Status Write(const char* data, size_t size) {
-    while (size > 0) {
-      const size_t chunk = std::min<size_t>(size, size_t{1} << 30);
-      const ssize_t written = ::write(fd_, data, chunk);
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) return ErrnoStatus(written < 0 ? errno : EIO, Context("writing"));
-      data += written;
-      size -= static_cast<size_t>(written);
-    }
-    return absl::OkStatus();
-  }
-
-  // Flushes, closes and renames over `path`; the file then no longer needs removing.
-  absl::Status CommitAs(const std::string& path) {
-    if (::fsync(fd_) != 0) return ErrnoStatus(errno, Context("flushing"));
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return ErrnoStatus(errno, Context("closing"));
-    if (::rename(name_.c_str(), path.c_str()) != 0) {
-      return ErrnoStatus(errno, absl::StrCat("cannot write ", path, ": renaming ", name_,
-                                             " to it"));
-    }
-    name_.clear();
-    SyncDirectoryOf(path);
-    return absl::OkStatus();
-  }
-
- private:
-  static uint32_t UniqueSuffix(uint64_t count) {
-    // splitmix64 over pid, time and a counter: distinct across threads and processes.
-    uint64_t x = (static_cast<uint64_t>(::getpid()) << 32) ^ count ^
-                 static_cast<uint64_t>(
-                     std::chrono::steady_clock::now().time_since_epoch().count());
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return static_cast<uint32_t>(x ^ (x >> 31));
-  }
-
-  // Makes the rename itself durable. Best effort: the new file is already in place, and a
-  // failure here cannot be undone, so it is not reported.
-  static void SyncDirectoryOf(const std::string& path) {
-    const std::filesystem::path directory = std::filesystem::path(path).parent_path();
-    const int fd = ::open(directory.empty() ? "." : directory.c_str(),
-                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
-    (void)::fsync(fd);
-    ::close(fd);
-  }
-
-  std::string Context(absl::string_view action) const {
-    return absl::StrCat("cannot write ", name_, ": ", action);
-  }
-
-  int fd_ = -1;
-  std::string name_;
-};
-
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot read ", path));
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot read ", Quoted(path)));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
 
   struct stat info {};
-  if (::fstat(fd, &info) != 0) return ErrnoStatus(errno, absl::StrCat("cannot read ", path));
-  if (S_ISDIR(info.st_mode)) return ErrnoStatus(EISDIR, absl::StrCat("cannot read ", path));
+  if (::fstat(fd, &info) != 0) return ErrnoStatus(errno, absl::StrCat("cannot read ", Quoted(path)));
+  if (S_ISDIR(info.st_mode)) return ErrnoStatus(EISDIR, absl::StrCat("cannot read ", Quoted(path)));
 
   std::string contents;
   try {
@@ -526,19 +416,34 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
       if (filled == contents.size()) contents.resize(contents.size() * 2);
       const ssize_t got = ::read(fd, contents.data() + filled, contents.size() - filled);
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return ErrnoStatus(errno, absl::StrCat("cannot read ", path));
+      if (got < 0) return ErrnoStatus(errno, absl::StrCat("cannot read ", Quoted(path)));
       if (got == 0) break;
       filled += static_cast<size_t>(got);
     }
     contents.resize(filled);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("cannot read ", path, ": not enough memory for its ", info.st_size, " bytes"));
+        absl::StrCat("cannot read ", Quoted(path), ": not enough memory for its ", info.st_size, " bytes"));
   }
   return contents;
 }
 
 }  // namespace
+
+absl::Status CheckTensorName(absl::string_view name) {
+  if (name.empty()) {
+    return absl::InvalidArgumentError("empty name: a tensor in a file needs a non-empty name");
+  }
+  if (name == kMetadataKey) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", kMetadataKey, "' is reserved: the header keeps the file's metadata under it"));
+  }
+  if (!IsValidUtf8(name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Quoted(name), " is not valid UTF-8: names are JSON strings in the file's header"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::string> SerializeSafetensors(const NamedTensors& tensors) {
   ASSIGN_OR_RETURN(std::string out, BuildHeader(tensors, "cannot serialize safetensors"));
@@ -564,7 +469,10 @@ absl::StatusOr<NamedTensors> ParseSafetensors(absl::string_view bytes,
 }
 
 absl::Status WriteSafetensors(const std::string& path, const NamedTensors& tensors) {
-  ASSIGN_OR_RETURN(const std::string header, BuildHeader(tensors, absl::StrCat("cannot write ", path)));
+  ASSIGN_OR_RETURN(const std::string header,
+                   BuildHeader(tensors, absl::StrCat("cannot write ", Quoted(path))));
+  // Temporaries of writers killed before their rename would otherwise stay forever.
+  RemoveStaleTemporaries(path);
   TempFile file;
   RETURN_IF_ERROR(file.Create(path));
   RETURN_IF_ERROR(file.Write(header.data(), header.size()));

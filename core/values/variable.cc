@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -74,7 +75,7 @@ Variable::Variable(std::string name, ValueKind kind, VariableSync sync,
 absl::Status Variable::CheckCompatible(const Tensor& value) const {
   if (value.dtype() != dtype_ || !(value.shape() == shape_)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "variable '", name_, "' is ", DTypeName(dtype_), shape_.ToString(),
+        "variable ", Quoted(name_), " is ", DTypeName(dtype_), shape_.ToString(),
         " but the value is ", DTypeName(value.dtype()), value.shape().ToString()));
   }
   return absl::OkStatus();
@@ -82,7 +83,7 @@ absl::Status Variable::CheckCompatible(const Tensor& value) const {
 
 absl::Status Variable::CheckCopy(int32_t copy) const {
   if (copy < 0 || copy >= num_copies_) {
-    return absl::OutOfRangeError(absl::StrCat("variable '", name_, "' has ", num_copies_,
+    return absl::OutOfRangeError(absl::StrCat("variable ", Quoted(name_), " has ", num_copies_,
                                               " copies; there is no copy ", copy));
   }
   return absl::OkStatus();
@@ -122,7 +123,7 @@ absl::Status Variable::AssignAdd(int32_t copy, const Tensor& delta) {
   RETURN_IF_ERROR(CheckCopy(copy));
   RETURN_IF_ERROR(CheckCompatible(delta));
   if (dtype_ == DType::kBool) {
-    return absl::InvalidArgumentError(absl::StrCat("variable '", name_, "' is bool: it cannot be added to"));
+    return absl::InvalidArgumentError(absl::StrCat("variable ", Quoted(name_), " is bool: it cannot be added to"));
   }
   MutexLock lock(&mu_);
   const Tensor& target = copies_[static_cast<size_t>(copy)];
@@ -137,7 +138,7 @@ absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
   RETURN_IF_ERROR(CheckCopy(copy));
   RETURN_IF_ERROR(CheckCompatible(delta));
   if (dtype_ == DType::kBool) {
-    return absl::InvalidArgumentError(absl::StrCat("variable '", name_, "' is bool: it cannot be subtracted from"));
+    return absl::InvalidArgumentError(absl::StrCat("variable ", Quoted(name_), " is bool: it cannot be subtracted from"));
   }
   MutexLock lock(&mu_);
   const Tensor& target = copies_[static_cast<size_t>(copy)];
@@ -147,7 +148,7 @@ absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
 
 absl::Status Variable::AssignAll(const std::vector<Tensor>& values) {
   if (static_cast<int32_t>(values.size()) != num_copies_) {
-    return absl::InvalidArgumentError(absl::StrCat("variable '", name_, "' has ", num_copies_,
+    return absl::InvalidArgumentError(absl::StrCat("variable ", Quoted(name_), " has ", num_copies_,
                                                    " copies but ", values.size(),
                                                    " values were given"));
   }

@@ -147,9 +147,20 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_shuffle(const dist_dataset_t*
                                                            int64_t buffer_size, uint64_t seed,
                                                            dist_dataset_t** out);
 
-/* Applies `fn` to every element (see dist_map_fn), num_parallel_calls (>= 1) at a time.
- * `free_fn` (may be NULL) releases user_data when the dataset and its iterators are gone;
- * if this call fails it is not called. Thread-safety: safe. */
+/* num_parallel_calls of dist_dataset_map (tf.data.AUTOTUNE): let the library choose, as
+ * many calls at a time as the machine has hardware threads. */
+#define DIST_AUTOTUNE (-1)
+
+/* Applies `fn` to every element (see dist_map_fn), num_parallel_calls (>= 1, or
+ * DIST_AUTOTUNE) at a time. The calls run on library threads, started one by one as the
+ * elements in flight need them (so at most one more than the elements there are), and
+ * at most 4 per hardware thread of the machine: a larger num_parallel_calls is accepted
+ * and runs that many at a time. The same bound caps the results computed ahead of
+ * get_next. `free_fn` (may be NULL) releases user_data when the dataset and its
+ * iterators are gone; if this call fails it is not called.
+ * Errors: DIST_INVALID_ARGUMENT for num_parallel_calls 0 or negative other than
+ * DIST_AUTOTUNE, num_outputs < 1, a NULL dataset, fn or out (nothing is created).
+ * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_map(const dist_dataset_t* dataset,
                                                        dist_map_fn fn, void* user_data,
                                                        dist_free_fn free_fn, int32_t num_outputs,

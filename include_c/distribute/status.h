@@ -41,7 +41,9 @@ typedef int32_t dist_status_t;
 DIST_API const char* dist_status_name(dist_status_t code);
 
 /* The message of the last dist_ call on this thread that returned a status: the empty
- * string when that call succeeded. The pointer is owned by the library and valid until
+ * string when that call succeeded. Strings the caller passed (names, paths, addresses) are
+ * quoted in it escaped, and cut after 256 bytes with their full length:
+ * 'xxxx...' (1048576 bytes). The pointer is owned by the library and valid until
  * the next dist_ call on the same thread (dist_status_name and this function excepted).
  * Thread-safety: safe; each thread has its own message. */
 DIST_API const char* dist_last_error_message(void);

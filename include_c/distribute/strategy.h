@@ -91,7 +91,11 @@ typedef dist_status_t (*dist_update_fn)(dist_value_t* variable, const dist_value
 
 /* ---- Creation ---- */
 
-/* A OneDeviceStrategy on `device` (e.g. "CPU:0"). Thread-safety: safe. */
+/* A OneDeviceStrategy on `device` (e.g. "CPU:0"). The devices of these local strategies
+ * are this process's: a name may leave out job, replica and task or give those of the
+ * local task, /job:localhost/replica:0/task:0; another job, replica or task
+ * ("/job:ps/task:7/device:CPU:0") is DIST_INVALID_ARGUMENT naming the device and the local
+ * task. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_one_device(const char* device,
                                                                       dist_strategy_t** out);
 
@@ -443,9 +447,13 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_variable_created_in_scope(
 
 /* Saves every live variable created in this strategy's scope to `path` in the
  * safetensors format, one entry per variable name. SyncOnRead variables are saved
- * aggregated (their cross-replica value). Cross-replica. Blocks on file I/O (and, under
- * MultiWorkerMirrored, on reading SyncOnRead variables across workers, bounded by the
- * timeout). Thread-safety: safe. */
+ * aggregated (their cross-replica value). The file is written beside `path` under a
+ * temporary name ("<path>.tmp-<writer>-<unique>", the writer being this machine's boot,
+ * the process and its start time) and renamed over it, so `path` is never half-written;
+ * temporaries of `path` that writers killed before their rename left behind are removed
+ * by the next save when their writer process is gone (never a live writer's).
+ * Cross-replica. Blocks on file I/O (and, under MultiWorkerMirrored, on reading SyncOnRead
+ * variables across workers, bounded by the timeout). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_save_variables(dist_strategy_t* strategy,
                                                                    const char* path);
 

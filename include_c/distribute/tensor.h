@@ -52,7 +52,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_dtype_size(dist_dtype_t dtype, size_t
  * NULL only together with byte_size 0: the tensor is then zero-filled. `shape` holds
  * `rank` dimensions and may be NULL for rank 0. The caller keeps `data`.
  * Errors: DIST_INVALID_ARGUMENT (bad dtype, negative or overflowing shape, size
- * mismatch, malformed device name, NULL out), DIST_NOT_FOUND (a device that does not
+ * mismatch, malformed device name, a device of another job, replica or task than the
+ * local /job:localhost/replica:0/task:0, NULL out), DIST_NOT_FOUND (a device that does not
  * exist here), DIST_FAILED_PRECONDITION (a GPU device without the CUDA plugin),
  * DIST_RESOURCE_EXHAUSTED (allocation failed).
  * Thread-safety: safe. */

@@ -43,6 +43,9 @@ typedef int32_t dist_variable_aggregation_t;
  * context (variables are created in cross-replica context or with no scope).
  * An integer variable with aggregation MEAN is DIST_INVALID_ARGUMENT, as in TF (the mean
  * of integer updates is not an integer); use SUM, ONLY_FIRST_REPLICA or a float dtype.
+ * Variables are saved under their names (dist_strategy_save_variables), so a name must be
+ * valid UTF-8 and not "__metadata__" (the safetensors header's reserved key): others are
+ * DIST_INVALID_ARGUMENT.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* initial_value,
                                                            dist_variable_sync_t synchronization,

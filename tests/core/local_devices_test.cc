@@ -133,6 +133,37 @@ TEST_F(LocalDevicesTest, ResolveKeepsJobReplicaAndTask) {
   EXPECT_EQ(resolved->ToString(), "/job:localhost/replica:0/task:0/device:CPU:0");
 }
 
+// A device of another job, replica or task belongs to another process (issue 13, item 11:
+// "/job:ps/task:7/device:CPU:0" was accepted as CPU:0 of this one).
+TEST_F(LocalDevicesTest, ResolveRefusesDevicesOfAnotherTask) {
+  struct Case {
+    const char* job;
+    int32_t replica;
+    int32_t task;
+  };
+  for (const Case& c : {Case{"ps", -1, 7}, Case{"worker", 0, 1}, Case{"worker", -1, -1},
+                        Case{"localhost", -1, 1}, Case{"localhost", 1, 0}, Case{"", -1, 2},
+                        Case{"", 3, -1}}) {
+    DeviceSpec spec = Spec(DeviceType::kCpu, 0);
+    spec.job = c.job;
+    spec.replica = c.replica;
+    spec.task = c.task;
+    SCOPED_TRACE(spec.ToString());
+    EXPECT_TRUE(HasError(ResolveLocalDevice(spec), absl::StatusCode::kInvalidArgument,
+                         {absl::StrCat("device '", spec.ToString(), "'"),
+                          "not a device of this process", "task /job:localhost/replica:0/task:0"}));
+  }
+  for (const Case& c : {Case{"", -1, -1}, Case{"localhost", -1, -1}, Case{"localhost", 0, 0},
+                        Case{"", 0, -1}, Case{"", -1, 0}}) {
+    DeviceSpec spec = Spec(DeviceType::kCpu, 0);
+    spec.job = c.job;
+    spec.replica = c.replica;
+    spec.task = c.task;
+    EXPECT_TRUE(IsOk(ResolveLocalDevice(spec))) << spec.ToString();
+  }
+  EXPECT_EQ(LocalTaskName(), "/job:localhost/replica:0/task:0");
+}
+
 TEST_F(LocalDevicesTest, ResolveChecksTheCpuIndex) {
   ASSERT_TRUE(IsOk(SetLogicalCpuDeviceCount(4)));
   for (int32_t index = 0; index < 4; ++index) {

@@ -243,7 +243,7 @@ TEST_F(SafetensorsTest, ReadsOnlyTheTensorsAskedFor) {
   std::memcpy(data.data() + 4, &w, 4);
   const std::string file = FileOf(header, data);
   EXPECT_TRUE(HasError(ParseSafetensors(file, "p.safetensors"), absl::StatusCode::kInvalidArgument,
-                       {"p.safetensors", "'ids'", "\"U16\"", "not supported"}));
+                       {"p.safetensors", "'ids'", "'U16'", "not supported"}));
   const std::set<std::string> only = {"w", "absent"};
   absl::StatusOr<NamedTensors> read = ParseSafetensors(file, "p.safetensors", &only);
   ASSERT_TRUE(IsOk(read));
@@ -274,14 +274,14 @@ TEST_F(SafetensorsTest, ReadsOnlyTheTensorsAskedFor) {
 
 TEST_F(SafetensorsTest, ReadsHandWrittenHeadersInDataOrder) {
   // Header order differs from data order; metadata, padding, an extra field, a scalar and
-  // an empty tensor; a gap between tensors is tolerated.
+  // an empty tensor between the other two.
   const std::string header =
       R"({"__metadata__":{"format":"pt","note":"x"},)"
-      R"("late":{"dtype":"BF16","shape":[],"data_offsets":[6,8],"extra":true},)"
-      R"("none":{"dtype":"I64","shape":[0,4],"data_offsets":[3,3]},)"
+      R"("late":{"dtype":"BF16","shape":[],"data_offsets":[2,4],"extra":true},)"
+      R"("none":{"dtype":"I64","shape":[0,4],"data_offsets":[2,2]},)"
       R"("early":{"dtype":"I16","shape":[1],"data_offsets":[0,2]}})"
       "      ";
-  const std::string data("\x34\x12\xff\xff\xff\xff\x80\x3f", 8);
+  const std::string data("\x34\x12\x80\x3f", 4);
   absl::StatusOr<NamedTensors> read = ParseSafetensors(FileOf(header, data), "m.safetensors");
   ASSERT_TRUE(IsOk(read));
   ASSERT_EQ(read->size(), 3u);
@@ -297,6 +297,84 @@ TEST_F(SafetensorsTest, ReadsHandWrittenHeadersInDataOrder) {
   EXPECT_EQ((*read)[2].second.dtype(), DType::kBFloat16);
   EXPECT_EQ((*read)[2].second.shape().rank(), 0);
   EXPECT_EQ(BytesOf((*read)[2].second), std::string("\x80\x3f", 2));  // bfloat16 1.0
+}
+
+// ---- The data section must be tiled exactly by the tensors ----
+
+// A valid file whose length prefix is one byte short: the JSON still parses (its last byte
+// is padding) but the data section then starts one byte early, so every tensor would be
+// read one byte off. The format says the tensors cover the data section exactly.
+TEST_F(SafetensorsTest, AHeaderLengthOneByteShortIsDataLoss) {
+  std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                       R"("b":{"dtype":"I16","shape":[2],"data_offsets":[8,12]}})";
+  header.append(8 - header.size() % 8, ' ');  // padding, as writers align the data
+  const std::string data("\x00\x00\x80\x3f\x00\x00\x20\xc0\x01\x00\x02\x00", 12);
+  ASSERT_TRUE(IsOk(ParseSafetensors(FileOf(header, data), "s.safetensors")));
+  const std::string one_short = LengthPrefix(header.size() - 1) + header + data;
+  EXPECT_TRUE(HasError(ParseSafetensors(one_short, "s.safetensors"), kDataLoss,
+                       {"s.safetensors", "13 bytes", "cover only the first 12"}));
+  // The restore path reads only some tensors; the whole file's coverage still counts.
+  const std::set<std::string> just_b = {"b"};
+  EXPECT_TRUE(HasError(ParseSafetensors(one_short, "s.safetensors", &just_b), kDataLoss,
+                       {"cover only the first 12"}));
+  // The same through the file reader, for a file our own writer made.
+  NamedTensors tensors;
+  tensors.emplace_back("w", MakeTensor(DType::kFloat32, {3, 4}));
+  tensors.emplace_back("v", MakeTensor(DType::kInt64, {5}));
+  absl::StatusOr<std::string> bytes = SerializeSafetensors(tensors);
+  ASSERT_TRUE(IsOk(bytes));
+  uint64_t length = 0;
+  for (int i = 0; i < 8; ++i) length |= uint64_t{static_cast<unsigned char>((*bytes)[i])} << (8 * i);
+  const std::string path = PathOf("short.safetensors");
+  WriteFileBytes(path, LengthPrefix(length - 1) + bytes->substr(8));
+  EXPECT_TRUE(HasError(ReadSafetensors(path), kDataLoss, {path}));
+  const std::set<std::string> just_v = {"v"};
+  EXPECT_TRUE(HasError(ReadSafetensors(path, &just_v), kDataLoss, {path}));
+}
+
+TEST_F(SafetensorsTest, TrailingBytesAreDataLoss) {
+  const std::string header = R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})";
+  ASSERT_TRUE(IsOk(ParseSafetensors(FileOf(header, "abcd"), "t")));
+  EXPECT_TRUE(HasError(ParseSafetensors(FileOf(header, "abcdX"), "t"), kDataLoss,
+                       {"the data section is 5 bytes", "cover only the first 4"}));
+  const std::set<std::string> nothing;
+  EXPECT_TRUE(HasError(ParseSafetensors(FileOf(header, "abcdX"), "t", &nothing), kDataLoss));
+  // No tensors at all: the data section must be empty.
+  EXPECT_TRUE(IsOk(ParseSafetensors(FileOf("{}", ""), "t")));
+  EXPECT_TRUE(HasError(ParseSafetensors(FileOf("{}", "x"), "t"), kDataLoss,
+                       {"cover only the first 0"}));
+}
+
+TEST_F(SafetensorsTest, HolesInTheDataSectionAreDataLoss) {
+  // Bytes [2, 3) belong to no tensor.
+  const std::string between = FileOf(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                     R"("b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})",
+                                     "abcde");
+  EXPECT_TRUE(HasError(ParseSafetensors(between, "h"), kDataLoss,
+                       {"bytes [2, 3)", "'b'", "[3, 5]", "holes"}));
+  const std::set<std::string> just_a = {"a"};
+  EXPECT_TRUE(HasError(ParseSafetensors(between, "h", &just_a), kDataLoss, {"bytes [2, 3)"}));
+  // The first tensor must start at byte 0.
+  EXPECT_TRUE(HasError(
+      ParseSafetensors(FileOf(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", "abc"),
+                       "h"),
+      kDataLoss, {"bytes [0, 1)", "'a'"}));
+  // An empty tensor takes no bytes: it cannot fill a hole, and it may sit at any boundary.
+  EXPECT_TRUE(HasError(
+      ParseSafetensors(FileOf(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                              R"("e":{"dtype":"U8","shape":[0],"data_offsets":[3,3]},)"
+                              R"("b":{"dtype":"U8","shape":[1],"data_offsets":[3,4]}})",
+                              "abcd"),
+                       "h"),
+      kDataLoss, {"bytes [2, 3)"}));
+  absl::StatusOr<NamedTensors> boundary =
+      ParseSafetensors(FileOf(R"({"e0":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
+                              R"("a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                              R"("e2":{"dtype":"U8","shape":[0],"data_offsets":[2,2]}})",
+                              "ab"),
+                       "h");
+  ASSERT_TRUE(IsOk(boundary));
+  EXPECT_EQ(boundary->size(), 3u);
 }
 
 TEST_F(SafetensorsTest, MapsEveryDTypeName) {

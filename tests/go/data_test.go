@@ -742,3 +742,40 @@ func unsetEnv(t *testing.T, key string) {
 	}
 	os.Unsetenv(key)
 }
+
+// Map with Autotune (DIST_AUTOTUNE) keeps the input order; a negative numParallelCalls
+// other than Autotune is refused.
+func TestMapAutotune(t *testing.T) {
+	if distribute.Autotune != -1 {
+		t.Fatalf("Autotune is %d, want -1 (tf.data.AUTOTUNE)", distribute.Autotune)
+	}
+	r, err := distribute.DatasetRange(0, 20, 1)
+	ok(t, err)
+	defer r.Close()
+	triple := func(in []*distribute.Value) ([]*distribute.Value, error) {
+		x, err := in[0].ScalarInt64()
+		if err != nil {
+			return nil, err
+		}
+		v, err := distribute.Scalar(3*x, "")
+		return []*distribute.Value{v}, err
+	}
+	m, err := r.Map(triple, 1, distribute.Autotune)
+	ok(t, err)
+	defer m.Close()
+	it, err := m.MakeIterator()
+	ok(t, err)
+	defer it.Close()
+	for i := int64(0); i < 20; i++ {
+		el, err := it.GetNext()
+		ok(t, err)
+		got, err := el[0].ScalarInt64()
+		ok(t, err)
+		el[0].Close()
+		if got != 3*i {
+			t.Fatalf("element %d: got %d, want %d", i, got, 3*i)
+		}
+	}
+	_, err = r.Map(triple, 1, -2)
+	wantErr(t, err, distribute.ErrInvalidArgument, "AUTOTUNE")
+}

@@ -197,3 +197,24 @@ fn datasets_from_function_and_input_context() {
     assert_eq!(ic.per_replica_batch_size(12).unwrap(), 2);
     assert_eq!(ic.per_replica_batch_size(13).unwrap_err().code(), Code::InvalidArgument);
 }
+
+/// `AUTOTUNE` (DIST_AUTOTUNE) as num_parallel_calls keeps the input order; other negative
+/// values are refused.
+#[test]
+fn map_autotune() {
+    setup();
+    assert_eq!(AUTOTUNE, -1); // tf.data.AUTOTUNE
+    let tripled = Dataset::range(0, 20, 1)
+        .unwrap()
+        .map(1, AUTOTUNE, |inputs| Ok(vec![Value::scalar(3 * inputs[0].scalar_i64()?, None)?]))
+        .unwrap();
+    let mut it = tripled.make_iterator().unwrap();
+    let mut got = Vec::new();
+    while let Some(el) = it.next_element(1).unwrap() {
+        got.push(el[0].scalar_i64().unwrap());
+    }
+    assert_eq!(got, (0..20).map(|i| 3 * i).collect::<Vec<i64>>());
+    let e = Dataset::range(0, 4, 1).unwrap().map(1, -2, |_| Ok(Vec::new())).err().unwrap();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("AUTOTUNE"), "{}", e.message());
+}

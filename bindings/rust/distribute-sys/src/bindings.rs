@@ -71,6 +71,7 @@ pub const DIST_AGGREGATION_ONLY_FIRST_REPLICA: i32 = 3;
 pub const DIST_COMPRESSION_NONE: i32 = 0;
 pub const DIST_COMPRESSION_ZLIB: i32 = 1;
 pub const DIST_COMPRESSION_GZIP: i32 = 2;
+pub const DIST_AUTOTUNE: i32 = -1;
 pub const DIST_AUTO_SHARD_OFF: i32 = 0;
 pub const DIST_AUTO_SHARD_AUTO: i32 = 1;
 pub const DIST_AUTO_SHARD_FILE: i32 = 2;

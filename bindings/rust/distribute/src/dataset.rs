@@ -9,6 +9,10 @@ use crate::sys;
 use crate::types::*;
 use crate::value::*;
 
+/// `DIST_AUTOTUNE` (tf.data.AUTOTUNE) as [`Dataset::map`]'s `num_parallel_calls`: as many
+/// calls at a time as the machine has hardware threads.
+pub const AUTOTUNE: i32 = sys::DIST_AUTOTUNE;
+
 macro_rules! handle {
     ($(#[$m:meta])* $name:ident, $raw:ty, $destroy:path) => {
         $(#[$m])*
@@ -236,7 +240,8 @@ impl Dataset {
         Dataset::out(|o| unsafe { sys::dist_dataset_shuffle(self.as_ptr(), buffer_size, seed, o) })
     }
     /// Applies `f` to every element, `num_parallel_calls` at a time (concurrently from
-    /// library threads when > 1).
+    /// library threads when > 1), or [`AUTOTUNE`]. The library caps the threads at 4 per
+    /// hardware thread and starts them only as the elements need them.
     pub fn map<F>(&self, num_outputs: i32, num_parallel_calls: i32, f: F) -> Result<Dataset>
     where
         F: Fn(&[Value]) -> Result<Vec<Value>> + Send + Sync + 'static,

@@ -68,7 +68,7 @@ mod types;
 mod value;
 
 pub use cluster::*;
-pub use dataset::{Dataset, DatasetIterator, DistributedDataset, InputContext, InputOptions};
+pub use dataset::{Dataset, DatasetIterator, DistributedDataset, InputContext, InputOptions, AUTOTUNE};
 pub use error::{Code, Error, Result};
 pub use options::*;
 pub use strategy::*;

@@ -39,6 +39,13 @@ public final class Dataset extends Handle {
   public Dataset shard(long numShards, long index) { return new Dataset(NativeGen.datasetShard(h(), numShards, index)); }
   public Dataset repeat(long count) { return new Dataset(NativeGen.datasetRepeat(h(), count)); }
   public Dataset shuffle(long bufferSize, long seed) { return new Dataset(NativeGen.datasetShuffle(h(), bufferSize, seed)); }
+  /** DIST_AUTOTUNE (tf.data.AUTOTUNE) as map's numParallelCalls: as many calls at a time as the machine has hardware threads. */
+  public static final int AUTOTUNE = -1;
+
+  /**
+   * dist_dataset_map: numParallelCalls >= 1 or {@link #AUTOTUNE}; the library caps the threads
+   * at 4 per hardware thread and starts them only as the elements need them.
+   */
   public Dataset map(int numOutputs, int numParallelCalls, Functions.MapFunction fn) {
     return new Dataset(NativeHand.datasetMap(h(), new Callbacks.State(fn), numOutputs, numParallelCalls));
   }

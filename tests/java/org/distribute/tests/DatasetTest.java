@@ -85,6 +85,27 @@ class DatasetTest {
     return s;
   }
 
+  /** map with AUTOTUNE (DIST_AUTOTUNE) keeps the input order; other negative values are refused. */
+  @Test
+  void mapAutotune() {
+    assertEquals(-1, Dataset.AUTOTUNE); // tf.data.AUTOTUNE
+    try (Dataset range = Dataset.range(20);
+        Dataset tripled = range.map(1, Dataset.AUTOTUNE,
+            in -> new Value[] {Tensor.scalar(3 * ((Tensor) in[0]).scalarLong())});
+        DistributedIterator it = tripled.iterator()) {
+      for (long i = 0; i < 20; i++) {
+        try (Tensor t = (Tensor) it.next(1)[0]) {
+          assertEquals(3 * i, t.scalarLong());
+        }
+      }
+      assertNull(it.nextOrNull(1));
+      DistributeException e = assertThrows(DistributeException.class,
+          () -> range.map(1, -2, in -> in).close());
+      assertEquals(Status.INVALID_ARGUMENT, e.getStatus());
+      assertTrue(e.getMessage().contains("AUTOTUNE"), e.getMessage());
+    }
+  }
+
   /** Generator and map as lambdas; the generator restarts for each iterator. */
   @Test
   void generatorAndMap() {
