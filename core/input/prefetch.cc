@@ -117,9 +117,11 @@ class PrefetchDataset : public Dataset {
 
 absl::StatusOr<DatasetPtr> Prefetch(DatasetPtr input, int64_t buffer_size) {
   RETURN_IF_ERROR(CheckInput(input));
+  if (buffer_size == kAutotune) buffer_size = kAutotunePrefetchElements;
   if (buffer_size < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("buffer_size is ", buffer_size, ": expected at least 0 (0 disables prefetching)"));
+    return absl::InvalidArgumentError(absl::StrCat("buffer_size is ", buffer_size,
+                                                   ": expected at least 0 (0 disables prefetching) or AUTOTUNE (",
+                                                   kAutotune, ")"));
   }
   if (buffer_size == 0) return input;
   return DatasetPtr(std::make_shared<PrefetchDataset>(std::move(input), buffer_size));

@@ -38,7 +38,9 @@ int32_t MaxMapParallelism();
 absl::StatusOr<DatasetPtr> Map(DatasetPtr input, std::shared_ptr<const MapFn> fn,
                                int32_t num_outputs, int32_t num_parallel_calls);
 
-// Produces up to buffer_size elements ahead on a library thread; 0 returns the input.
+// Produces up to buffer_size elements ahead on a library thread; 0 returns the input;
+// kAutotune keeps kAutotunePrefetchElements ahead.
+inline constexpr int64_t kAutotunePrefetchElements = 2;
 absl::StatusOr<DatasetPtr> Prefetch(DatasetPtr input, int64_t buffer_size);
 
 // The first `count` elements (-1: all).

@@ -292,13 +292,17 @@ absl::Status Strategy::LeaveReplica(const ReplicaContext& context) {
 std::string Strategy::UniqueVariableName(absl::string_view requested) {
   const std::string base = requested.empty() ? "Variable" : std::string(requested);
   MutexLock lock(&variables_mu_);
+  // TF's unique names: base, then base_1, base_2, ... skipping names already taken (also
+  // ones a user gave explicitly). Names are never released, so the next suffix to try
+  // only grows.
   std::string name = base;
-  for (int i = 1; std::find(variable_names_.begin(), variable_names_.end(), name) !=
-                  variable_names_.end();
-       ++i) {
-    name = absl::StrCat(base, "_", i);
+  if (variable_names_.contains(name)) {
+    int64_t& suffix = next_name_suffix_.try_emplace(base, 1).first->second;
+    do {
+      name = absl::StrCat(base, "_", suffix++);
+    } while (variable_names_.contains(name));
   }
-  variable_names_.push_back(name);
+  variable_names_.insert(name);
   return name;
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/backend/collective_backend.h"
@@ -132,7 +134,10 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   bool running_ ABSL_GUARDED_BY(state_mu_) = false;
   Mutex variables_mu_;
   std::vector<std::weak_ptr<Variable>> variables_ ABSL_GUARDED_BY(variables_mu_);
-  std::vector<std::string> variable_names_ ABSL_GUARDED_BY(variables_mu_);
+  // Every name given out, and per requested name the next suffix to try: naming n
+  // variables alike costs O(n), not a scan of every name per candidate suffix.
+  absl::flat_hash_set<std::string> variable_names_ ABSL_GUARDED_BY(variables_mu_);
+  absl::flat_hash_map<std::string, int64_t> next_name_suffix_ ABSL_GUARDED_BY(variables_mu_);
 };
 
 }  // namespace distribute

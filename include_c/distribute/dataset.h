@@ -147,15 +147,16 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_shuffle(const dist_dataset_t*
                                                            int64_t buffer_size, uint64_t seed,
                                                            dist_dataset_t** out);
 
-/* num_parallel_calls of dist_dataset_map (tf.data.AUTOTUNE): let the library choose, as
- * many calls at a time as the machine has hardware threads. */
+/* tf.data.AUTOTUNE: let the library choose. As num_parallel_calls of dist_dataset_map,
+ * as many calls at a time as the machine has hardware threads; as buffer_size of
+ * dist_dataset_prefetch, 2 elements ahead. */
 #define DIST_AUTOTUNE (-1)
 
 /* Applies `fn` to every element (see dist_map_fn), num_parallel_calls (>= 1, or
  * DIST_AUTOTUNE) at a time. The calls run on library threads, started one by one as the
  * elements in flight need them (so at most one more than the elements there are), and
  * at most 4 per hardware thread of the machine: a larger num_parallel_calls is accepted
- * and runs that many at a time. The same bound caps the results computed ahead of
+ * and runs at that bound. The same bound caps the results computed ahead of
  * get_next. `free_fn` (may be NULL) releases user_data when the dataset and its
  * iterators are gone; if this call fails it is not called.
  * Errors: DIST_INVALID_ARGUMENT for num_parallel_calls 0 or negative other than
@@ -168,7 +169,12 @@ DIST_API DIST_NODISCARD dist_status_t dist_dataset_map(const dist_dataset_t* dat
                                                        dist_dataset_t** out);
 
 /* Produces up to buffer_size (>= 0; 0 means no prefetching) elements ahead on a library
- * thread. Thread-safety: safe. */
+ * thread. DIST_AUTOTUNE lets the library choose: it keeps 2 elements ahead (tf.data tunes
+ * the buffer while it runs; a fixed double buffer is what it usually settles on for one
+ * consumer). The buffer holds what it is asked to: a large buffer_size costs that many
+ * elements of memory.
+ * Errors: DIST_INVALID_ARGUMENT for a negative buffer_size other than DIST_AUTOTUNE, a
+ * NULL dataset or out (nothing is created). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_prefetch(const dist_dataset_t* dataset,
                                                             int64_t buffer_size,
                                                             dist_dataset_t** out);

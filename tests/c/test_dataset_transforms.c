@@ -786,6 +786,43 @@ static void test_prefetch_destroy_mid_epoch(void** state) {
   dist_dataset_destroy(gen);
 }
 
+static int64_t produced_of(counting_gen* g) {
+  int64_t produced;
+  pthread_mutex_lock(&g->mutex);
+  produced = g->produced;
+  pthread_mutex_unlock(&g->mutex);
+  return produced;
+}
+
+/* DIST_AUTOTUNE keeps two elements ahead of the consumer: after one get_next of an
+ * endless generator, exactly 1 + 2 have been produced, and no more follow. */
+static void test_prefetch_autotune(void** state) {
+  counting_gen g;
+  dist_dataset_t* gen = NULL;
+  dist_dataset_t* p = NULL;
+  dist_iterator_t* it = NULL;
+  dist_value_t* element = NULL;
+  int waited;
+  (void)state;
+  memset(&g, 0, sizeof(g));
+  pthread_mutex_init(&g.mutex, NULL);
+  g.length = -1;
+  DT_OK(dist_dataset_from_generator(counting_fn, &g, ddt_count_free, 1, &gen));
+  DT_OK(dist_dataset_prefetch(gen, DIST_AUTOTUNE, &p));
+  DT_OK(dist_dataset_make_iterator(p, &it));
+  DT_OK(dist_iterator_get_next(it, &element, 1));
+  assert_int_equal(ddt_i64(element), 0);
+  dist_value_destroy(element);
+  for (waited = 0; waited < 10000 && produced_of(&g) < 3; ++waited) sleep_us(1000);
+  sleep_us(50000); /* time for a producer that did not stop to go past 3 */
+  assert_int_equal(produced_of(&g), 3);
+  dist_iterator_destroy(it);
+  dist_dataset_destroy(p);
+  dist_dataset_destroy(gen);
+  assert_int_equal(g.freed.calls, 1);
+  pthread_mutex_destroy(&g.mutex);
+}
+
 static void test_prefetch_misuse(void** state) {
   dist_dataset_t* r = ddt_range(0, 10, 1);
   dist_dataset_t* out = (dist_dataset_t*)DT_SENTINEL_PTR;
@@ -793,8 +830,9 @@ static void test_prefetch_misuse(void** state) {
   DT_ERR(dist_dataset_prefetch(NULL, 2, &out), DIST_INVALID_ARGUMENT, "dist_dataset_prefetch",
          "dataset");
   assert_null(out);
-  DT_ERR(dist_dataset_prefetch(r, -1, &out), DIST_INVALID_ARGUMENT, "dist_dataset_prefetch",
+  DT_ERR(dist_dataset_prefetch(r, -2, &out), DIST_INVALID_ARGUMENT, "dist_dataset_prefetch",
          "buffer_size");
+  assert_null(out);
   DT_ERR(dist_dataset_prefetch(r, 2, NULL), DIST_INVALID_ARGUMENT, "dist_dataset_prefetch",
          "out");
   assert_null(out);
@@ -1048,6 +1086,7 @@ int main(void) {
       cmocka_unit_test(test_map_misuse),
       cmocka_unit_test(test_prefetch),
       cmocka_unit_test(test_prefetch_destroy_mid_epoch),
+      cmocka_unit_test(test_prefetch_autotune),
       cmocka_unit_test(test_prefetch_misuse),
       cmocka_unit_test(test_prefetch_error),
       cmocka_unit_test(test_num_components_through_transformations),

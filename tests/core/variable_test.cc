@@ -284,6 +284,20 @@ TEST_F(VariableTest, MirroredStrategyCreatesOneCopyPerReplica) {
   const Value again = NewVariable(strategy, Floats({1}), VariableSync::kAuto,
                                   VariableAggregation::kNone, "w");
   EXPECT_EQ(again.variable()->name(), "w_1");
+  // A name a user took explicitly is skipped, as TF's unique names do.
+  EXPECT_EQ(NewVariable(strategy, Floats({1}), VariableSync::kAuto, VariableAggregation::kNone, "w_2")
+                .variable()->name(),
+            "w_2");
+  EXPECT_EQ(NewVariable(strategy, Floats({1}), VariableSync::kAuto, VariableAggregation::kNone, "w")
+                .variable()->name(),
+            "w_3");
+  // Thousands of variables of one name (each suffix found at once, not by rescanning).
+  std::string last;
+  for (int i = 0; i < 3000; ++i) {
+    last = NewVariable(strategy, Floats({1}), VariableSync::kAuto, VariableAggregation::kNone, "many")
+               .variable()->name();
+  }
+  EXPECT_EQ(last, "many_2999");
   {
     ScopeGuard scope(strategy);
     EXPECT_TRUE(HasError(CreateVariable(Floats({1}), VariableSync::kNone,
