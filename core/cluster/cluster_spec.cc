@@ -351,6 +351,11 @@ absl::StatusOr<int32_t> ClusterSpec::task_index_at(absl::string_view job_name, i
                                                    tasks.size() == 1 ? kJobNounSingular[static_cast<int>(*job)]
                                                                      : kJobNounPlural[static_cast<int>(*job)]));
   }
+  // A job whose indices are 0..n-1 (TF_CONFIG's list form, the usual one) has each task at
+  // the position of its index: no walk, so visiting every position stays linear.
+  if (tasks.begin()->first == 0 && tasks.rbegin()->first == static_cast<int32_t>(tasks.size()) - 1) {
+    return static_cast<int32_t>(position);
+  }
   auto it = tasks.begin();
   std::advance(it, position);
   return it->first;

@@ -374,6 +374,14 @@ TEST(TfConfigTest, ParsesAHundredThousandTasks) {
   EXPECT_EQ(spec->tasks().size(), static_cast<size_t>(kTasks));
   EXPECT_EQ(**spec->task_address("worker", kTasks - 3), absl::StrCat("w", kTasks - 3, ".example:2222"));
   EXPECT_EQ(spec->master(), "w7.example:2222");
+  // Walking every position (dist_cluster_task_index_at) is linear overall: the list form's
+  // indices are their positions.
+  int64_t mismatches = 0;
+  for (int64_t position = 0; position < kTasks - 2; ++position) {
+    absl::StatusOr<int32_t> index = spec->task_index_at("worker", position);
+    if (!index.ok() || *index != position) ++mismatches;
+  }
+  EXPECT_EQ(mismatches, 0);
 
   // A repeated address is still found, however far apart and whatever the case of its host.
   EXPECT_TRUE(HasError(ParseTfConfig(LargeTfConfig(kTasks, "chief.EXAMPLE:2222")), kInvalid,
