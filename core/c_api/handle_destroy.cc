@@ -3,7 +3,7 @@
 #include <array>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/util/mutex.h"
 
 namespace distribute::c_api {
 namespace {
@@ -13,7 +13,7 @@ class HandleQuarantine {
   void Add(void* memory) ABSL_LOCKS_EXCLUDED(mutex_) {
     void* oldest = nullptr;
     {
-      absl::MutexLock lock(&mutex_);
+      MutexLock lock(&mutex_);
       oldest = slots_[next_];
       slots_[next_] = memory;
       next_ = (next_ + 1) % slots_.size();
@@ -22,7 +22,7 @@ class HandleQuarantine {
   }
 
  private:
-  absl::Mutex mutex_;
+  Mutex mutex_;  // the project's (ThreadSanitizer sees it; Debian's absl::Mutex it does not)
   std::array<void*, kHandleQuarantineSize> slots_ ABSL_GUARDED_BY(mutex_) = {};
   size_t next_ ABSL_GUARDED_BY(mutex_) = 0;
 };

@@ -24,10 +24,12 @@ namespace {
 // The slot of the handshake's messages, apart from Gloo's collectives' (0x01-0x08) and
 // the transport's exchanges (0x40).
 constexpr uint8_t kHandshakeSlotPrefix = 0x41;
-// How long one attempt may take before the workers give up on it and try again on fresh
-// ports: a worker whose peer gave up waits this long for a connection that never comes.
-// Connecting takes 10-30 ms on a quiet machine; this leaves room for a loaded one.
-constexpr int64_t kAttemptMs = 5000;
+// How long the first attempt may take before the workers give up on it and try again on
+// fresh ports; each later attempt may take twice as long. A worker whose peer gave up
+// before connecting to it waits out its attempt (Gloo's accept cannot be interrupted), so
+// the first window is short; connecting takes 10-30 ms on a quiet machine, and a loaded
+// one that needs longer gets it on the next attempt.
+constexpr int64_t kFirstAttemptMs = 2000;
 // Attempts before giving up: more than one stranger in a row is not bad luck.
 constexpr int kMaxAttempts = 5;
 // How often a wait for a peer's verdict checks whether the peer died.
@@ -129,11 +131,11 @@ absl::Status Handshake(gloo::Context& context, const GlooMeshRequest& request,
 // An error here is the attempt's, to be agreed on and retried.
 absl::StatusOr<std::shared_ptr<gloo::Context>> Attempt(const GlooMeshRequest& request,
                                                        const std::shared_ptr<gloo::transport::Device>& device,
-                                                       const std::string& attempt_prefix,
+                                                       const std::string& attempt_prefix, int attempt,
                                                        const Deadline& deadline) {
-  const Clock::time_point until =
-      std::min(deadline.when, Clock::now() + std::chrono::milliseconds(kAttemptMs));
-  const Deadline attempt_deadline{until, kAttemptMs};
+  const int64_t window_ms = kFirstAttemptMs << attempt;
+  const Clock::time_point until = std::min(deadline.when, Clock::now() + std::chrono::milliseconds(window_ms));
+  const Deadline attempt_deadline{until, window_ms};
   try {
     const int32_t size = static_cast<int32_t>(request.task_names.size());
     auto context = std::make_shared<gloo::rendezvous::Context>(request.rank, size);
@@ -208,7 +210,8 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> ConnectGlooMesh(const GlooMeshReq
   absl::Status last;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     const std::string attempt_prefix = absl::StrCat(request.key_prefix, "try", attempt, "/");
-    absl::StatusOr<std::shared_ptr<gloo::Context>> context = Attempt(request, device, attempt_prefix, deadline);
+    absl::StatusOr<std::shared_ptr<gloo::Context>> context =
+        Attempt(request, device, attempt_prefix, attempt, deadline);
     if (absl::Status peer = request.coordination->PeerHealth(); !peer.ok()) {
       return absl::UnavailableError(
           absl::StrCat("connecting the workers' Gloo transport failed: ", peer.message()));
