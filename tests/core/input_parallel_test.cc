@@ -191,7 +191,12 @@ TEST(PrefetchTest, ZeroIsAPassThroughAndBatchSizeShowsThrough) {
   auto prefetched = Prefetch(*batched, 2);
   ASSERT_TRUE(IsOk(prefetched));
   EXPECT_EQ((*prefetched)->batch_size(), 2);
-  EXPECT_TRUE(HasError(Prefetch(input, -1), absl::StatusCode::kInvalidArgument, {"buffer_size is -1"}));
+  EXPECT_TRUE(HasError(Prefetch(input, -2), absl::StatusCode::kInvalidArgument,
+                       {"buffer_size is -2", "AUTOTUNE"}));
+  // kAutotune is a prefetch, not an error.
+  auto tuned = Prefetch(input, kAutotune);
+  ASSERT_TRUE(IsOk(tuned));
+  EXPECT_NE(*tuned, input);
 }
 
 TEST(PrefetchTest, ProducesAheadUpToTheBuffer) {
