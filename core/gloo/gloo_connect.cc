@@ -38,11 +38,6 @@ constexpr char kVerdictOk[] = "ok";
 constexpr char kHandshakeDone[] = "done";
 constexpr char kGaveUp[] = "another worker gave up on this connection attempt";
 
-std::chrono::milliseconds Remaining(const Deadline& deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.when - Clock::now());
-  return std::max(left, std::chrono::milliseconds(1));
-}
-
 std::string WakeKey(const std::string& attempt_prefix, int32_t rank) {
   return absl::StrCat(attempt_prefix, "wake/", rank);
 }
@@ -108,7 +103,7 @@ absl::Status Handshake(gloo::Context& context, const GlooMeshRequest& request,
   for (int32_t peer = 0; peer < size; ++peer) {
     if (peer == request.rank) continue;
     const auto p = static_cast<size_t>(peer);
-    if (!receives[p]->waitRecv(Remaining(attempt_deadline))) {
+    if (!receives[p]->waitRecv(attempt_deadline.RemainingAtLeast1Ms())) {
       return absl::AbortedError(kGaveUp);
     }
     if (!CheckHandshakeProof(received[p], request.job_token, attempt_prefix, peer, request.rank)) {
@@ -120,7 +115,7 @@ absl::Status Handshake(gloo::Context& context, const GlooMeshRequest& request,
   }
   for (int32_t peer = 0; peer < size; ++peer) {
     if (peer == request.rank) continue;
-    if (!sends[static_cast<size_t>(peer)]->waitSend(Remaining(attempt_deadline))) {
+    if (!sends[static_cast<size_t>(peer)]->waitSend(attempt_deadline.RemainingAtLeast1Ms())) {
       return absl::AbortedError(kGaveUp);
     }
   }
@@ -133,14 +128,12 @@ absl::StatusOr<std::shared_ptr<gloo::Context>> Attempt(const GlooMeshRequest& re
                                                        const std::shared_ptr<gloo::transport::Device>& device,
                                                        const std::string& attempt_prefix, int attempt,
                                                        const Deadline& deadline) {
-  const int64_t window_ms = kFirstAttemptMs << attempt;
-  const Clock::time_point until = std::min(deadline.when, Clock::now() + std::chrono::milliseconds(window_ms));
-  const Deadline attempt_deadline{until, window_ms};
+  const Deadline attempt_deadline = deadline.Within(kFirstAttemptMs << attempt);
   try {
     const int32_t size = static_cast<int32_t>(request.task_names.size());
     auto context = std::make_shared<gloo::rendezvous::Context>(request.rank, size);
-    context->setTimeout(Remaining(attempt_deadline));
-    CoordinationStore store(*request.coordination, attempt_prefix, Remaining(attempt_deadline));
+    context->setTimeout(attempt_deadline.RemainingAtLeast1Ms());
+    CoordinationStore store(*request.coordination, attempt_prefix, attempt_deadline.RemainingAtLeast1Ms());
     std::shared_ptr<gloo::transport::Device> shared_device = device;
     context->connectFullMesh(store, shared_device);
     RETURN_IF_ERROR(Handshake(*context, request, attempt_prefix, attempt_deadline));
@@ -175,9 +168,7 @@ absl::Status Agree(const GlooMeshRequest& request, const std::string& attempt_pr
     absl::StatusOr<std::string> verdict;
     do {  // in slices, so that a peer that died is named rather than waited for
       RETURN_IF_ERROR(coordination.PeerHealth());
-      const Clock::time_point slice =
-          std::min(deadline.when, Clock::now() + std::chrono::milliseconds(kVerdictSliceMs));
-      verdict = coordination.Get(VerdictKey(attempt_prefix, peer), Deadline{slice, deadline.timeout_ms});
+      verdict = coordination.Get(VerdictKey(attempt_prefix, peer), deadline.Within(kVerdictSliceMs));
     } while (!verdict.ok() && absl::IsDeadlineExceeded(verdict.status()) && !deadline.Expired());
     if (absl::IsDeadlineExceeded(verdict.status())) {
       return absl::DeadlineExceededError(absl::StrCat(

@@ -19,11 +19,6 @@
 namespace distribute {
 namespace {
 
-std::chrono::milliseconds Remaining(const Deadline& deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline.when - Clock::now());
-  return std::max(left, std::chrono::milliseconds(1));
-}
-
 // The slot prefix of point-to-point exchanges, apart from Gloo's collectives' (0x01-0x08).
 constexpr uint8_t kExchangeSlotPrefix = 0x40;
 
@@ -139,7 +134,7 @@ absl::Status GlooTransport::Call(const char* what, const Deadline& deadline, Op 
   }
   SigpipeGuard guard;
   try {
-    op(next_tag_++, Remaining(deadline));
+    op(next_tag_++, deadline.RemainingAtLeast1Ms());
     return absl::OkStatus();
   } catch (const std::exception& e) {
     return Fail(what, e.what(), deadline);
@@ -182,7 +177,7 @@ absl::Status GlooTransport::Exchange(std::span<const Transfer> sends,
     for (const Transfer& t : receives) post(t, false);
     for (const Transfer& t : sends) post(t, true);
     for (size_t i = 0; i < posted_receives.size(); ++i) {
-      if (!posted_receives[i]->waitRecv(Remaining(deadline))) {
+      if (!posted_receives[i]->waitRecv(deadline.RemainingAtLeast1Ms())) {
         throw gloo::IoException("a wait for a peer was released: a task died");
       }
       if (on_received) {
@@ -195,7 +190,7 @@ absl::Status GlooTransport::Exchange(std::span<const Transfer> sends,
       }
     }
     for (auto& buffer : posted_sends) {
-      if (!buffer->waitSend(Remaining(deadline))) {
+      if (!buffer->waitSend(deadline.RemainingAtLeast1Ms())) {
         throw gloo::IoException("a wait for a peer was released: a task died");
       }
     }

@@ -23,6 +23,17 @@ struct Deadline {
     return Deadline{Clock::now() + std::chrono::milliseconds(bounded), timeout_ms};
   }
   bool Expired() const { return Clock::now() >= when; }
+  // The time left, at least 1 ms: for waits (Gloo's) that take a duration and would read
+  // zero or less as an error.
+  std::chrono::milliseconds RemainingAtLeast1Ms() const {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(when - Clock::now());
+    return left > std::chrono::milliseconds(1) ? left : std::chrono::milliseconds(1);
+  }
+  // This deadline, or `slice_ms` from now if that comes first (a wait cut into slices).
+  Deadline Within(int64_t slice_ms) const {
+    const Clock::time_point slice = Clock::now() + std::chrono::milliseconds(slice_ms);
+    return Deadline{slice < when ? slice : when, timeout_ms};
+  }
 };
 
 }  // namespace distribute
