@@ -13,7 +13,7 @@ HandleState StateOf(uint64_t tag) { return static_cast<HandleState>((tag >> 8) &
 bool IsKnownType(uint64_t tag) {
   const uint64_t type = tag & 0xff;
   return type >= static_cast<uint64_t>(HandleType::kDevice) &&
-         type <= static_cast<uint64_t>(HandleType::kCommunicationOptions);
+         type <= static_cast<uint64_t>(HandleType::kParameterServerOptions);
 }
 
 bool IsKnownState(HandleState state) {
@@ -39,6 +39,7 @@ absl::string_view HandleTypeName(HandleType type) {
     case HandleType::kServerOptions: return "dist_server_options_t";
     case HandleType::kCrossDeviceOps: return "dist_cross_device_ops_t";
     case HandleType::kCommunicationOptions: return "dist_communication_options_t";
+    case HandleType::kParameterServerOptions: return "dist_parameter_server_options_t";
   }
   return "an unknown handle type";
 }

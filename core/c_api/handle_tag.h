@@ -36,6 +36,7 @@ enum class HandleType : uint8_t {
   kServerOptions,
   kCrossDeviceOps,
   kCommunicationOptions,
+  kParameterServerOptions,
 };
 
 // What the handle is now. A borrowed handle is one the library owns and lends (the

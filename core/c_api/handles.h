@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <memory>
+#include <optional>
 
 #include "core/c_api/handle_tag.h"
 #include "core/cluster/cluster_spec.h"
@@ -18,6 +19,8 @@
 #include "core/input/input_context.h"
 #include "core/input/input_options.h"
 #include "core/input/value_iterator.h"
+#include "core/ps/partitioner.h"
+#include "core/ps/placement.h"
 #include "core/server/server.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
@@ -60,6 +63,12 @@ struct dist_cross_device_ops : TaggedHandle<HandleType::kCrossDeviceOps> {
 
 struct dist_communication_options : TaggedHandle<HandleType::kCommunicationOptions> {
   distribute::CommunicationOptions options;
+};
+
+// Where a ParameterServerStrategy puts its variables (see parameter_server.h).
+struct dist_parameter_server_options : TaggedHandle<HandleType::kParameterServerOptions> {
+  distribute::ps::PlacementPolicy placement = distribute::ps::PlacementPolicy::kRoundRobin;
+  std::optional<distribute::ps::Partitioner> partitioner;
 };
 
 struct dist_dataset : TaggedHandle<HandleType::kDataset> {

@@ -38,5 +38,6 @@
 #include "distribute/input.h"
 #include "distribute/cluster.h"
 #include "distribute/server.h"
+#include "distribute/parameter_server.h"
 
 #endif /* DISTRIBUTE_DISTRIBUTE_H_ */

@@ -68,4 +68,7 @@ typedef struct dist_cross_device_ops dist_cross_device_ops_t;
  * (tf.distribute.experimental.CommunicationOptions; see strategy.h). */
 typedef struct dist_communication_options dist_communication_options_t;
 
+/* Where a ParameterServerStrategy places its variables (see parameter_server.h). */
+typedef struct dist_parameter_server_options dist_parameter_server_options_t;
+
 #endif /* DISTRIBUTE_TYPES_H_ */
