@@ -10,9 +10,11 @@
 
 namespace distribute {
 
-// The most bytes of tensor data one message carries: large tensors travel in chunks of
-// this size (or less, when the message bound is smaller), so no message nears the bound.
-inline constexpr size_t kTensorChunkBytes = size_t{4} << 20;
+// The largest message the variable service sends with tensor data (less when the message
+// bound is smaller): large tensors travel in chunks, so that no message nears a bound, and
+// two tasks whose bounds differ but are both at least this (the default is) still accept
+// each other's messages.
+inline constexpr size_t kTensorMessageBytes = size_t{4} << 20;
 
 // Room kept in every message beside its chunk: a tensor header (kMaxRank dimensions),
 // field tags and lengths. Requests with larger headers (an update's hyperparameters) give
@@ -36,10 +38,12 @@ inline constexpr size_t kMaxUpdateHyperparameters = 64;
 // answers RESOURCE_EXHAUSTED before any handler runs, and clients send again.
 inline constexpr int kVariableServiceThreads = 32;
 
-// The data bytes that fit one message of `max_message_bytes` beside the reserve.
+// The data bytes of one message under a bound of `max_message_bytes` (at least
+// kMinMaxMessageBytes, which leaves room for the reserve): at most kTensorMessageBytes
+// less the reserve.
 inline size_t TensorChunkBytes(size_t max_message_bytes) {
-  const size_t room = max_message_bytes > kTensorMessageReserveBytes ? max_message_bytes - kTensorMessageReserveBytes : 1;
-  return room < kTensorChunkBytes ? room : kTensorChunkBytes;
+  const size_t message = max_message_bytes < kTensorMessageBytes ? max_message_bytes : kTensorMessageBytes;
+  return message > kTensorMessageReserveBytes ? message - kTensorMessageReserveBytes : 1;
 }
 
 }  // namespace distribute
