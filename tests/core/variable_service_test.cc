@@ -264,6 +264,11 @@ TEST(VariableServiceTest, SmallMessagesCarryLargeTensorsInManyChunks) {
   int64_t wrong = 0;
   for (int64_t i = 0; i < kCount; ++i) wrong += got[i] != w[i] + (a[i] - b[i]) ? 1 : 0;
   EXPECT_EQ(wrong, 0);
+  // A request whose names alone would not fit a message is refused before it is sent.
+  ps::Hyperparameters long_names;
+  for (int i = 0; i < 20; ++i) long_names[absl::StrCat(i, std::string(1000, 'h'))] = 1.0;
+  EXPECT_TRUE(HasError(cluster.host->ApplyUpdate("w", "test_add_difference", arguments, long_names, Long()),
+                       absl::StatusCode::kInvalidArgument, {"more than the 10240 bytes of a message"}));
   // A later creator receives the current value in as many chunks.
   absl::StatusOr<ps::VariableStore::Creation> again =
       cluster.host->CreateIfAbsent("w", Floats(DType::kFloat64, w), Long());
@@ -618,6 +623,36 @@ absl::Status ReadFromFake(std::vector<pb::ReadResponse> answer) {
   const absl::Status status = (*host)->Read("w", Long()).status();
   server->Shutdown();
   return status;
+}
+
+// A service whose Read never answers (a hung ps task): it waits until the call is cancelled.
+class HungReadService final : public pb::VariableService::Service {
+ public:
+  grpc::Status Read(grpc::ServerContext* context, const pb::ReadRequest*,
+                    grpc::ServerWriter<pb::ReadResponse>*) override {
+    while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return grpc::Status::CANCELLED;
+  }
+};
+
+TEST(VariableServiceTest, AHungTaskMissesTheDeadlineNamingTheTask) {
+  HungReadService service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(port, 0);
+  const std::string address = absl::StrCat("127.0.0.1:", port);
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:3", address, RemoteVariableHostOptions());
+  ASSERT_TRUE(IsOk(host));
+  const Clock::time_point start = Clock::now();
+  EXPECT_TRUE(HasError((*host)->Read("w", Deadline::AfterMs(300)), absl::StatusCode::kDeadlineExceeded,
+                       {"parameter server ps:3 (" + address + ") did not answer within 300 ms",
+                        "(while reading variable 'w')"}));
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(250));
+  server->Shutdown();
 }
 
 pb::ReadResponse Answer(std::vector<int64_t> dims, uint64_t byte_size, std::string data) {
