@@ -129,9 +129,7 @@ class RemoteVariableHost final : public ps::VariableHost {
     std::optional<Tensor> current;
     RETURN_IF_ERROR(Invoke(deadline, doing, [&](grpc::ClientContext* context, absl::Status* answer) {
       auto stream = stub_->CreateIfAbsent(context);
-      WriteChunked(write.first, std::span<const Tensor>(&write.host, 1), max_message_bytes_,
-                   [&stream](pb::WriteRequest&& message) { return stream->Write(message); });
-      stream->WritesDone();
+      WriteChunked(write.first, std::span<const Tensor>(&write.host, 1), max_message_bytes_, stream.get());
       pb::CreateResponse first;
       Received received{absl::InvalidArgumentError("it is empty"), true};
       if (stream->Read(&first)) {
@@ -211,9 +209,7 @@ class RemoteVariableHost final : public ps::VariableHost {
                   [&](grpc::ClientContext* context, absl::Status*) {
                     pb::WriteResponse response;
                     auto stream = stub_->ApplyUpdate(context, &response);
-                    WriteChunked(first, host, max_message_bytes_,
-                                 [&stream](pb::UpdateRequest&& message) { return stream->Write(message); });
-                    stream->WritesDone();
+                    WriteChunked(first, std::span<const Tensor>(host), max_message_bytes_, stream.get());
                     return stream->Finish();
                   });
   }
@@ -266,9 +262,7 @@ class RemoteVariableHost final : public ps::VariableHost {
     return Invoke(deadline, doing, [&](grpc::ClientContext* context, absl::Status*) {
       pb::WriteResponse response;
       auto stream = open(context, &response);
-      WriteChunked(write.first, std::span<const Tensor>(&write.host, 1), max_message_bytes_,
-                   [&stream](pb::WriteRequest&& message) { return stream->Write(message); });
-      stream->WritesDone();
+      WriteChunked(write.first, std::span<const Tensor>(&write.host, 1), max_message_bytes_, stream.get());
       return stream->Finish();
     });
   }

@@ -1,7 +1,8 @@
 // How tensors travel on the variable service (variables.proto): a header, then their bytes
 // cut into chunks over the messages of one stream. The server receives requests and the
 // client receives answers through the same TensorAssembler, so a header is checked the
-// same way on both sides, completely, before a byte is allocated for it.
+// same way on both sides, completely, before a byte is allocated for it. Only the gRPC
+// translation units include this header.
 #ifndef DISTRIBUTE_CORE_SERVER_TENSOR_STREAM_H_
 #define DISTRIBUTE_CORE_SERVER_TENSOR_STREAM_H_
 
@@ -11,6 +12,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <grpcpp/impl/call_op_set.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -77,25 +80,27 @@ inline constexpr size_t kDataFieldOverheadBytes = 16;
 // `max_message_bytes` (a request naming many long hyperparameters may not).
 absl::Status CheckHeaderFits(size_t header_bytes, size_t max_message_bytes);
 
-// Sends `first` with as many of the bytes of `tensors` (host tensors) as fit beside its
-// fields within `max_message_bytes`, then the rest in messages of its type holding only
-// chunks of TensorChunkBytes(max_message_bytes). `write(Message&&)` sends one and says
-// whether the stream still stands. `first` must pass CheckHeaderFits. False when a write
-// failed (the stream's status says why).
-template <typename Message, typename Write>
-bool WriteChunked(Message first, std::span<const Tensor> tensors, size_t max_message_bytes, Write&& write) {
+// Sends `first` on `stream` (a gRPC client or server writer of Message) with as many of
+// the bytes of `tensors` (host tensors) as fit beside its fields within
+// `max_message_bytes`, then the rest in messages of its type holding only chunks of
+// TensorChunkBytes(max_message_bytes). The last message goes with the end of the stream
+// (set_last_message: a client's half-close, a server's status), which saves a round of the
+// transport per call. `first` must pass CheckHeaderFits. False when a write failed (the
+// stream's status says why).
+template <typename Message, typename Stream>
+bool WriteChunked(Message first, std::span<const Tensor> tensors, size_t max_message_bytes, Stream* stream) {
   ChunkCursor cursor(tensors);
   const size_t chunk = TensorChunkBytes(max_message_bytes);
   const size_t used = first.ByteSizeLong() + kDataFieldOverheadBytes;
   const size_t room = max_message_bytes > used ? max_message_bytes - used : 0;
   first.set_data(cursor.Next(room < chunk ? room : chunk));
-  if (!write(std::move(first))) return false;
-  while (!cursor.done()) {
-    Message next;
+  Message next;
+  for (Message* message = &first;; message = &next) {
+    if (cursor.done()) return stream->Write(*message, grpc::WriteOptions().set_last_message());
+    if (!stream->Write(*message)) return false;
+    next.Clear();
     next.set_data(cursor.Next(chunk));
-    if (!write(std::move(next))) return false;
   }
-  return true;
 }
 
 // Reads the messages of a stream after its first into `assembler`, until `read(Message*)`

@@ -65,13 +65,12 @@ class VariableGrpcService final : public pb::VariableService::Service {
     pb::CreateResponse first;
     first.set_created(creation->created);
     if (creation->created) {
-      stream->Write(first);
+      stream->WriteLast(first, grpc::WriteOptions());
       return grpc::Status::OK;
     }
     SetTensorHeader(creation->value, first.mutable_tensor());
     // A write that fails means the caller is gone: there is no one left to answer.
-    WriteChunked(std::move(first), std::span<const Tensor>(&creation->value, 1), max_message_bytes_,
-                 [stream](pb::CreateResponse&& message) { return stream->Write(message); });
+    WriteChunked(std::move(first), std::span<const Tensor>(&creation->value, 1), max_message_bytes_, stream);
     return grpc::Status::OK;
   }
 
@@ -85,8 +84,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
     if (!value.ok()) return ReplyStatus(context, value.status());
     pb::ReadResponse first;
     SetTensorHeader(*value, first.mutable_tensor());
-    WriteChunked(std::move(first), std::span<const Tensor>(&*value, 1), max_message_bytes_,
-                 [writer](pb::ReadResponse&& message) { return writer->Write(message); });
+    WriteChunked(std::move(first), std::span<const Tensor>(&*value, 1), max_message_bytes_, writer);
     return grpc::Status::OK;
   }
 
