@@ -94,7 +94,7 @@ class RemoteVariableHost final : public ps::VariableHost {
 
   absl::Status WaitReady(const Deadline& deadline) override {
     const pb::PingRequest request;
-    std::string last = "no answer yet";
+    std::string last;  // why the last ping failed, when it did before the deadline
     while (true) {
       grpc::ClientContext context;
       context.set_deadline(ToSystemClock(deadline.when));
@@ -115,7 +115,8 @@ class RemoteVariableHost final : public ps::VariableHost {
       if (status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) last = status.error_message();
       if (Clock::now() + kWaitReadyRetryDelay >= deadline.when) {
         return absl::DeadlineExceededError(absl::StrCat(describe_, " did not answer within ", deadline.timeout_ms,
-                                                        " ms (", last, ")", While("waiting for it to start")));
+                                                        " ms (while waiting for it to start",
+                                                        last.empty() ? "" : "; last error: ", last, ")"));
       }
       std::this_thread::sleep_for(kWaitReadyRetryDelay);
     }
