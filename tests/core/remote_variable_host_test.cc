@@ -45,6 +45,19 @@ TEST(RemoteVariableHostTest, NewRemoteVariableHostChecksItsArguments) {
   EXPECT_TRUE(HasError(NewRemoteVariableHost("ps:0", "127.0.0.1:1", options), absl::StatusCode::kInvalidArgument));
 }
 
+// A server on a free loopback port running `service` (which must outlive it); its address
+// in `*address`.
+std::unique_ptr<grpc::Server> ServeOnLoopback(grpc::Service* service, std::string* address) {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  EXPECT_NE(port, 0);
+  *address = absl::StrCat("127.0.0.1:", port);
+  return server;
+}
+
 // A service that answers every Read with `answer` (a protocol breach to test the client on).
 class FakeReadService final : public pb::VariableService::Service {
  public:
@@ -61,14 +74,10 @@ class FakeReadService final : public pb::VariableService::Service {
 // What a host makes of `answer` to a Read.
 absl::Status ReadFromFake(std::vector<pb::ReadResponse> answer) {
   FakeReadService service(std::move(answer));
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  EXPECT_NE(port, 0);
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
   absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
-      NewRemoteVariableHost("ps:7", absl::StrCat("127.0.0.1:", port), RemoteVariableHostOptions());
+      NewRemoteVariableHost("ps:7", address, RemoteVariableHostOptions());
   EXPECT_TRUE(IsOk(host));
   const absl::Status status = (*host)->Read("w", Long()).status();
   server->Shutdown();
@@ -87,13 +96,8 @@ class HungReadService final : public pb::VariableService::Service {
 
 TEST(RemoteVariableHostTest, AHungTaskMissesTheDeadlineNamingTheTask) {
   HungReadService service;
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(port, 0);
-  const std::string address = absl::StrCat("127.0.0.1:", port);
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
   absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
       NewRemoteVariableHost("ps:3", address, RemoteVariableHostOptions());
   ASSERT_TRUE(IsOk(host));
