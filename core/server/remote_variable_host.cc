@@ -187,6 +187,21 @@ class RemoteVariableHost final : public ps::VariableHost {
                  });
   }
 
+  absl::Status AssignSlot(absl::string_view name, absl::string_view slot, const Tensor& value,
+                          const Deadline& deadline) override {
+    RETURN_IF_ERROR(ps::CheckPsName("slot name", slot));
+    ASSIGN_OR_RETURN(WriteMessage write, PrepareWrite(name, value));
+    write.first.set_slot(slot.data(), slot.size());
+    return Invoke(deadline, absl::StrCat("writing slot ", ps::QuotedName(slot), " of variable ", ps::QuotedName(name)),
+                  [&](grpc::ClientContext* context, absl::Status*) {
+                    pb::WriteResponse response;
+                    auto stream = stub_->AssignSlot(context, &response);
+                    WriteChunked(write.first, std::span<const Tensor>(&write.host, 1), max_message_bytes_,
+                                 stream.get());
+                    return stream->Finish();
+                  });
+  }
+
   absl::Status ApplyUpdate(absl::string_view name, absl::string_view function, std::span<const Tensor> arguments,
                            const ps::Hyperparameters& hyperparameters, const Deadline& deadline) override {
     RETURN_IF_ERROR(ps::CheckPsName("variable name", name));

@@ -25,6 +25,7 @@ namespace pb = ::distribute::variables;
 struct WriteCall {
   std::string name;
   Tensor tensor;
+  std::string slot;  // AssignSlot's; empty for the others
 };
 
 // The store's operations that take one tensor and answer with a status.
@@ -100,6 +101,13 @@ class VariableGrpcService final : public pb::VariableService::Service {
                          pb::WriteResponse*) override {
     return Write(context, reader, &ps::VariableStore::AssignSub);
   }
+  grpc::Status AssignSlot(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
+                          pb::WriteResponse*) override {
+    DIST_AUTHENTICATE(context);
+    absl::StatusOr<WriteCall> call = ReceiveWrite(reader);
+    if (!call.ok()) return ReplyStatus(context, call.status());
+    return ReplyStatus(context, store_->AssignSlot(call->name, call->slot, call->tensor));
+  }
 
   grpc::Status ApplyUpdate(grpc::ServerContext* context, grpc::ServerReader<pb::UpdateRequest>* reader,
                            pb::WriteResponse*) override {
@@ -166,7 +174,8 @@ class VariableGrpcService final : public pb::VariableService::Service {
     const pb::TensorHeader* header = &first.tensor();
     ASSIGN_OR_RETURN(std::vector<Tensor> tensors,
                      ReceiveTensors(std::span<const pb::TensorHeader* const>(&header, 1), first.data(), stream));
-    return WriteCall{std::move(*first.mutable_name()), std::move(tensors.front())};
+    return WriteCall{std::move(*first.mutable_name()), std::move(tensors.front()),
+                     std::move(*first.mutable_slot())};
   }
 
   // The tensors `headers` declare: `first_data`, then the bytes of the stream's later

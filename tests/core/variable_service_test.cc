@@ -205,6 +205,30 @@ TEST(VariableServiceTest, ApplyUpdateSgdAndListWithSlots) {
                        absl::StatusCode::kInvalidArgument, {"momentum"}));
 }
 
+TEST(VariableServiceTest, AssignSlotCreatesThenOverwritesASlot) {
+  // A restore into a fresh ps task: the slot does not exist until written.
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ps::VariableHost& host = *cluster.host;
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("w", Floats(DType::kFloat64, {1.0, 2.0}), Long())));
+  ASSERT_TRUE(IsOk(host.AssignSlot("w", "m", Floats(DType::kFloat64, {3.0, 4.0}), Long())));
+  EXPECT_EQ(FloatsOf(*host.Read("w/m", Long())), (std::vector<double>{3.0, 4.0}));
+  ASSERT_TRUE(IsOk(host.AssignSlot("w", "m", Floats(DType::kFloat64, {5.0, 6.0}), Long())));
+  EXPECT_EQ(FloatsOf(*host.Read("w/m", Long())), (std::vector<double>{5.0, 6.0}));
+  absl::StatusOr<std::vector<ps::StoredVariableInfo>> listed = host.List(Long());
+  ASSERT_TRUE(IsOk(listed));
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[1].slot_of, "w");
+  // Refusals change nothing: another shape, an unknown variable, a slot as the variable.
+  EXPECT_TRUE(HasError(host.AssignSlot("w", "m", Floats(DType::kFloat64, {1.0}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"slot"}));
+  EXPECT_TRUE(HasError(host.AssignSlot("nope", "m", Floats(DType::kFloat64, {1.0}), Long()),
+                       absl::StatusCode::kNotFound, {"nope"}));
+  EXPECT_TRUE(HasError(host.AssignSlot("w/m", "m", Floats(DType::kFloat64, {1.0, 2.0}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"slot"}));
+  EXPECT_EQ(FloatsOf(*host.Read("w/m", Long())), (std::vector<double>{5.0, 6.0}));
+}
+
 TEST(VariableServiceTest, SixtyFourMebibyteTensorRoundTrip) {
   PsCluster cluster;
   ASSERT_TRUE(cluster.host != nullptr);
