@@ -73,7 +73,7 @@ fn paths_list(paths: &[&str]) -> Result<(Vec<std::ffi::CString>, Vec<*const std:
     Ok((owned, ptrs))
 }
 
-unsafe extern "C" fn free_box<T>(user_data: *mut c_void) {
+pub(crate) unsafe extern "C" fn free_box<T>(user_data: *mut c_void) {
     drop(Box::from_raw(user_data as *mut T));
 }
 
