@@ -15,10 +15,7 @@ use crate::value::*;
 
 handle!(
     /// Where a ParameterServerStrategy puts its variables: placement and partitioner.
-    ParameterServerOptions,
-    sys::dist_parameter_server_options_t,
-    sys::dist_parameter_server_options_destroy
-);
+    ParameterServerOptions, sys::dist_parameter_server_options_t, sys::dist_parameter_server_options_destroy);
 
 // SAFETY: used by one thread at a time (`&mut self` setters); destroy takes ownership.
 unsafe impl Send for ParameterServerOptions {}
