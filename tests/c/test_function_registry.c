@@ -1,12 +1,15 @@
 /* The registry of update functions (parameter_server.h): registering, looking up and
  * unregistering; names in use and built-ins; every bound on counts and names; NULL
- * arguments; and user_data released exactly once on unregistration and never by a refused
- * registration. Running a registered function is tested in
- * tests/core/function_registry_api_test.cc (through a VariableStore) and through
- * dist_variable_apply_update in the bindings' tests. */
-#include <math.h>
+ * arguments; user_data released exactly once on unregistration and never by a refused
+ * registration; and a C function run by dist_variable_apply_update on a local
+ * ParameterServerStrategy's sharded variable (once per shard, its slot kept between calls).
+ * tests/core/function_registry_api_test.cc runs one through a VariableStore directly. */
+#define _POSIX_C_SOURCE 200809L
 
-#include "dist_test.h"
+#include <math.h>
+#include <stdlib.h>
+
+#include "dist_strategy_test.h"
 
 #define REG "dist_function_register"
 
@@ -255,6 +258,108 @@ static void test_the_number_of_functions_is_bounded(void** state) {
   assert_int_equal(counter.frees, registered);
 }
 
+/* What scaled_add saw, over every call. */
+typedef struct {
+  int calls;
+  int frees;
+  int32_t num_variables[4];
+  int64_t rows[4];
+  float first_slot_value[4];
+  double scale[4];
+} scaled_add_state;
+
+static void count_scaled_add_free(void* user_data) { ((scaled_add_state*)user_data)->frees += 1; }
+
+/* variable += scale * arg; slot "steps" += 1. */
+static dist_status_t scaled_add(dist_value_t* const* variables, int32_t num_variables,
+                                const dist_value_t* const* args, int32_t num_args,
+                                const char* const* names, const double* values,
+                                int32_t num_hyperparameters, void* user_data) {
+  scaled_add_state* seen = (scaled_add_state*)user_data;
+  void* variable = NULL;
+  void* slot = NULL;
+  void* arg = NULL;
+  int64_t n = 0;
+  int64_t i;
+  dist_status_t status;
+  const int call = seen->calls++;
+  if (call >= 4 || num_variables != 2 || num_args != 1 || num_hyperparameters != 1 ||
+      strcmp(names[0], "scale") != 0) {
+    return DIST_INTERNAL;
+  }
+  if ((status = dist_tensor_data(variables[0], &variable)) != DIST_OK) return status;
+  if ((status = dist_tensor_data(variables[1], &slot)) != DIST_OK) return status;
+  if ((status = dist_tensor_data(args[0], &arg)) != DIST_OK) return status;
+  if ((status = dist_tensor_num_elements(variables[0], &n)) != DIST_OK) return status;
+  seen->num_variables[call] = num_variables;
+  seen->rows[call] = n;
+  seen->first_slot_value[call] = ((float*)slot)[0];
+  seen->scale[call] = values[0];
+  for (i = 0; i < n; ++i) {
+    ((float*)variable)[i] += (float)values[0] * ((const float*)arg)[i];
+    ((float*)slot)[i] += 1.0f;
+  }
+  return DIST_OK;
+}
+
+static void test_a_registered_function_runs_once_per_shard_of_a_local_variable(void** state) {
+  const char* slot_names[] = {"steps"};
+  const double slot_initial_values[] = {10.0};
+  const char* hyperparameter_names[] = {"scale"};
+  const double defaults[] = {1.0};
+  const char* scale_name[] = {"scale"};
+  const double scale_two[] = {2.0};
+  const float initial_values[] = {1, 2, 3};
+  const float ones[] = {1, 1, 1};
+  const float after_default[] = {2, 3, 4};
+  const float after_two[] = {4, 5, 6};
+  scaled_add_state seen;
+  dist_parameter_server_options_t* options = NULL;
+  dist_strategy_t* s = NULL;
+  dist_value_t* initial;
+  dist_value_t* gradient;
+  dist_value_t* w = NULL;
+  const dist_value_t* args[1];
+  (void)state;
+  memset(&seen, 0, sizeof seen);
+  unsetenv("TF_CONFIG");
+  DT_OK(dist_function_register("c_scaled_add", scaled_add, &seen, count_scaled_add_free, 1,
+                               slot_names, slot_initial_values, 1, hyperparameter_names, defaults, 1));
+  /* Two shards along axis 0 of a [3] variable: rows 2 and 1. */
+  DT_OK(dist_parameter_server_options_create(&options));
+  DT_OK(dist_parameter_server_options_set_fixed_shards(options, 2, 0));
+  DT_OK(dist_strategy_create_parameter_server(NULL, NULL, options, &s));
+  dist_parameter_server_options_destroy(options);
+  initial = dts_f32(initial_values, 3, NULL);
+  gradient = dts_f32(ones, 3, NULL);
+  DT_OK(dist_strategy_scope_enter(s));
+  DT_OK(dist_variable_create(initial, DIST_SYNC_AUTO, DIST_AGGREGATION_NONE, "w_c", &w));
+  DT_OK(dist_strategy_scope_exit(s));
+  args[0] = gradient;
+
+  DT_OK(dist_variable_apply_update(w, "c_scaled_add", args, 1, NULL, NULL, 0));
+  dts_expect_variable_f32(w, after_default, 3);
+  DT_OK(dist_variable_apply_update(w, "c_scaled_add", args, 1, scale_name, scale_two, 1));
+  dts_expect_variable_f32(w, after_two, 3);
+  assert_int_equal(seen.calls, 4);
+  /* Once per shard and call: the shard's rows, its slot from 10 and then 11. */
+  assert_int_equal(seen.num_variables[0], 2);
+  assert_true(seen.rows[0] + seen.rows[1] == 3 && seen.rows[0] * seen.rows[1] == 2);
+  assert_true(seen.rows[2] + seen.rows[3] == 3 && seen.rows[2] * seen.rows[3] == 2);
+  assert_true(seen.first_slot_value[0] == 10.0f && seen.first_slot_value[1] == 10.0f);
+  assert_true(seen.first_slot_value[2] == 11.0f && seen.first_slot_value[3] == 11.0f);
+  assert_true(seen.scale[0] == 1.0 && seen.scale[1] == 1.0);
+  assert_true(seen.scale[2] == 2.0 && seen.scale[3] == 2.0);
+
+  dist_value_destroy(w);
+  dist_value_destroy(gradient);
+  dist_value_destroy(initial);
+  dist_strategy_destroy(s);
+  assert_int_equal(seen.frees, 0);
+  DT_OK(dist_function_unregister("c_scaled_add"));
+  assert_int_equal(seen.frees, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_register_lookup_unregister),
@@ -265,6 +370,7 @@ int main(void) {
       cmocka_unit_test(test_bad_arguments_are_refused),
       cmocka_unit_test(test_unregister_and_lookup_misuse),
       cmocka_unit_test(test_the_number_of_functions_is_bounded),
+      cmocka_unit_test(test_a_registered_function_runs_once_per_shard_of_a_local_variable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
