@@ -6,7 +6,7 @@ use std::os::raw::c_char;
 use std::ptr::{self, NonNull};
 
 use crate::cluster::Cluster;
-use crate::dataset::{free_box, handle};
+use crate::dataset::{c_string_list, free_box, handle};
 use crate::error::{check, Code, Error, Result};
 use crate::options::CommunicationOptions;
 use crate::strategy::{guarded, strategy_out, Strategy};
@@ -117,12 +117,6 @@ unsafe extern "C" fn registered_update_trampoline(
     }
 }
 
-fn c_strings(names: &[&str]) -> Result<(Vec<std::ffi::CString>, Vec<*const c_char>)> {
-    let owned = names.iter().map(|n| cstr(n)).collect::<Result<Vec<_>>>()?;
-    let ptrs = owned.iter().map(|c| c.as_ptr()).collect();
-    Ok((owned, ptrs))
-}
-
 fn null_if_empty<T>(v: &[T]) -> *const T {
     if v.is_empty() {
         ptr::null()
@@ -152,8 +146,8 @@ where
     let slot_values: Vec<f64> = slots.iter().map(|s| s.1).collect();
     let hyper_names: Vec<&str> = hyperparameters.iter().map(|h| h.0).collect();
     let hyper_defaults: Vec<f64> = hyperparameters.iter().map(|h| h.1).collect();
-    let (_slot_owned, slot_ptrs) = c_strings(&slot_names)?;
-    let (_hyper_owned, hyper_ptrs) = c_strings(&hyper_names)?;
+    let (_slot_owned, slot_ptrs) = c_string_list(&slot_names)?;
+    let (_hyper_owned, hyper_ptrs) = c_string_list(&hyper_names)?;
     let num_slots = len_i32(slots.len(), "slots")?;
     let num_hyperparameters = len_i32(hyperparameters.len(), "hyperparameters")?;
     let boxed: Box<Box<UpdateFn>> = Box::new(Box::new(f));
@@ -204,7 +198,7 @@ impl Value {
         let n = len_i32(a.len(), "args")?;
         let names: Vec<&str> = hyperparameters.iter().map(|h| h.0).collect();
         let values: Vec<f64> = hyperparameters.iter().map(|h| h.1).collect();
-        let (_owned, name_ptrs) = c_strings(&names)?;
+        let (_owned, name_ptrs) = c_string_list(&names)?;
         let num_hyperparameters = len_i32(hyperparameters.len(), "hyperparameters")?;
         check(unsafe {
             sys::dist_variable_apply_update(
