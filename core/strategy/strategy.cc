@@ -340,6 +340,11 @@ std::string Strategy::UniqueVariableName(absl::string_view requested) {
   return name;
 }
 
+std::string Strategy::ReserveVariableName(absl::string_view name) {
+  MutexLock lock(&variables_mu_);
+  return *variable_names_.insert(std::string(name)).first;
+}
+
 void Strategy::RegisterVariable(const std::shared_ptr<Variable>& variable) {
   MutexLock lock(&variables_mu_);
   variables_.erase(std::remove_if(variables_.begin(), variables_.end(),

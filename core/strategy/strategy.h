@@ -120,6 +120,9 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
 
   // Variables created in this strategy's scope, for checkpoints and naming.
   std::string UniqueVariableName(absl::string_view requested);
+  // `name` itself, taken (so that UniqueVariableName skips it) but never suffixed: under
+  // ParameterServer the same name means the same variable, as TF's get_variable.
+  std::string ReserveVariableName(absl::string_view name);
   void RegisterVariable(const std::shared_ptr<Variable>& variable);
   std::vector<std::shared_ptr<Variable>> LiveVariables();
 
