@@ -47,7 +47,8 @@ absl::StatusOr<std::shared_ptr<ParameterServers>> ConnectParameterServers(
     token = servers->server->job_token();
   } else {
     ASSIGN_OR_RETURN(token, ResolveJobToken(options.job_token));
-    RETURN_IF_ERROR(CheckUnauthenticatedJob(cluster, /*allow_unauthenticated=*/false));
+    // As a server does: only a job without a token must be on loopback (and says so).
+    if (token.empty()) RETURN_IF_ERROR(CheckUnauthenticatedJob(cluster, /*allow_unauthenticated=*/false));
   }
   RemoteVariableHostOptions host_options;
   host_options.job_token = token;
