@@ -19,6 +19,7 @@
 #include "core/strategy/thread_context.h"
 #include "core/util/status_macros.h"
 #include "core/values/variable.h"
+#include "distribute/parameter_server.h"
 #include "distribute/strategy.h"
 
 using distribute::Strategy;
@@ -156,6 +157,30 @@ dist_status_t dist_strategy_create_multi_worker_mirrored(const dist_cluster_t* c
                      distribute::ClusterSpecFromEnvironmentIfAny());
     return Strategy::CreateMultiWorkerMirrored(
         from_environment.has_value() ? &*from_environment : nullptr, chosen);
+  });
+}
+
+dist_status_t dist_strategy_create_parameter_server(const dist_cluster_t* cluster,
+                                                    const dist_communication_options_t* communication,
+                                                    const dist_parameter_server_options_t* options,
+                                                    dist_strategy_t** out) {
+  return NewStrategy(__func__, out, [&]() -> absl::StatusOr<std::shared_ptr<Strategy>> {
+    RETURN_IF_ERROR(CheckOptionalHandle(cluster, "cluster"));
+    RETURN_IF_ERROR(CheckOptionalHandle(communication, "communication"));
+    RETURN_IF_ERROR(CheckOptionalHandle(options, "options"));
+    const distribute::CommunicationOptions default_communication;
+    const dist_parameter_server_options default_options;
+    const distribute::CommunicationOptions& chosen =
+        communication != nullptr ? communication->options : default_communication;
+    const dist_parameter_server_options& placement = options != nullptr ? *options : default_options;
+    if (cluster != nullptr) {
+      return Strategy::CreateParameterServer(&cluster->spec, chosen, placement.placement,
+                                             placement.partitioner);
+    }
+    ASSIGN_OR_RETURN(std::optional<distribute::ClusterSpec> from_environment,
+                     distribute::ClusterSpecFromEnvironmentIfAny());
+    return Strategy::CreateParameterServer(from_environment.has_value() ? &*from_environment : nullptr,
+                                           chosen, placement.placement, placement.partitioner);
   });
 }
 

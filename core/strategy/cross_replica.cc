@@ -424,7 +424,8 @@ absl::Status ColocateVarsWithEnter(const Strategy& strategy, const Value& variab
         absl::StrCat("variable is a ", ValueKindName(variable.kind()), ", not a variable"));
   }
   ASSIGN_OR_RETURN(Destinations devices, DestinationsOf(variable));
-  return ThreadContext::Current().ColocateEnter(&strategy, std::move(devices));
+  return ThreadContext::Current().ColocateEnter(&strategy, std::move(devices),
+                                                variable.variable()->name());
 }
 
 }  // namespace distribute

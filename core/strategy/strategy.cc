@@ -96,6 +96,8 @@ absl::string_view StrategyKindName(StrategyKind kind) {
       return "CentralStorage";
     case StrategyKind::kMultiWorkerMirrored:
       return "MultiWorkerMirrored";
+    case StrategyKind::kParameterServer:
+      return "ParameterServer";
   }
   return "unknown";
 }
@@ -158,6 +160,31 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateMultiWorkerMirrored(
   return strategy;
 }
 
+absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateParameterServer(
+    const ClusterSpec* cluster, const CommunicationOptions& options, ps::PlacementPolicy policy,
+    std::optional<ps::Partitioner> partitioner) {
+  RETURN_IF_ERROR(options.Validate());
+  if (partitioner.has_value()) RETURN_IF_ERROR(ps::CheckPartitioner(*partitioner));
+  ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, MultiWorkerDevices(options));
+  const int64_t timeout_ms = options.TimeoutMsOr(kDefaultTimeoutMs);
+  std::shared_ptr<ParameterServers> servers;
+  if (cluster == nullptr) {
+    ASSIGN_OR_RETURN(servers, LocalParameterServers(policy));
+  } else {
+    ASSIGN_OR_RETURN(servers, ConnectParameterServers(*cluster, options, policy, timeout_ms));
+  }
+  servers->partitioner = std::move(partitioner);
+  servers->timeout_ms.store(timeout_ms);
+  // Within a worker the replicas synchronise in process; between workers nothing is
+  // collective (updates meet on the ps tasks), so the backend is the local one.
+  ASSIGN_OR_RETURN(std::shared_ptr<Strategy> strategy,
+                   Make(StrategyKind::kParameterServer, std::move(workers), servers->devices,
+                        BackendRequest{}));
+  strategy->timeout_ms_.store(timeout_ms);
+  strategy->parameter_servers_ = std::move(servers);
+  return strategy;
+}
+
 absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateCentralStorage(
     const std::vector<std::string>& compute_devices, absl::string_view parameter_device) {
   ASSIGN_OR_RETURN(std::vector<DeviceSpec> workers, ResolveDeviceList(compute_devices));
@@ -190,6 +217,7 @@ absl::Status Strategy::SetTimeoutMs(int64_t timeout_ms) {
         absl::StrCat("timeout_ms is ", timeout_ms, ": expected a positive number of milliseconds"));
   }
   timeout_ms_.store(timeout_ms, std::memory_order_relaxed);
+  if (parameter_servers_ != nullptr) parameter_servers_->timeout_ms.store(timeout_ms, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

@@ -19,6 +19,9 @@
 #include "core/cluster/cluster_spec.h"
 #include "core/collective/communication_options.h"
 #include "core/device/device_spec.h"
+#include "core/ps/partitioner.h"
+#include "core/ps/placement.h"
+#include "core/strategy/parameter_servers.h"
 #include "core/strategy/replica_pool.h"
 #include "core/util/deadline.h"
 #include "core/util/mutex.h"
@@ -35,6 +38,7 @@ enum class StrategyKind : int32_t {
   kMirrored = 3,
   kCentralStorage = 4,
   kMultiWorkerMirrored = 5,
+  kParameterServer = 6,
 };
 
 absl::string_view StrategyKindName(StrategyKind kind);
@@ -54,6 +58,12 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // null cluster is one local worker without a server (TF without TF_CONFIG).
   static absl::StatusOr<std::shared_ptr<Strategy>> CreateMultiWorkerMirrored(
       const ClusterSpec* cluster, const CommunicationOptions& options);
+  // Replicas on this worker's logical CPU devices (as MultiWorkerMirrored's), variables
+  // on the ps tasks of `cluster`, placed by `policy` and split by `partitioner`
+  // (parameter_servers.h). A null cluster is local mode: the variables in this process.
+  static absl::StatusOr<std::shared_ptr<Strategy>> CreateParameterServer(
+      const ClusterSpec* cluster, const CommunicationOptions& options, ps::PlacementPolicy policy,
+      std::optional<ps::Partitioner> partitioner);
   // The process-wide default strategy (one replica on CPU:0).
   static const std::shared_ptr<Strategy>& Default();
 
@@ -75,6 +85,8 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   const std::vector<std::string>& worker_names() const { return worker_names_; }
   const std::vector<DeviceSpec>& parameter_devices() const { return parameter_devices_; }
   const std::vector<std::string>& parameter_names() const { return parameter_names_; }
+  // Where a ParameterServerStrategy's variables live; null for the other kinds.
+  const std::shared_ptr<ParameterServers>& parameter_servers() const { return parameter_servers_; }
   // Whether variables get one copy per replica (Mirrored) or one on the parameter device.
   bool mirrors_variables() const {
     return kind_ == StrategyKind::kMirrored || kind_ == StrategyKind::kMultiWorkerMirrored;
@@ -125,6 +137,7 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   const std::unique_ptr<CollectiveBackend> backend_;
   const int32_t num_workers_;
   const int32_t worker_index_;
+  std::shared_ptr<ParameterServers> parameter_servers_;
   std::unique_ptr<ReplicaPool> pool_;
   // One run (or set of joined replicas) at a time.
   Mutex run_mu_;

@@ -88,8 +88,8 @@ absl::Status ThreadContext::SetStrategy(std::shared_ptr<Strategy> strategy) {
   return absl::OkStatus();
 }
 
-absl::Status ThreadContext::ColocateEnter(const Strategy* strategy,
-                                          std::vector<DeviceSpec> devices) {
+absl::Status ThreadContext::ColocateEnter(const Strategy* strategy, std::vector<DeviceSpec> devices,
+                                          std::string variable_name) {
   if (frames_.empty() || frames_.back().strategy.get() != strategy ||
       frames_.back().kind != FrameKind::kScope) {
     return absl::FailedPreconditionError(
@@ -99,6 +99,7 @@ absl::Status ThreadContext::ColocateEnter(const Strategy* strategy,
   copy.reentered = true;
   copy.colocation = true;
   copy.colocate_devices = std::move(devices);
+  copy.colocate_variable = std::move(variable_name);
   frames_.push_back(std::move(copy));
   return absl::OkStatus();
 }
@@ -111,6 +112,10 @@ absl::Status ThreadContext::ColocateExit(const Strategy* strategy) {
   }
   frames_.pop_back();
   return absl::OkStatus();
+}
+
+std::string ThreadContext::colocation_variable() const {
+  return frames_.empty() ? std::string() : frames_.back().colocate_variable;
 }
 
 std::vector<DeviceSpec> ThreadContext::colocation() const {

@@ -37,6 +37,7 @@ struct Frame {
   bool colocation = false;  // pushed by colocate_vars_with (exited by its own exit only)
   // Where new variables go while a colocate_vars_with is open (empty: the strategy decides).
   std::vector<DeviceSpec> colocate_devices;
+  std::string colocate_variable;  // the variable colocated with (ParameterServer placement)
 };
 
 class ThreadContext {
@@ -58,10 +59,13 @@ class ThreadContext {
   absl::Status ExitScope(const Strategy* strategy);
   absl::Status SetStrategy(std::shared_ptr<Strategy> strategy);
 
-  absl::Status ColocateEnter(const Strategy* strategy, std::vector<DeviceSpec> devices);
+  absl::Status ColocateEnter(const Strategy* strategy, std::vector<DeviceSpec> devices,
+                             std::string variable_name);
   absl::Status ColocateExit(const Strategy* strategy);
   // The devices new variables should be placed on; empty when no colocation is open.
   std::vector<DeviceSpec> colocation() const;
+  // The name of the variable new variables are colocated with; empty when none.
+  std::string colocation_variable() const;
 
   // Push returns the frame's depth; Truncate(depth) pops it and anything a callback left
   // above it (a scope entered and never exited), so no frame outlives its owner.

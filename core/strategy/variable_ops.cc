@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/strategy/ps_variables.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"
@@ -196,6 +197,12 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
   }
   const std::shared_ptr<Strategy> strategy = thread.strategy();
   if (sync == VariableSync::kAuto) sync = VariableSync::kOnWrite;
+  if (strategy->parameter_servers() != nullptr) {
+    // One copy on a ps task, whatever the synchronization (TF's parameter-server
+    // strategies place every variable there).
+    return CreatePsVariable(*strategy, initial_value, sync, aggregation,
+                            strategy->UniqueVariableName(name), thread.colocation_variable());
+  }
   ValueKind kind = ValueKind::kVariable;
   std::vector<DeviceSpec> devices = strategy->parameter_devices();
   if (strategy->mirrors_variables()) {

@@ -72,6 +72,21 @@ Variable::Variable(std::string name, ValueKind kind, VariableSync sync,
       strategy_id_(strategy_id),
       copies_(std::move(copies)) {}
 
+Variable::Variable(std::string name, VariableSync sync, VariableAggregation aggregation, DType dtype,
+                   Shape shape, DeviceSpec device, std::shared_ptr<VariableStorage> storage,
+                   uint64_t strategy_id)
+    : name_(std::move(name)),
+      kind_(ValueKind::kVariable),
+      sync_(sync),
+      aggregation_(aggregation),
+      dtype_(dtype),
+      shape_(std::move(shape)),
+      num_copies_(1),
+      devices_{device},
+      device_names_(NamesOf(devices_)),
+      strategy_id_(strategy_id),
+      storage_(std::move(storage)) {}
+
 absl::Status Variable::CheckCompatible(const Tensor& value) const {
   if (value.dtype() != dtype_ || !(value.shape() == shape_)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -96,6 +111,7 @@ absl::StatusOr<const std::string*> Variable::DeviceName(int32_t copy) const {
 
 absl::StatusOr<Tensor> Variable::Snapshot(int32_t copy) const {
   RETURN_IF_ERROR(CheckCopy(copy));
+  if (storage_ != nullptr) return storage_->Read();
   MutexLock lock(&mu_);
   const Tensor& source = copies_[static_cast<size_t>(copy)];
   return source.CopyTo(source.device_name());
@@ -103,6 +119,11 @@ absl::StatusOr<Tensor> Variable::Snapshot(int32_t copy) const {
 
 absl::StatusOr<std::vector<Tensor>> Variable::SnapshotAll() const {
   std::vector<Tensor> out;
+  if (storage_ != nullptr) {
+    ASSIGN_OR_RETURN(Tensor value, storage_->Read());
+    out.push_back(std::move(value));
+    return out;
+  }
   MutexLock lock(&mu_);
   for (const Tensor& source : copies_) {
     ASSIGN_OR_RETURN(Tensor copy, source.CopyTo(source.device_name()));
@@ -114,6 +135,7 @@ absl::StatusOr<std::vector<Tensor>> Variable::SnapshotAll() const {
 absl::Status Variable::Assign(int32_t copy, const Tensor& value) {
   RETURN_IF_ERROR(CheckCopy(copy));
   RETURN_IF_ERROR(CheckCompatible(value));
+  if (storage_ != nullptr) return storage_->Assign(value);
   MutexLock lock(&mu_);
   const Tensor& target = copies_[static_cast<size_t>(copy)];
   return CopyBytes(*target.buffer(), *value.buffer(), value.byte_size());
@@ -125,6 +147,7 @@ absl::Status Variable::AssignAdd(int32_t copy, const Tensor& delta) {
   if (dtype_ == DType::kBool) {
     return absl::InvalidArgumentError(absl::StrCat("variable ", Quoted(name_), " is bool: it cannot be added to"));
   }
+  if (storage_ != nullptr) return storage_->AssignAdd(delta);
   MutexLock lock(&mu_);
   const Tensor& target = copies_[static_cast<size_t>(copy)];
   const void* inputs[2] = {target.data(), delta.data()};
@@ -140,6 +163,7 @@ absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
   if (dtype_ == DType::kBool) {
     return absl::InvalidArgumentError(absl::StrCat("variable ", Quoted(name_), " is bool: it cannot be subtracted from"));
   }
+  if (storage_ != nullptr) return storage_->AssignSub(delta);
   MutexLock lock(&mu_);
   const Tensor& target = copies_[static_cast<size_t>(copy)];
   SubtractInPlace(dtype_, target.data(), delta.data(), static_cast<size_t>(shape_.num_elements()));
@@ -153,6 +177,7 @@ absl::Status Variable::AssignAll(const std::vector<Tensor>& values) {
                                                    " values were given"));
   }
   for (const Tensor& value : values) RETURN_IF_ERROR(CheckCompatible(value));
+  if (storage_ != nullptr) return storage_->Assign(values.front());
   MutexLock lock(&mu_);
   for (size_t i = 0; i < values.size(); ++i) {
     RETURN_IF_ERROR(CopyBytes(*copies_[i].buffer(), *values[i].buffer(), values[i].byte_size()));

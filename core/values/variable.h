@@ -7,6 +7,7 @@
 #define DISTRIBUTE_CORE_VALUES_VARIABLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,31 @@ absl::StatusOr<VariableSync> VariableSyncFromInt(int32_t value);
 absl::StatusOr<VariableAggregation> VariableAggregationFromInt(int32_t value);
 absl::string_view VariableAggregationName(VariableAggregation aggregation);
 
+// The storage of a variable whose one copy lives outside this process's memory (on a
+// parameter server: core/strategy/ps_variable_storage.h). The variable checks dtypes and
+// shapes; the storage moves the bytes and applies each update atomically where it lives.
+class VariableStorage {
+ public:
+  virtual ~VariableStorage() = default;
+  // A host tensor holding the current value.
+  virtual absl::StatusOr<Tensor> Read() const = 0;
+  virtual absl::Status Assign(const Tensor& value) = 0;
+  virtual absl::Status AssignAdd(const Tensor& delta) = 0;
+  virtual absl::Status AssignSub(const Tensor& delta) = 0;
+};
+
 class Variable {
  public:
   // `copies` become the variable's own storage (each must have its own buffer).
   Variable(std::string name, ValueKind kind, VariableSync sync, VariableAggregation aggregation,
            std::vector<Tensor> copies, uint64_t strategy_id);
+  // A plain variable with one copy on `device`, kept by `storage` (ValueKind::kVariable).
+  Variable(std::string name, VariableSync sync, VariableAggregation aggregation, DType dtype,
+           Shape shape, DeviceSpec device, std::shared_ptr<VariableStorage> storage,
+           uint64_t strategy_id);
+
+  // The outside storage, or null for a variable held in this process.
+  const std::shared_ptr<VariableStorage>& storage() const { return storage_; }
 
   const std::string& name() const { return name_; }
   ValueKind kind() const { return kind_; }
@@ -74,6 +95,7 @@ class Variable {
   const std::vector<DeviceSpec> devices_;
   const std::vector<std::string> device_names_;
   const uint64_t strategy_id_;
+  const std::shared_ptr<VariableStorage> storage_;
   mutable Mutex mu_;
   std::vector<Tensor> copies_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,0 +1,58 @@
+// A ParameterServerStrategy variable's storage: the variable (or each of its shards) on
+// the ps task its placement chose. Reads fetch every shard and concatenate them; writes
+// split the value by the shard layout and send each shard to its task, where each is
+// applied atomically (a sharded variable is updated shard by shard, as TF's
+// PartitionedVariable and ShardedVariable are: a concurrent reader may see some shards
+// updated and others not yet).
+#ifndef DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
+#define DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/ps/hyperparameters.h"
+#include "core/ps/placement.h"
+#include "core/strategy/parameter_servers.h"
+#include "core/values/variable.h"
+
+namespace distribute {
+
+class PsVariableStorage final : public VariableStorage {
+ public:
+  PsVariableStorage(std::shared_ptr<ParameterServers> servers, ps::VariablePlacement placement);
+
+  // Creates every shard on its task unless it exists, from `initial` (split by the layout).
+  // True when this call created all of them (the first creator); false when every shard
+  // existed (then the current values stand). Shards created by a creator that died half
+  // way are completed from `initial`.
+  absl::StatusOr<bool> CreateIfAbsent(const Tensor& initial);
+
+  absl::StatusOr<Tensor> Read() const override;
+  absl::Status Assign(const Tensor& value) override;
+  absl::Status AssignAdd(const Tensor& delta) override;
+  absl::Status AssignSub(const Tensor& delta) override;
+  // Runs registered `function` on every shard, with the arguments split like the variable.
+  absl::Status ApplyUpdate(absl::string_view function, std::span<const Tensor> arguments,
+                           const ps::Hyperparameters& hyperparameters);
+
+  int32_t num_shards() const { return static_cast<int32_t>(placement_.shards.size()); }
+  const ps::VariablePlacement& placement() const { return placement_; }
+
+ private:
+  enum class Write { kAssign, kAdd, kSub };
+  absl::Status WriteShards(const Tensor& value, Write write);
+  // `value` on the host, cut into one tensor per shard (itself when unpartitioned).
+  absl::StatusOr<std::vector<Tensor>> Split(const Tensor& value) const;
+  ps::VariableHost& HostOf(const ps::ShardPlacement& shard) const;
+
+  const std::shared_ptr<ParameterServers> servers_;
+  const ps::VariablePlacement placement_;
+};
+
+}  // namespace distribute
+
+#endif  // DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
