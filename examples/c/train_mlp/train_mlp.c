@@ -72,7 +72,7 @@ static const char* const kKindTitle[] = {"OneDeviceStrategy", "MirroredStrategy"
                                          "MultiWorkerMirroredStrategy", "ParameterServerStrategy"};
 
 /* The ParameterServer row of --all is not bit-identical to the others (asynchronous
- * updates); its held-out accuracy must come within this of OneDevice's instead. */
+ * updates); its held-out accuracy must be at least OneDevice's minus this instead. */
 static const double kPsAccuracyTolerance = 0.05;
 
 typedef struct {
@@ -127,7 +127,7 @@ static void usage(FILE* out) {
       "  --check-accuracy X    exit 1 unless every held-out accuracy is >= X\n"
       "  --check-agreement X   --all: exit 1 unless every synchronous run's weights are\n"
       "                        within X of the OneDevice run's (--all always checks the\n"
-      "                        ParameterServer run's accuracy: within 0.05 of OneDevice's)\n");
+      "                        ParameterServer run's accuracy: at least OneDevice's - 0.05)\n");
 }
 
 static int usage_error(const char* fmt, const char* what) {
@@ -1189,11 +1189,10 @@ static int run_all(const options_t* o) {
       failed = 1;
     }
     if (k == PARAMETER_SERVER) {
-      if (have[ONE_DEVICE] &&
-          !(fabs(results[k].test.accuracy - results[ONE_DEVICE].test.accuracy) <=
-            kPsAccuracyTolerance)) {
+      if (have[ONE_DEVICE] && !(results[k].test.accuracy >=
+                                results[ONE_DEVICE].test.accuracy - kPsAccuracyTolerance)) {
         fprintf(stderr,
-                "train_mlp: %s: held-out accuracy %.4f is not within %g of OneDevice's %.4f\n",
+                "train_mlp: %s: held-out accuracy %.4f is more than %g below OneDevice's %.4f\n",
                 kKindName[k], results[k].test.accuracy, kPsAccuracyTolerance,
                 results[ONE_DEVICE].test.accuracy);
         failed = 1;
@@ -1211,8 +1210,8 @@ static int run_all(const options_t* o) {
         "\nParameterServer is not bit-identical to the others: its two workers update the\n"
         "variables on the ps tasks asynchronously, each with its own half of every global\n"
         "batch, and the order in which their updates arrive varies from run to run. Its\n"
-        "held-out accuracy is checked to be within %g of OneDevice's; its loss and examples/s\n"
-        "are the chief's own (its half of the data).\n",
+        "held-out accuracy is checked to be at least OneDevice's minus %g; its train loss and\n"
+        "examples/s are the chief's own (its half of the data).\n",
         kPsAccuracyTolerance);
   }
   for (int k = 0; k < RUNS; ++k) free_params(results[k].params);
