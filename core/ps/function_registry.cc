@@ -94,6 +94,15 @@ absl::StatusOr<std::shared_ptr<const UpdateFunction>> FunctionRegistry::Lookup(
   return it->second;
 }
 
+std::set<std::string> FunctionRegistry::SlotNames() const {
+  MutexLock lock(&mu_);
+  std::set<std::string> names;
+  for (const auto& [name, function] : functions_) {
+    for (const SlotSpec& slot : function->slots) names.insert(slot.name);
+  }
+  return names;
+}
+
 absl::Status FunctionRegistry::Unregister(absl::string_view name) {
   MutexLock lock(&mu_);
   const auto it = functions_.find(name);

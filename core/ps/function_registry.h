@@ -91,6 +91,9 @@ class FunctionRegistry {
   absl::StatusOr<std::shared_ptr<const UpdateFunction>> Lookup(absl::string_view name) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The slot names every registered function declares (a checkpoint looks for these).
+  std::set<std::string> SlotNames() const ABSL_LOCKS_EXCLUDED(mu_);
+
   // NotFound when absent; FailedPrecondition for a built-in.
   absl::Status Unregister(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
 

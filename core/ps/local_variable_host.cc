@@ -45,6 +45,11 @@ class LocalVariableHost final : public VariableHost {
     if (absl::Status live = Live(deadline, "update a variable"); !live.ok()) return live;
     return store_->ApplyUpdate(name, function, arguments, hyperparameters);
   }
+  absl::Status AssignSlot(absl::string_view name, absl::string_view slot, const Tensor& value,
+                          const Deadline& deadline) override {
+    if (absl::Status live = Live(deadline, "write a slot"); !live.ok()) return live;
+    return store_->AssignSlot(name, slot, value);
+  }
   absl::StatusOr<std::vector<StoredVariableInfo>> List(const Deadline& deadline) override {
     if (absl::Status live = Live(deadline, "list its variables"); !live.ok()) return live;
     std::vector<StoredVariableInfo> infos;

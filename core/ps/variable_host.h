@@ -49,6 +49,8 @@ class VariableHost {
                                    std::span<const Tensor> arguments,
                                    const Hyperparameters& hyperparameters,
                                    const Deadline& deadline) = 0;
+  virtual absl::Status AssignSlot(absl::string_view name, absl::string_view slot,
+                                  const Tensor& value, const Deadline& deadline) = 0;
   // Every variable and slot the task holds (for checkpoints), sorted by name.
   virtual absl::StatusOr<std::vector<StoredVariableInfo>> List(const Deadline& deadline) = 0;
 };

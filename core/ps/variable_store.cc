@@ -261,6 +261,40 @@ absl::Status VariableStore::ApplyUpdate(absl::string_view name, absl::string_vie
   return function->apply(UpdateCall{state, host_arguments, resolved});
 }
 
+absl::Status VariableStore::AssignSlot(absl::string_view name, absl::string_view slot,
+                                       const Tensor& value) {
+  ASSIGN_OR_RETURN(const EntryPtr variable, Find(name));
+  if (!variable->slot_of.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(QuotedName(name), " is a slot of variable ",
+                                                   QuotedName(variable->slot_of),
+                                                   ": slots belong to the variable itself"));
+  }
+  RETURN_IF_ERROR(CheckPsName("slot name", slot));
+  const std::string slot_name = SlotName(name, slot);
+  RETURN_IF_ERROR(CheckPsName("slot variable name", slot_name));
+  RETURN_IF_ERROR(variable->CheckCompatible(absl::StrCat("value of slot ", QuotedName(slot)), value));
+  EntryPtr entry;
+  {
+    MutexLock lock(&index_mu_);
+    if (const auto it = entries_.find(slot_name); it != entries_.end()) {
+      entry = it->second;
+    } else {
+      RETURN_IF_ERROR(CheckRoom(slot_name, value.byte_size(), 1));
+      ASSIGN_OR_RETURN(Tensor owned, value.CopyTo(kHostDevice));
+      entries_.emplace(slot_name, std::make_shared<Entry>(slot_name, std::string(name), owned));
+      bytes_ += value.byte_size();
+      return absl::OkStatus();
+    }
+  }
+  if (entry->slot_of != name) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        QuotedName(slot_name), " is ", entry->slot_of.empty() ? "a variable of its own" : "another variable's slot",
+        ", not a slot of variable ", QuotedName(name)));
+  }
+  ArrivalOrderLock lock(&entry->mu);
+  return CopyBytes(*entry->value.buffer(), *value.buffer(), value.byte_size());
+}
+
 absl::StatusOr<StoredVariableInfo> VariableStore::Info(absl::string_view name) const {
   ASSIGN_OR_RETURN(const EntryPtr entry, Find(name));
   return StoredVariableInfo{entry->name, entry->dtype, entry->shape, entry->slot_of};

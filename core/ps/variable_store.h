@@ -82,6 +82,14 @@ class VariableStore {
                            std::span<const Tensor> arguments, const Hyperparameters& hyperparameters)
       ABSL_LOCKS_EXCLUDED(index_mu_);
 
+  // Writes slot `slot` of variable `name` ("<name>/<slot>"), creating it beside the
+  // variable when absent (a restore into fresh ps tasks). NotFound for an unknown variable;
+  // InvalidArgument for a slot as `name`, a bad slot name, a value of another dtype or
+  // shape than the variable's, or "<name>/<slot>" in use by something else;
+  // ResourceExhausted when a new slot does not fit the limits.
+  absl::Status AssignSlot(absl::string_view name, absl::string_view slot, const Tensor& value)
+      ABSL_LOCKS_EXCLUDED(index_mu_);
+
   // NotFound for an unknown name.
   absl::StatusOr<StoredVariableInfo> Info(absl::string_view name) const ABSL_LOCKS_EXCLUDED(index_mu_);
   // Every variable and slot name, sorted.

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/ps/function_registry.h"
+#include "core/ps/names.h"
+#include "core/strategy/ps_variable_storage.h"
 #include "core/strategy/thread_context.h"
 #include "core/strategy/variable_ops.h"
 #include "core/util/quote.h"
@@ -34,6 +38,14 @@ absl::Status SaveVariables(Strategy& strategy, const std::string& path) {
     ASSIGN_OR_RETURN(Tensor value, ReadVariable(Value::OfVariable(variable)));
     ASSIGN_OR_RETURN(Tensor host, value.CopyTo("CPU:0"));
     entries.emplace_back(variable->name(), std::move(host));
+    // A parameter server's variable also saves its update functions' slots, under TF2's
+    // slot names ("w/m"), whole however the variable is sharded.
+    if (auto* storage = dynamic_cast<PsVariableStorage*>(variable->storage().get())) {
+      ASSIGN_OR_RETURN(auto slots, storage->ReadSlots());
+      for (auto& [slot, value] : slots) {
+        entries.emplace_back(ps::SlotName(variable->name(), slot), std::move(value));
+      }
+    }
   }
   return WriteSafetensors(path, entries);
 }
@@ -43,8 +55,11 @@ absl::Status RestoreVariables(Strategy& strategy, const std::string& path) {
   // Only the variables' tensors are read: a file from another producer may hold others,
   // of dtypes we do not have, that no variable asks for.
   std::set<std::string> wanted;
+  const std::set<std::string> slot_names = ps::FunctionRegistry::Global().SlotNames();
   for (const std::shared_ptr<Variable>& variable : strategy.LiveVariables()) {
     wanted.insert(variable->name());
+    if (dynamic_cast<PsVariableStorage*>(variable->storage().get()) == nullptr) continue;
+    for (const std::string& slot : slot_names) wanted.insert(ps::SlotName(variable->name(), slot));
   }
   ASSIGN_OR_RETURN(auto entries, ReadSafetensors(path, &wanted));
   std::map<std::string, Tensor> by_name;
@@ -68,7 +83,24 @@ absl::Status RestoreVariables(Strategy& strategy, const std::string& path) {
     }
     plan.emplace_back(variable, std::vector<Tensor>(static_cast<size_t>(variable->num_copies()), share));
   }
+  // A parameter server's variable gets back the slots the file has for it (created on the
+  // ps task when a fresh one has none yet); slots the file lacks are left as they are.
+  std::vector<std::tuple<PsVariableStorage*, std::string, Tensor>> slot_plan;
+  for (const auto& [variable, values] : plan) {
+    auto* storage = dynamic_cast<PsVariableStorage*>(variable->storage().get());
+    if (storage == nullptr) continue;
+    for (const std::string& slot : slot_names) {
+      auto it = by_name.find(ps::SlotName(variable->name(), slot));
+      if (it == by_name.end()) continue;
+      if (absl::Status fits = variable->CheckCompatible(it->second); !fits.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Quoted(path), ": slot ", Quoted(it->first), ": ", fits.message()));
+      }
+      slot_plan.emplace_back(storage, slot, it->second);
+    }
+  }
   for (auto& [variable, values] : plan) RETURN_IF_ERROR(variable->AssignAll(values));
+  for (auto& [storage, slot, value] : slot_plan) RETURN_IF_ERROR(storage->WriteSlot(slot, value));
   return absl::OkStatus();
 }
 

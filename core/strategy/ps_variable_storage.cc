@@ -1,5 +1,6 @@
 #include "core/strategy/ps_variable_storage.h"
 
+#include <map>
 #include <utility>
 
 #include "core/ps/host_tensors.h"
@@ -85,6 +86,54 @@ absl::Status PsVariableStorage::ApplyUpdate(absl::string_view function,
     const ps::ShardPlacement& shard = placement_.shards[i];
     RETURN_IF_ERROR(HostOf(shard).ApplyUpdate(shard.name, function, per_shard[i], hyperparameters,
                                               deadline));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::ReadSlots() const {
+  const Deadline deadline = servers_->NewDeadline();
+  // What each task holds, listed once per task.
+  std::map<int32_t, std::vector<ps::StoredVariableInfo>> listed;
+  // Per slot name, the stored name of that slot of each shard (in shard order).
+  std::map<std::string, std::vector<std::string>> slots;
+  for (size_t i = 0; i < placement_.shards.size(); ++i) {
+    const ps::ShardPlacement& shard = placement_.shards[i];
+    auto it = listed.find(shard.task);
+    if (it == listed.end()) {
+      ASSIGN_OR_RETURN(std::vector<ps::StoredVariableInfo> infos, HostOf(shard).List(deadline));
+      it = listed.emplace(shard.task, std::move(infos)).first;
+    }
+    for (const ps::StoredVariableInfo& info : it->second) {
+      if (info.slot_of != shard.name) continue;
+      std::vector<std::string>& names = slots[info.name.substr(shard.name.size() + 1)];
+      if (names.size() == i) names.push_back(info.name);
+    }
+  }
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [slot, names] : slots) {
+    // A slot only some shards have (an update that failed on a later shard) is not whole.
+    if (names.size() != placement_.shards.size()) continue;
+    std::vector<Tensor> parts;
+    for (size_t i = 0; i < names.size(); ++i) {
+      ASSIGN_OR_RETURN(Tensor part, HostOf(placement_.shards[i]).Read(names[i], deadline));
+      parts.push_back(std::move(part));
+    }
+    if (placement_.layout.has_value()) {
+      ASSIGN_OR_RETURN(Tensor whole, ps::ConcatenateShards(parts, *placement_.layout));
+      out.emplace_back(slot, std::move(whole));
+    } else {
+      out.emplace_back(slot, std::move(parts.front()));
+    }
+  }
+  return out;
+}
+
+absl::Status PsVariableStorage::WriteSlot(absl::string_view slot, const Tensor& value) {
+  ASSIGN_OR_RETURN(std::vector<Tensor> parts, Split(value));
+  const Deadline deadline = servers_->NewDeadline();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const ps::ShardPlacement& shard = placement_.shards[i];
+    RETURN_IF_ERROR(HostOf(shard).AssignSlot(shard.name, slot, parts[i], deadline));
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,8 @@
 
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,6 +40,12 @@ class PsVariableStorage final : public VariableStorage {
   // Runs registered `function` on every shard, with the arguments split like the variable.
   absl::Status ApplyUpdate(absl::string_view function, std::span<const Tensor> arguments,
                            const ps::Hyperparameters& hyperparameters);
+
+  // The slots every shard has (an update function's state: Adam's "m" and "v"), each
+  // read as one tensor of the variable's shape, by slot name ("m").
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadSlots() const;
+  // Writes slot `slot` of every shard, creating it where absent.
+  absl::Status WriteSlot(absl::string_view slot, const Tensor& value);
 
   int32_t num_shards() const { return static_cast<int32_t>(placement_.shards.size()); }
   const ps::VariablePlacement& placement() const { return placement_; }

@@ -313,6 +313,77 @@ static void test_checkpoint_round_trip_of_a_sharded_variable(void** state) {
   dist_strategy_destroy(s);
 }
 
+/* Adam's step `step` on a [3] variable, computed here from TF's formula. */
+static void adam_by_hand(double* w, double* m, double* v, const float* g, int step) {
+  const double lr_t = 0.01 * sqrt(1.0 - pow(0.999, step)) / (1.0 - pow(0.9, step));
+  int j;
+  for (j = 0; j < 3; ++j) {
+    m[j] = 0.9 * m[j] + 0.1 * g[j];
+    v[j] = 0.999 * v[j] + 0.001 * g[j] * g[j];
+    w[j] -= lr_t * m[j] / (sqrt(v[j]) + 1e-7);
+  }
+}
+
+static void adam_step(dist_value_t* variable, const float* gradient, int step) {
+  const char* names[2] = {"learning_rate", "step"};
+  double values[2];
+  dist_value_t* g = dts_f32(gradient, 3, NULL);
+  values[0] = 0.01;
+  values[1] = step;
+  DT_OK(dist_variable_apply_update(variable, "adam", (const dist_value_t* const*)&g, 1, names, values, 2));
+  dist_value_destroy(g);
+}
+
+static dist_strategy_t* sharded_ps(int64_t shards) {
+  dist_parameter_server_options_t* options = NULL;
+  dist_strategy_t* s = NULL;
+  DT_OK(dist_parameter_server_options_create(&options));
+  DT_OK(dist_parameter_server_options_set_fixed_shards(options, shards, 0));
+  s = local_ps(1, options);
+  dist_parameter_server_options_destroy(options);
+  return s;
+}
+
+static void test_checkpoint_keeps_optimizer_slots(void** state) {
+  /* Adam step 1, save; a fresh strategy (fresh parameter server, no slots) restores and
+   * takes step 2, which must continue from the saved m and v. */
+  const float init[3] = {1.0f, -2.0f, 3.0f};
+  const float junk[3] = {9.0f, 9.0f, 9.0f};
+  const float g1[3] = {0.5f, -1.0f, 2.0f};
+  const float g2[3] = {-0.25f, 1.5f, 0.75f};
+  double w[3], m[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+  float expected[3];
+  char path[] = "/tmp/dist_ps_slots_XXXXXX";
+  int fd = mkstemp(path);
+  dist_strategy_t* first = sharded_ps(2);
+  dist_strategy_t* fresh = sharded_ps(2);
+  dist_value_t* a = ps_variable(first, init, 3, DIST_AGGREGATION_SUM, "table");
+  dist_value_t* b = ps_variable(fresh, junk, 3, DIST_AGGREGATION_SUM, "table");
+  dist_value_t* read = NULL;
+  float got[3];
+  int j;
+  (void)state;
+  assert_true(fd >= 0);
+  close(fd);
+  for (j = 0; j < 3; ++j) w[j] = init[j];
+  adam_step(a, g1, 1);
+  adam_by_hand(w, m, v, g1, 1);
+  DT_OK(dist_strategy_save_variables(first, path));
+  DT_OK(dist_strategy_restore_variables(fresh, path));
+  adam_step(b, g2, 2);
+  adam_by_hand(w, m, v, g2, 2);
+  for (j = 0; j < 3; ++j) expected[j] = (float)w[j];
+  DT_OK(dist_variable_read(b, &read));
+  dts_read_f32(read, got, 3);
+  for (j = 0; j < 3; ++j) assert_true(fabsf(got[j] - expected[j]) <= 1e-5f * fabsf(expected[j]) + 1e-6f);
+  unlink(path);
+  dist_value_destroy(read);
+  dist_value_destroy(a);
+  dist_value_destroy(b);
+  dist_strategy_destroy(first);
+  dist_strategy_destroy(fresh);
+}
+
 /* ---- Misuse ---- */
 
 static void test_create_misuse(void** state) {
@@ -434,6 +505,7 @@ int main(void) {
       cmocka_unit_test(test_cross_replica_assign_and_sub),
       cmocka_unit_test(test_fixed_shards_read_and_write_as_one),
       cmocka_unit_test(test_checkpoint_round_trip_of_a_sharded_variable),
+      cmocka_unit_test(test_checkpoint_keeps_optimizer_slots),
       cmocka_unit_test(test_create_misuse),
       cmocka_unit_test(test_apply_update_misuse),
       cmocka_unit_test(test_cluster_without_ps_task_is_refused),

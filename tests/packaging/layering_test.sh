@@ -15,13 +15,13 @@ expected=(
   "tensor: tensor device util"
   "collective: collective tensor device util"
   "cluster: cluster util"
-  "server: server cluster util"
-  "gloo: gloo server cluster collective tensor device util"
-  "backend: backend gloo server cluster collective tensor device util"
-  "values: values collective tensor device util"
   "ps: ps collective tensor device util"
-  "strategy: strategy backend gloo server cluster values collective tensor device util"
-  "input: input strategy backend gloo server cluster values collective tensor device util"
+  "server: server ps cluster collective tensor device util"
+  "gloo: gloo server ps cluster collective tensor device util"
+  "backend: backend gloo server ps cluster collective tensor device util"
+  "values: values collective tensor device util"
+  "strategy: strategy backend gloo server ps cluster values collective tensor device util"
+  "input: input strategy backend gloo server ps cluster values collective tensor device util"
 )
 status=0
 for line in "${expected[@]}"; do
