@@ -96,3 +96,23 @@ dist_status_t distgo_tensor_wrap(dist_dtype_t dtype, const int64_t* shape, int32
   return dist_tensor_wrap(dtype, shape, rank, data, byte_size, device,
                           h ? release_tramp : NULL, (void*)h, out);
 }
+
+static dist_status_t registered_update_tramp(dist_value_t* const* variables, int32_t num_variables,
+                                             const dist_value_t* const* args, int32_t num_args,
+                                             const char* const* names, const double* values,
+                                             int32_t num_hyperparameters, void* ud) {
+  return goRegisteredUpdateCall((dist_value_t**)variables, num_variables, (dist_value_t**)args,
+                                num_args, (char**)names, (double*)values, num_hyperparameters,
+                                (uintptr_t)ud);
+}
+
+dist_status_t distgo_function_register(const char* name, uintptr_t h, int32_t num_args,
+                                       const char* const* slot_names,
+                                       const double* slot_initial_values, int32_t num_slots,
+                                       const char* const* hyperparameter_names,
+                                       const double* hyperparameter_defaults,
+                                       int32_t num_hyperparameters) {
+  return dist_function_register(name, registered_update_tramp, (void*)h, free_tramp, num_args,
+                                slot_names, slot_initial_values, num_slots, hyperparameter_names,
+                                hyperparameter_defaults, num_hyperparameters);
+}

@@ -27,4 +27,10 @@ dist_status_t distgo_make_input_fn_iterator(dist_strategy_t* s, uintptr_t h,
 dist_status_t distgo_tensor_wrap(dist_dtype_t dtype, const int64_t* shape, int32_t rank,
                                  void* data, size_t byte_size, const char* device, uintptr_t h,
                                  dist_value_t** out);
+dist_status_t distgo_function_register(const char* name, uintptr_t h, int32_t num_args,
+                                       const char* const* slot_names,
+                                       const double* slot_initial_values, int32_t num_slots,
+                                       const char* const* hyperparameter_names,
+                                       const double* hyperparameter_defaults,
+                                       int32_t num_hyperparameters);
 #endif

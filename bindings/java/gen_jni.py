@@ -13,7 +13,7 @@ import os, re, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADERS = ["version", "status", "device", "value", "tensor", "cross_device_ops", "strategy", "context",
-           "variable", "dataset", "input", "cluster", "server", "dlpack_interop"]
+           "variable", "dataset", "input", "cluster", "server", "dlpack_interop", "parameter_server"]
 # Written by hand in native/distribute_jni.c (arrays, callbacks, raw memory).
 HAND_WRITTEN = {
     "dist_strategy_create_mirrored": "NativeHand.createMirrored (Strategy.mirrored)",
@@ -42,6 +42,8 @@ HAND_WRITTEN = {
     "dist_strategy_distribute_datasets_from_function": "NativeHand.distributeDatasetsFromFunction (Strategy.distributeDatasetsFromFunction)",
     "dist_strategy_make_input_fn_iterator": "NativeHand.makeInputFnIterator (Strategy.makeInputFnIterator)",
     "dist_server_key_value_set": "NativeHand.serverKeyValueSet (Server.keyValueSet)",
+    "dist_function_register": "NativeHand.functionRegister (UpdateFunctions.register)",
+    "dist_variable_apply_update": "NativeHand.variableApplyUpdate (Variable.applyUpdate)",
     "dist_last_error_message": "NativeHand.lastErrorMessage (Distribute.lastErrorMessage; every DistributeException's message)",
 }
 INT32 = {"int32_t"} | set()

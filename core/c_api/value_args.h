@@ -27,11 +27,13 @@ class HandleArray {
  public:
   explicit HandleArray(std::span<const Value> values);
   const dist_value_t* const* data() const { return pointers_.data(); }
+  // For callbacks that write the lent tensors in place (registered update functions).
+  dist_value_t* const* mutable_data() const { return pointers_.data(); }
   int32_t size() const { return static_cast<int32_t>(pointers_.size()); }
 
  private:
   std::vector<std::unique_ptr<dist_value>> handles_;
-  std::vector<const dist_value_t*> pointers_;
+  std::vector<dist_value_t*> pointers_;
 };
 
 // Takes ownership of a value a callback stored in `slot` (NULL: nothing), and destroys

@@ -41,9 +41,9 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
   if (dataset == nullptr) return absl::InvalidArgumentError("dataset is null");
   RETURN_IF_ERROR(ValidateInputOptions(options));
   RETURN_IF_ERROR(CheckStrategy(strategy));
-  if (strategy.num_workers() > 1) {
-    num_input_pipelines = strategy.num_workers();
-    input_pipeline_id = strategy.worker_index();
+  if (strategy.num_input_workers() > 1) {
+    num_input_pipelines = strategy.num_input_workers();
+    input_pipeline_id = strategy.input_worker_index();
   }
   if (num_input_pipelines > 1 && !options.per_replica_batches &&
       ShardsByData(*dataset, options.auto_shard_policy, num_input_pipelines)) {
@@ -82,9 +82,9 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
     int32_t worker_id) {
   RETURN_IF_ERROR(ValidateInputOptions(options));
   RETURN_IF_ERROR(CheckStrategy(strategy));
-  if (strategy.num_workers() > 1) {
-    num_workers = strategy.num_workers();
-    worker_id = strategy.worker_index();
+  if (strategy.num_input_workers() > 1) {
+    num_workers = strategy.num_input_workers();
+    worker_id = strategy.input_worker_index();
   }
   if (num_workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("num_workers is ", num_workers, ": expected >= 1"));

@@ -1,6 +1,7 @@
 #include "core/ps/function_registry.h"
 
 #include <cmath>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -37,8 +38,25 @@ absl::Status CheckDeclaration(absl::string_view name, const UpdateFunction& func
                                  slot.initial_value_hyperparameter, ", which it does not declare"));
     }
   }
+  if (function.hyperparameters.size() > static_cast<size_t>(kMaxHyperparameters)) {
+    return refuse(absl::StrCat("it has ", function.hyperparameters.size(),
+                               " hyperparameters; at most ", kMaxHyperparameters, " are allowed"));
+  }
+  // A repeated name would make two slots share one stored variable, or one hyperparameter
+  // value answer for two declarations.
+  std::set<absl::string_view> slot_names;
+  for (const SlotSpec& slot : function.slots) {
+    if (!slot_names.insert(slot.name).second) return refuse(absl::StrCat("slot ", slot.name, " is declared twice"));
+  }
+  std::set<absl::string_view> hyperparameter_names;
   for (const HyperparameterSpec& spec : function.hyperparameters) {
     RETURN_IF_ERROR(CheckPsName("hyperparameter name", spec.name));
+    if (!hyperparameter_names.insert(spec.name).second) {
+      return refuse(absl::StrCat("hyperparameter ", spec.name, " is declared twice"));
+    }
+    if (spec.default_value.has_value() && !std::isfinite(*spec.default_value)) {
+      return refuse(absl::StrCat("hyperparameter ", spec.name, " has a default that is not finite"));
+    }
   }
   return absl::OkStatus();
 }

@@ -35,6 +35,7 @@ namespace distribute::ps {
 inline constexpr int32_t kMaxRegisteredFunctions = 1024;
 inline constexpr int32_t kMaxUpdateArguments = 16;
 inline constexpr int32_t kMaxSlots = 16;
+inline constexpr int32_t kMaxHyperparameters = 64;
 
 // A slot variable: same dtype and shape as its variable, every element initially
 // `initial_value`, or the call's hyperparameter `initial_value_hyperparameter` when set
@@ -82,8 +83,8 @@ class FunctionRegistry {
   static std::unique_ptr<FunctionRegistry> WithBuiltins();
 
   // InvalidArgument for a bad name (names.h) or a declaration that cannot work (no
-  // `apply`, counts past the k* bounds, a bad slot name, a slot initialized from an
-  // undeclared hyperparameter); AlreadyExists for a name in use; ResourceExhausted past
+  // `apply`, counts past the k* bounds, a bad or repeated slot or hyperparameter name, a
+  // default that is not finite, a slot initialized from an undeclared hyperparameter); AlreadyExists for a name in use; ResourceExhausted past
   // kMaxRegisteredFunctions.
   absl::Status Register(absl::string_view name, UpdateFunction function) ABSL_LOCKS_EXCLUDED(mu_);
 

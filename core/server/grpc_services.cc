@@ -8,8 +8,8 @@
 
 #include "server/coordination.grpc.pb.h"  // generated
 #include "core/server/coordination_service.h"
+#include "core/server/grpc_authentication.h"
 #include "core/server/grpc_status.h"
-#include "core/server/job_token.h"
 
 namespace distribute {
 namespace {
@@ -24,27 +24,6 @@ constexpr int64_t kWatchPollMs = 100;
 Deadline RequestDeadline(int64_t timeout_ms) {
   return Deadline::AfterMs(std::clamp<int64_t>(timeout_ms, 0, kMaxCoordinationWaitMs));
 }
-
-// OK when the request carries the job's token (or the job has none); otherwise
-// Unauthenticated, before the request is looked at.
-absl::Status Authenticate(const grpc::ServerContext* context, const std::string& token) {
-  if (token.empty()) return absl::OkStatus();
-  const auto& metadata = context->client_metadata();
-  const auto found = metadata.find(kJobTokenMetadataKey);
-  if (found != metadata.end() &&
-      JobTokenMatches(token, absl::string_view(found->second.data(), found->second.size()))) {
-    return absl::OkStatus();
-  }
-  return absl::UnauthenticatedError(
-      found == metadata.end() ? "the request carries no job token: this server serves only its job's processes"
-                              : "the request's job token is wrong: this server serves only its job's processes");
-}
-
-// Every handler starts with this: an unauthenticated request changes nothing.
-#define DIST_AUTHENTICATE(context)                                                    \
-  if (absl::Status denied = Authenticate(context, token_); !denied.ok()) {            \
-    return ReplyStatus(context, denied);                                              \
-  }
 
 class CoordinationGrpcService final : public pb::CoordinationService::Service {
  public:
@@ -147,8 +126,6 @@ class TaskGrpcService final : public pb::TaskService::Service {
   const std::string task_;
   const std::string token_;
 };
-
-#undef DIST_AUTHENTICATE
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 namespace distribute {
 namespace {
 constexpr char kOriginKey[] = "dist-origin";
+// Named after the first service that used it; every service of the job's servers sends it.
 constexpr char kOriginService[] = "coordination";
 }  // namespace
 

@@ -1,6 +1,7 @@
 // absl::Status <-> grpc::Status (the code numbers are the same), and how a client tells an
-// error the coordination service produced from a transport failure: the service marks its
-// own errors with trailing metadata. Only the gRPC translation units include this header.
+// error a service of the job's servers produced (the coordination, task and variable
+// services) from a transport failure: the service marks its own errors with trailing
+// metadata. Only the gRPC translation units include this header.
 #ifndef DISTRIBUTE_CORE_SERVER_GRPC_STATUS_H_
 #define DISTRIBUTE_CORE_SERVER_GRPC_STATUS_H_
 

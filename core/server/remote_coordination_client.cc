@@ -11,17 +11,13 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
-
-#include "core/server/job_token.h"
-#include <grpcpp/create_channel.h>
-#include <grpcpp/security/credentials.h>
-#include <grpcpp/support/channel_arguments.h>
 #include <grpcpp/support/sync_stream.h>
 
 #include "absl/strings/str_cat.h"
 #include "server/coordination.grpc.pb.h"  // generated
 #include "core/server/coordination_limits.h"
 #include "core/server/grpc_status.h"
+#include "core/server/job_channel.h"
 #include "core/server/peer_failure.h"
 #include "core/util/mutex.h"
 #include "core/util/status_macros.h"
@@ -37,16 +33,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds kAnswerGrace{2000};
 // A clean Disconnect must not hold up a Stop for long when the chief is stuck.
 constexpr milliseconds kDisconnectTimeout{1000};
-// How long a call the server turned away for lack of threads waits before it is sent again.
-constexpr milliseconds kServerBusyRetryDelay{20};
 // How long Connect waits before it tries again after a service that is going away
 // answered at once (the chief's previous server, during its shutdown grace).
 constexpr milliseconds kConnectRetryDelay{50};
-
-std::chrono::system_clock::time_point ToSystemClock(Clock::time_point when) {
-  return std::chrono::system_clock::now() +
-         std::chrono::duration_cast<std::chrono::system_clock::duration>(when - Clock::now());
-}
 
 // When the answer to a Get or Barrier waiting until `deadline` is due. The wait is first
 // clamped as the service clamps it, so that a far-off deadline cannot overflow.
@@ -70,9 +59,7 @@ struct RemoteCoordinationClient::Impl {
   ~Impl() { Stop(); }
 
   // Every call proves it comes from the job (job_token.h).
-  void Authenticate(grpc::ClientContext& context) const {
-    if (!options.job_token.empty()) context.AddMetadata(kJobTokenMetadataKey, options.job_token);
-  }
+  void Authenticate(grpc::ClientContext& context) const { AddJobToken(context, options.job_token); }
 
   // The end of one call: its status, and whether the service produced it.
   struct Outcome {
@@ -88,20 +75,13 @@ struct RemoteCoordinationClient::Impl {
   Outcome Invoke(Clock::time_point deadline, bool wait_for_ready, Rpc&& rpc) ABSL_LOCKS_EXCLUDED(mu) {
     while (true) {
       Outcome outcome = InvokeOnce(deadline, wait_for_ready, rpc);
-      if (!ServerBusy(outcome)) return outcome;
+      if (!IsServerBusy(outcome.status, outcome.from_service)) return outcome;
       MutexLock lock(&mu);
       const Clock::time_point retry_at = Clock::now() + kServerBusyRetryDelay;
       if (retry_at >= deadline) return outcome;
       while (!stopping && Clock::now() < retry_at) cv.wait_until(lock.native(), retry_at);
       if (stopping) return outcome;
     }
-  }
-
-  // gRPC's sync server answers RESOURCE_EXHAUSTED "Server Threadpool Exhausted" (its
-  // text, from grpc's server_cc.cc) when its thread bound is reached, before any handler.
-  static bool ServerBusy(const Outcome& outcome) {
-    return !outcome.from_service && outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
-           outcome.status.error_message().find("Threadpool Exhausted") != std::string::npos;
   }
 
   template <typename Rpc>
@@ -330,16 +310,7 @@ absl::Status RemoteCoordinationClient::Impl::Join(Clock::time_point startup_dead
 absl::StatusOr<std::unique_ptr<RemoteCoordinationClient>> RemoteCoordinationClient::Connect(
     Options options) {
   const Options& o = options;
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
-  args.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
-  // While the chief starts, retry every 100 ms to 1 s instead of gRPC's default of 1 s
-  // growing to 2 minutes, so a worker that starts first does not lag behind.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  const std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(o.chief_address, ChannelCredentialsFor(o.tls), args);
+  const std::shared_ptr<grpc::Channel> channel = NewJobChannel(o.chief_address, o.tls, o.max_message_bytes);
 
   // Each attempt starts afresh (its own watch and state) on the same channel, which
   // reconnects to whatever server listens at the address by then.

@@ -28,6 +28,7 @@
 #include "core/server/local_coordination_client.h"
 #include "core/server/remote_coordination_client.h"
 #include "core/server/tls_credentials.h"
+#include "core/server/variable_grpc_service.h"
 #include "core/util/mutex.h"
 #include "core/util/status_macros.h"
 
@@ -104,6 +105,15 @@ absl::Status Server::Options::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("max_pending_waits is ", max_pending_waits,
                                                    ": expected 0 (the default) to ", kMaxPendingWaits));
   }
+  if (max_variable_bytes == 0 || max_variable_request_bytes == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_variable_bytes (", max_variable_bytes,
+                                                   ") and max_variable_request_bytes (", max_variable_request_bytes,
+                                                   ") must be at least 1"));
+  }
+  if (max_variables < 1 || max_variables > kMaxVariablesPerTask) {
+    return absl::InvalidArgumentError(absl::StrCat("max_variables is ", max_variables, ": expected 1 to ",
+                                                   kMaxVariablesPerTask));
+  }
   return absl::OkStatus();
 }
 
@@ -117,6 +127,8 @@ struct Server::Impl {
   std::unique_ptr<CoordinationService> service;  // on the chief
   std::unique_ptr<grpc::Service> coordination_grpc;
   std::unique_ptr<grpc::Service> task_grpc;
+  std::unique_ptr<ps::VariableStore> variables;  // on a ps task
+  std::unique_ptr<grpc::Service> variable_grpc;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<CoordinationClient> client;
   RemoteCoordinationClient* remote = nullptr;  // `client`, on every other task
@@ -167,6 +179,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     impl->coordination_grpc = NewCoordinationGrpcService(impl->service.get(), token);
   }
   impl->task_grpc = NewTaskGrpcService(impl->task, token);
+  if (self.job == Job::kPs) {
+    impl->variables = std::make_unique<ps::VariableStore>(
+        ps::VariableStoreLimits{options.max_variable_bytes, options.max_variables});
+    impl->variable_grpc = NewVariableGrpcService(
+        impl->variables.get(),
+        VariableServiceOptions{token, options.max_message_bytes, options.max_variable_request_bytes});
+  }
 
   const std::string listen_address = DialAddress(*address);
   grpc::ServerBuilder builder;
@@ -179,10 +198,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   // One thread per call in flight (the sync server's model), so the threads are bounded
   // by what the service lets pend; past the bound gRPC answers RESOURCE_EXHAUSTED.
   grpc::ResourceQuota quota(absl::StrCat("server of task ", impl->task));
-  quota.SetMaxThreads(impl->chief ? ServerThreadLimit(cluster_tasks, max_pending_waits) : ServerThreadLimit(0, 0));
+  const int service_threads = impl->variable_grpc ? kVariableServiceThreads : 0;
+  quota.SetMaxThreads(service_threads + (impl->chief ? ServerThreadLimit(cluster_tasks, max_pending_waits)
+                                                     : ServerThreadLimit(0, 0)));
   builder.SetResourceQuota(quota);
   builder.RegisterService(impl->task_grpc.get());
   if (impl->coordination_grpc) builder.RegisterService(impl->coordination_grpc.get());
+  if (impl->variable_grpc) builder.RegisterService(impl->variable_grpc.get());
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || impl->port == 0) {
     std::string problem = ListenProblem(listen_address);
@@ -235,6 +257,7 @@ bool Server::is_chief() const { return impl_->chief; }
 int Server::port() const { return impl_->port; }
 const std::string& Server::job_token() const { return impl_->job_token; }
 CoordinationClient& Server::coordination() { return *impl_->client; }
+ps::VariableStore* Server::variable_store() { return impl_->variables.get(); }
 
 absl::Status Server::KeyValueSet(absl::string_view key, const void* value, size_t size) {
   // Checked before the bytes are viewed: a size beyond any value (up to SIZE_MAX) must

@@ -10,6 +10,10 @@
 // own Watch stream. A chief that dies breaks every Watch stream: every task then reports
 // the chief as gone.
 //
+// A task of the "ps" job (TF's convention) also hosts the variable service
+// (variable_grpc_service.h) in front of a VariableStore of its own, which lives as long as
+// the server: workers reach it through remote_variable_host.h.
+//
 // Thread-safety: safe; Stop and Join may be called from any thread, any number of times.
 #ifndef DISTRIBUTE_CORE_SERVER_SERVER_H_
 #define DISTRIBUTE_CORE_SERVER_SERVER_H_
@@ -23,8 +27,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/cluster/cluster_spec.h"
+#include "core/ps/variable_store.h"
 #include "core/server/coordination_client.h"
 #include "core/server/coordination_limits.h"
+#include "core/server/variable_service_limits.h"
 #include "core/util/tls_files.h"
 
 namespace distribute {
@@ -56,6 +62,13 @@ class Server {
     size_t max_store_keys = kDefaultMaxStoreKeys;
     size_t max_barriers = kDefaultMaxBarriers;
     size_t max_pending_waits = 0;
+    // On a ps task: the bounds of its variable store (bytes and count of variables and
+    // slots together; past them a creation is ResourceExhausted), and the most tensor
+    // bytes one request to its variable service may carry (what one call may make the
+    // server buffer; workers' RemoteVariableHostOptions::max_tensor_bytes should match).
+    uint64_t max_variable_bytes = ps::VariableStoreLimits{}.max_bytes;
+    int64_t max_variables = ps::VariableStoreLimits{}.max_variables;
+    uint64_t max_variable_request_bytes = kDefaultMaxVariableRequestBytes;
 
     // InvalidArgument naming the first option out of range.
     absl::Status Validate() const;
@@ -94,6 +107,10 @@ class Server {
   // This task's coordination client; it lives as long as the server. After Stop its calls
   // fail with kUnavailable.
   CoordinationClient& coordination();
+
+  // The variables a ps task's server holds (what its variable service fronts), living as
+  // long as the server; nullptr on a task of any other job.
+  ps::VariableStore* variable_store();
 
   // Stores `size` bytes at `value` under `key` in the coordination service's key-value
   // store. A size above what one value may hold (Options::max_message_bytes less the

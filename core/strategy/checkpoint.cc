@@ -21,11 +21,15 @@
 namespace distribute {
 namespace {
 
-// Variables in name order, so files list them deterministically.
+// Variables in name order, so files list them deterministically; one per name (under
+// ParameterServer two handles created with one name are one variable).
 std::vector<std::shared_ptr<Variable>> SortedVariables(Strategy& strategy) {
   std::vector<std::shared_ptr<Variable>> variables = strategy.LiveVariables();
   std::sort(variables.begin(), variables.end(),
             [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  variables.erase(std::unique(variables.begin(), variables.end(),
+                              [](const auto& a, const auto& b) { return a->name() == b->name(); }),
+                  variables.end());
   return variables;
 }
 

@@ -53,7 +53,9 @@ absl::StatusOr<std::shared_ptr<ParameterServers>> ConnectParameterServers(
   host_options.job_token = token;
   host_options.tls = options.tls;
   for (const ClusterTask& task : ps_tasks) {
-    servers->hosts.push_back(NewRemoteVariableHost(task.name(), task.address, host_options));
+    ASSIGN_OR_RETURN(std::unique_ptr<ps::VariableHost> host,
+                     NewRemoteVariableHost(task.name(), task.address, host_options));
+    servers->hosts.push_back(std::move(host));
     DeviceSpec device = DeviceSpec{}.WithDefaults();
     device.job = "ps";
     device.replica = 0;

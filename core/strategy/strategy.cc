@@ -113,6 +113,8 @@ Strategy::Strategy(StrategyKind kind, std::vector<DeviceSpec> workers,
       backend_(std::move(backend)),
       num_workers_(backend_->num_workers()),
       worker_index_(backend_->worker_index()),
+      input_workers_(num_workers_),
+      input_worker_index_(worker_index_),
       joined_(worker_devices_.size(), false) {
   pool_ = std::make_unique<ReplicaPool>(num_replicas());
 }
@@ -181,6 +183,10 @@ absl::StatusOr<std::shared_ptr<Strategy>> Strategy::CreateParameterServer(
                    Make(StrategyKind::kParameterServer, std::move(workers), servers->devices,
                         BackendRequest{}));
   strategy->timeout_ms_.store(timeout_ms);
+  if (cluster != nullptr) {
+    strategy->input_workers_ = static_cast<int32_t>(cluster->workers().size());
+    ASSIGN_OR_RETURN(strategy->input_worker_index_, cluster->worker_rank("ParameterServerStrategy"));
+  }
   strategy->parameter_servers_ = std::move(servers);
   return strategy;
 }
@@ -332,6 +338,11 @@ std::string Strategy::UniqueVariableName(absl::string_view requested) {
   }
   variable_names_.insert(name);
   return name;
+}
+
+std::string Strategy::ReserveVariableName(absl::string_view name) {
+  MutexLock lock(&variables_mu_);
+  return *variable_names_.insert(std::string(name)).first;
 }
 
 void Strategy::RegisterVariable(const std::shared_ptr<Variable>& variable) {

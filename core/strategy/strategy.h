@@ -79,6 +79,11 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   int32_t first_replica_in_sync() const { return num_replicas() * worker_index_; }
   int32_t num_workers() const { return num_workers_; }
   int32_t worker_index() const { return worker_index_; }
+  // How many workers read input, and which one this is: the collective workers, except
+  // under ParameterServer, whose workers shard their input by rank (as TF's does) but run
+  // no collective together (their updates meet on the ps tasks).
+  int32_t num_input_workers() const { return input_workers_; }
+  int32_t input_worker_index() const { return input_worker_index_; }
   // The job's workers, for cross-replica calls (one worker in a single process).
   Workers& workers() const { return backend_->workers(); }
   const std::vector<DeviceSpec>& worker_devices() const { return worker_devices_; }
@@ -115,6 +120,9 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
 
   // Variables created in this strategy's scope, for checkpoints and naming.
   std::string UniqueVariableName(absl::string_view requested);
+  // `name` itself, taken (so that UniqueVariableName skips it) but never suffixed: under
+  // ParameterServer the same name means the same variable, as TF's get_variable.
+  std::string ReserveVariableName(absl::string_view name);
   void RegisterVariable(const std::shared_ptr<Variable>& variable);
   std::vector<std::shared_ptr<Variable>> LiveVariables();
 
@@ -137,6 +145,8 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   const std::unique_ptr<CollectiveBackend> backend_;
   const int32_t num_workers_;
   const int32_t worker_index_;
+  int32_t input_workers_;
+  int32_t input_worker_index_;
   std::shared_ptr<ParameterServers> parameter_servers_;
   std::unique_ptr<ReplicaPool> pool_;
   // One run (or set of joined replicas) at a time.

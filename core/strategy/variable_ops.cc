@@ -200,8 +200,12 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
   if (strategy->parameter_servers() != nullptr) {
     // One copy on a ps task, whatever the synchronization (TF's parameter-server
     // strategies place every variable there).
-    return CreatePsVariable(*strategy, initial_value, sync, aggregation,
-                            strategy->UniqueVariableName(name), thread.colocation_variable());
+    // A name given is the variable's identity across workers (the same name is the same
+    // variable, created again or not); a NULL name is numbered in this process.
+    const std::string ps_name =
+        name.empty() ? strategy->UniqueVariableName(name) : strategy->ReserveVariableName(name);
+    return CreatePsVariable(*strategy, initial_value, sync, aggregation, ps_name,
+                            thread.colocation_variable());
   }
   ValueKind kind = ValueKind::kVariable;
   std::vector<DeviceSpec> devices = strategy->parameter_devices();

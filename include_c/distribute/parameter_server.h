@@ -132,7 +132,8 @@ typedef dist_status_t (*dist_registered_update_fn)(
  * "<variable>/<slot_names[i]>", created beside the variable on its first update with
  * every element slot_initial_values[i]; `num_hyperparameters` (0 ... 64) named numbers
  * with defaults (a NaN default: required). `free_fn` (may be NULL) releases user_data when
- * the function is unregistered or the process exits. The built-in updates "sgd",
+ * the function is unregistered (the registry lives until the process ends and does not
+ * release what is still registered then). The built-in updates "sgd",
  * "momentum", "nesterov_momentum", "adagrad" and "adam" are registered already (their
  * arguments and hyperparameters are in README.md, "Parameter servers").
  * Errors: DIST_INVALID_ARGUMENT for a bad name, count or slot name; DIST_ALREADY_EXISTS

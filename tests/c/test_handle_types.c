@@ -37,6 +37,7 @@ enum {
   kServerOptions,
   kCrossDeviceOps,
   kCommunicationOptions,
+  kParameterServerOptions,
   kNumTypes
 };
 
@@ -47,7 +48,8 @@ static const char* const kTypeNames[kNumTypes] = {
     "dist_iterator_t",       "dist_input_context_t",
     "dist_input_options_t",  "dist_cluster_t",
     "dist_server_t",         "dist_server_options_t",
-    "dist_cross_device_ops_t", "dist_communication_options_t"};
+    "dist_cross_device_ops_t", "dist_communication_options_t",
+    "dist_parameter_server_options_t"};
 
 /* One call per type that takes a handle of that type first and checks it before
  * anything else; `handle` is passed as that type whatever it really is. */
@@ -81,6 +83,9 @@ static dist_status_t use_as(int type, void* handle) {
     }
     case kCommunicationOptions:
       return dist_communication_options_set_timeout_ms((dist_communication_options_t*)handle, 1000);
+    case kParameterServerOptions:
+      return dist_parameter_server_options_set_placement((dist_parameter_server_options_t*)handle,
+                                                         DIST_PLACEMENT_GREEDY_BYTES);
     default: (void)i64; return DIST_OK;
   }
 }
@@ -103,6 +108,9 @@ static void destroy_as(int type, void* handle) {
     case kCrossDeviceOps: dist_cross_device_ops_destroy((dist_cross_device_ops_t*)handle); break;
     case kCommunicationOptions:
       dist_communication_options_destroy((dist_communication_options_t*)handle);
+      break;
+    case kParameterServerOptions:
+      dist_parameter_server_options_destroy((dist_parameter_server_options_t*)handle);
       break;
     default: break;
   }
@@ -167,6 +175,9 @@ static void* make(int type, dist_strategy_t* strategy) {
       break;
     case kCommunicationOptions:
       DT_OK(dist_communication_options_create((dist_communication_options_t**)&handle));
+      break;
+    case kParameterServerOptions:
+      DT_OK(dist_parameter_server_options_create((dist_parameter_server_options_t**)&handle));
       break;
     default: break;
   }

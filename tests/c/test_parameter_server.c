@@ -83,6 +83,48 @@ static void test_variable_lives_on_the_parameter_device(void** state) {
   dist_strategy_destroy(s);
 }
 
+static void test_the_same_name_is_the_same_variable(void** state) {
+  /* TF's get_variable: creating "w" again gives the same variable (its current value, not
+   * the new initial one); another shape under that name is refused naming both. */
+  const float init[2] = {1.0f, 2.0f};
+  const float other_init[2] = {7.0f, 7.0f};
+  const float three[3] = {1.0f, 2.0f, 3.0f};
+  const float added[2] = {2.0f, 3.0f};
+  char path[] = "/tmp/dist_ps_same_XXXXXX";
+  int fd = mkstemp(path);
+  dist_strategy_t* s = local_ps(1, NULL);
+  dist_value_t* a = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* b = ps_variable(s, other_init, 2, DIST_AGGREGATION_SUM, "w");
+  const float delta[2] = {1.0f, 1.0f};
+  dist_value_t* ones = dts_f32(delta, 2, NULL);
+  dist_value_t* wrong = dts_f32(three, 3, NULL);
+  dist_value_t* refused = DT_SENTINEL_PTR;
+  const char* name = NULL;
+  (void)state;
+  assert_true(fd >= 0);
+  close(fd);
+  DT_OK(dist_variable_name(b, &name));
+  assert_string_equal(name, "w");
+  dts_expect_variable_f32(b, init, 2);
+  DT_OK(dist_variable_assign_add(a, ones));
+  dts_expect_variable_f32(b, added, 2);
+  DT_OK(dist_strategy_scope_enter(s));
+  DT_ERR(dist_variable_create(wrong, DIST_SYNC_AUTO, DIST_AGGREGATION_SUM, "w", &refused),
+         DIST_INVALID_ARGUMENT, "dist_variable_create", "[3]");
+  DT_OK(dist_strategy_scope_exit(s));
+  assert_null(refused);
+  /* Two handles, one variable: the file holds it once. */
+  DT_OK(dist_strategy_save_variables(s, path));
+  DT_OK(dist_strategy_restore_variables(s, path));
+  dts_expect_variable_f32(a, added, 2);
+  unlink(path);
+  dist_value_destroy(wrong);
+  dist_value_destroy(ones);
+  dist_value_destroy(a);
+  dist_value_destroy(b);
+  dist_strategy_destroy(s);
+}
+
 /* ---- Assignments in replica context: aggregated in the worker, applied once ---- */
 
 typedef struct {
@@ -498,6 +540,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_local_mode_properties),
       cmocka_unit_test(test_variable_lives_on_the_parameter_device),
+      cmocka_unit_test(test_the_same_name_is_the_same_variable),
       cmocka_unit_test(test_replica_assign_add_by_aggregation),
       cmocka_unit_test(test_replica_apply_update_sgd),
       cmocka_unit_test(test_replica_assign_without_aggregation_fails),

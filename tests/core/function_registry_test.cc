@@ -96,6 +96,28 @@ TEST(FunctionRegistryTest, BadNamesAndDeclarationsAreRefused) {
   EXPECT_TRUE(HasError(registry.Lookup("f"), absl::StatusCode::kNotFound));
 }
 
+TEST(FunctionRegistryTest, RepeatedNamesInfiniteDefaultsAndTooManyHyperparametersAreRefused) {
+  FunctionRegistry registry;
+  UpdateFunction f = Noop();
+  f.slots = {{"m", 0.0, ""}, {"v", 0.0, ""}, {"m", 1.0, ""}};
+  EXPECT_TRUE(HasError(registry.Register("f", f), absl::StatusCode::kInvalidArgument,
+                       {"slot m", "twice"}));
+  f = Noop();
+  f.hyperparameters = {{"lr", 0.1}, {"lr", std::nullopt}};
+  EXPECT_TRUE(HasError(registry.Register("f", f), absl::StatusCode::kInvalidArgument,
+                       {"hyperparameter lr", "twice"}));
+  f = Noop();
+  f.hyperparameters = {{"lr", std::numeric_limits<double>::infinity()}};
+  EXPECT_TRUE(HasError(registry.Register("f", f), absl::StatusCode::kInvalidArgument,
+                       {"lr", "not finite"}));
+  f = Noop();
+  for (int i = 0; i <= kMaxHyperparameters; ++i) f.hyperparameters.push_back({"h" + std::to_string(i), 0.0});
+  EXPECT_TRUE(HasError(registry.Register("f", f), absl::StatusCode::kInvalidArgument,
+                       {"65 hyperparameters", "at most 64"}));
+  f.hyperparameters.pop_back();
+  EXPECT_TRUE(IsOk(registry.Register("f", f)));
+}
+
 TEST(FunctionRegistryTest, TheNumberOfFunctionsIsBounded) {
   FunctionRegistry registry;
   for (int i = 0; i < kMaxRegisteredFunctions; ++i) {

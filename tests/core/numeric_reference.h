@@ -247,6 +247,21 @@ inline Tensor ZeroTensor(DType dtype, std::vector<int64_t> dims,
 
 inline size_t NumElements(const Tensor& t) { return static_cast<size_t>(t.shape().num_elements()); }
 
+// A host tensor of `dtype` holding `values`, stored as StoreFloat / StoreInt store them;
+// of shape `dims`, or [values.size()] when none are given.
+inline Tensor FloatTensor(DType dtype, const std::vector<double>& values, std::vector<int64_t> dims = {}) {
+  if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
+  Tensor t = ZeroTensor(dtype, dims);
+  for (size_t i = 0; i < values.size(); ++i) StoreFloat(dtype, t.data(), i, values[i]);
+  return t;
+}
+
+inline Tensor IntTensor(DType dtype, const std::vector<int64_t>& values) {
+  Tensor t = ZeroTensor(dtype, {static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) StoreInt(dtype, t.data(), i, values[i]);
+  return t;
+}
+
 // Every element of a host tensor, as LoadFloat / LoadInt read it.
 inline std::vector<double> FloatsOf(const Tensor& t) {
   std::vector<double> out;

@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/server/job_token.h"
+#include "core/server/remote_variable_host.h"
 #include "core/server/server.h"
 #include "core/server/tls_credentials.h"
 #include "core/util/bounded_file.h"
@@ -242,6 +243,49 @@ TEST_F(TlsServerTest, AJobOverMutualTlsWorks) {
   other.join();
   EXPECT_TRUE(IsOk((*chief)->coordination().PeerHealth()));
   EXPECT_TRUE(IsOk((*worker)->coordination().PeerHealth()));
+}
+
+// A ps task's variable service over mutual TLS: a worker's host with the job's files
+// creates and reads; one without TLS is refused by the handshake, which it reports as the
+// task being unavailable, within its deadline.
+TEST_F(TlsServerTest, AVariableHostReachesAPsTaskOverMutualTls) {
+  const std::vector<int> ports = FreePorts(2);
+  const std::string ps_address = absl::StrCat("127.0.0.1:", ports[1]);
+  const auto cluster = [&](const char* job) {
+    ClusterSpec spec;
+    EXPECT_TRUE(IsOk(spec.AddTask("worker", 0, absl::StrCat("127.0.0.1:", ports[0]))));
+    EXPECT_TRUE(IsOk(spec.AddTask("ps", 0, ps_address)));
+    EXPECT_TRUE(IsOk(spec.SetTask(job, 0)));
+    return spec;
+  };
+  absl::StatusOr<std::unique_ptr<Server>> chief = Server::Start(cluster("worker"), Options(Job()));
+  ASSERT_TRUE(IsOk(chief));
+  absl::StatusOr<std::unique_ptr<Server>> ps = Server::Start(cluster("ps"), Options(Job()));
+  ASSERT_TRUE(IsOk(ps));
+
+  RemoteVariableHostOptions options;
+  options.job_token = kToken;
+  options.tls = Job();
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host = NewRemoteVariableHost("ps:0", ps_address, options);
+  ASSERT_TRUE(IsOk(host));
+  ASSERT_TRUE(IsOk((*host)->WaitReady(Deadline::AfterMs(30'000))));
+  const int32_t seven = 7;
+  const int64_t dims[] = {1};
+  absl::StatusOr<Tensor> value = Tensor::Create(
+      Tensor::Description{static_cast<int32_t>(DType::kInt32), dims, sizeof(seven), "CPU:0"}, &seven);
+  ASSERT_TRUE(IsOk(value));
+  ASSERT_TRUE(IsOk((*host)->CreateIfAbsent("w", *value, Deadline::AfterMs(30'000))));
+  absl::StatusOr<Tensor> back = (*host)->Read("w", Deadline::AfterMs(30'000));
+  ASSERT_TRUE(IsOk(back));
+  EXPECT_EQ(*static_cast<const int32_t*>(back->data()), 7);
+
+  options.tls = TlsFiles();
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> plaintext = NewRemoteVariableHost("ps:0", ps_address, options);
+  ASSERT_TRUE(IsOk(plaintext));
+  const steady_clock::time_point start = steady_clock::now();
+  EXPECT_TRUE(HasError((*plaintext)->Read("w", Deadline::AfterMs(30'000)), absl::StatusCode::kUnavailable,
+                       {"parameter server ps:0 (" + ps_address + ") is unavailable"}));
+  EXPECT_LT(steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 TEST_F(TlsServerTest, OnlyClientsWithTheJobsCertificatesGetIn) {

@@ -23,26 +23,19 @@ namespace distribute::ps {
 namespace {
 
 using ::distribute::testing::FloatsOf;
+using ::distribute::testing::FloatTensor;
 using ::distribute::testing::HasError;
 using ::distribute::testing::IntsOf;
+using ::distribute::testing::IntTensor;
 using ::distribute::testing::IsOk;
 using ::distribute::testing::StoreFloat;
-using ::distribute::testing::StoreInt;
-using ::distribute::testing::ZeroTensor;
 
 Tensor Floats(std::vector<double> values, DType dtype = DType::kFloat32,
               std::vector<int64_t> dims = {}) {
-  if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
-  Tensor t = ZeroTensor(dtype, dims);
-  for (size_t i = 0; i < values.size(); ++i) StoreFloat(dtype, t.data(), i, values[i]);
-  return t;
+  return FloatTensor(dtype, values, std::move(dims));
 }
 
-Tensor Ints(DType dtype, std::vector<int64_t> values) {
-  Tensor t = ZeroTensor(dtype, {static_cast<int64_t>(values.size())});
-  for (size_t i = 0; i < values.size(); ++i) StoreInt(dtype, t.data(), i, values[i]);
-  return t;
-}
+Tensor Ints(DType dtype, std::vector<int64_t> values) { return IntTensor(dtype, values); }
 
 std::vector<double> ReadFloats(const VariableStore& store, const std::string& name) {
   absl::StatusOr<Tensor> value = store.Read(name);

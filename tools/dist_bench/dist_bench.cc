@@ -12,6 +12,9 @@
 //   6. the input-pipeline sections (input_bench.cc): iterator throughput over host
 //      tensors against memcpy, and TFRecord read throughput against `cat`, with their
 //      targets. `--input` prints only these.
+// `--parameter-server` runs dist-bench-ps, installed beside this program, instead: a ps
+// task's variable service on loopback next to the raw gRPC round trip (ps_bench.cc; it
+// links the C++ core, which a program of the C API cannot link too).
 //
 // Timings are a report, never asserted: the program exits 0 when every call succeeded,
 // 1 when a library call failed (with dist_last_error_message) and 2 on bad flags.
@@ -27,6 +30,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <climits>
+#include <unistd.h>
 
 #include "distribute/distribute.h"
 #include "input_bench.h"
@@ -66,7 +72,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
   std::fprintf(problem != nullptr ? stderr : stdout,
-               "usage: %s [--quick] [--input] [--multi-worker] [--max-bytes N] [--algo shared|one|hier]\n"
+               "usage: %s [--quick] [--input] [--multi-worker] [--parameter-server] [--max-bytes N]\n"
+               "          [--algo shared|one|hier]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
                "                 sections use batches up to 1 MiB and a 16 MiB TFRecord file\n"
                "  --input        only the input-pipeline sections (iterator throughput,\n"
@@ -74,6 +81,9 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
                "  --multi-worker under distrun (distrun -n 2 dist-bench --multi-worker): the\n"
                "                 MultiWorkerMirroredStrategy all-reduce table next to raw\n"
                "                 Gloo's ring all-reduce (default max 16 MiB)\n"
+               "  --parameter-server  a ps task's variable service on loopback: Read and\n"
+               "                 AssignAdd next to the raw gRPC round trip of the same bytes\n"
+               "                 (default max 64 MiB, at most 256 MiB; runs dist-bench-ps)\n"
                "  --max-bytes N  largest all-reduce and copy-baseline size in bytes\n"
                "                 (>= 8; default 256 MiB; suffixes K, M, G allowed)\n"
                "  --algo A       cross-device ops: shared (shared-memory all-reduce, the\n"
@@ -87,6 +97,7 @@ struct Options {
   bool quick = false;
   bool input_only = false;
   bool multi_worker = false;
+  bool parameter_server = false;
   bool max_bytes_given = false;
   int64_t max_bytes = kDefaultMaxBytes;
   std::string algo = "shared";
@@ -144,6 +155,8 @@ Options ParseArgs(int argc, char** argv) {
       options.input_only = true;
     } else if (arg == "--multi-worker") {
       options.multi_worker = true;
+    } else if (arg == "--parameter-server") {
+      options.parameter_server = true;
     } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
       const char* text = value("--max-bytes");
       options.max_bytes_given = true;
@@ -473,10 +486,36 @@ Stats EmptyRun(int32_t replicas, const Options& options, int64_t* out_iterations
 
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
+// Replaces this process with dist-bench-ps from this program's directory.
+[[noreturn]] void RunParameterServerBench(const Options& options) {
+  char self[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) {
+    std::fprintf(stderr, "dist-bench: cannot find this program's directory: %s\n", std::strerror(errno));
+    std::exit(1);
+  }
+  std::string path(self, static_cast<size_t>(length));
+  path = path.substr(0, path.rfind('/') + 1) + "dist-bench-ps";
+  std::vector<std::string> args = {path};
+  if (options.quick) args.push_back("--quick");
+  if (options.max_bytes_given) {
+    args.push_back("--max-bytes");
+    args.push_back(std::to_string(options.max_bytes));
+  }
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execv(path.c_str(), argv.data());
+  std::fprintf(stderr, "dist-bench: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+  std::exit(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options options = ParseArgs(argc, argv);
+  if (options.parameter_server) RunParameterServerBench(options);
   if (options.multi_worker) {
     const int64_t max_bytes = options.max_bytes_given ? options.max_bytes
                               : options.quick        ? kMiB

@@ -11,7 +11,8 @@ static jclass g_exception_class;  /* org.distribute.DistributeException */
 static jmethodID g_exception_ctor;
 static jclass g_callbacks_class;  /* org.distribute.Callbacks */
 static jmethodID g_cb_replica, g_cb_value, g_cb_update, g_cb_merge, g_cb_generator, g_cb_map,
-    g_cb_dataset, g_cb_release;
+    g_cb_dataset, g_cb_release, g_cb_registered_update;
+static jclass g_string_class; /* java.lang.String, for the hyperparameter names of callbacks */
 static pthread_key_t g_detach_key;
 
 /* Library threads are attached once (as daemons, so a strategy left open does not keep the
@@ -53,9 +54,14 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   g_cb_map = (*env)->GetStaticMethodID(env, c, "map", "(Ljava/lang/Object;[JI)[J");
   g_cb_dataset = (*env)->GetStaticMethodID(env, c, "dataset", "(Ljava/lang/Object;J)[J");
   g_cb_release = (*env)->GetStaticMethodID(env, c, "release", "(Ljava/lang/Object;)V");
+  g_cb_registered_update = (*env)->GetStaticMethodID(env, c, "registeredUpdate",
+                                                     "(Ljava/lang/Object;[J[J[Ljava/lang/String;[D)[J");
   if (!g_exception_ctor || !g_cb_replica || !g_cb_value || !g_cb_update || !g_cb_merge ||
-      !g_cb_generator || !g_cb_map || !g_cb_dataset || !g_cb_release)
+      !g_cb_generator || !g_cb_map || !g_cb_dataset || !g_cb_release || !g_cb_registered_update)
     return JNI_ERR;
+  c = (*env)->FindClass(env, "java/lang/String");
+  if (!c) return JNI_ERR;
+  g_string_class = (jclass)(*env)->NewGlobalRef(env, c);
   return JNI_VERSION_1_8;
 }
 
@@ -259,6 +265,43 @@ static dist_status_t dataset_tramp(const dist_input_context_t* ictx, dist_datase
   dist_value_t* v = NULL;
   dist_status_t st = unpack(env, r, &v, 1);
   *out = (dist_dataset_t*)v;
+  return st;
+}
+
+/* A registered update function, called on whichever thread applies the update (a ps
+ * task's server thread, or the caller's in local mode). The thread may stay attached for
+ * long, so every local reference made here is dropped with the frame. */
+static dist_status_t registered_update_tramp(dist_value_t* const* variables, int32_t num_variables,
+                                             const dist_value_t* const* args, int32_t num_args,
+                                             const char* const* names, const double* values,
+                                             int32_t num_hyperparameters, void* ud) {
+  JNIEnv* env = dj_env();
+  if (!env) return DIST_INTERNAL;
+  if ((*env)->PushLocalFrame(env, 8 + num_hyperparameters) != 0) {
+    (*env)->ExceptionClear(env);
+    return DIST_RESOURCE_EXHAUSTED;
+  }
+  dist_status_t st = DIST_RESOURCE_EXHAUSTED;
+  jlongArray jvariables = to_longs(env, variables, num_variables);
+  jlongArray jargs = to_longs_const(env, args, num_args);
+  jobjectArray jnames = (*env)->NewObjectArray(env, num_hyperparameters, g_string_class, NULL);
+  jdoubleArray jvalues = (*env)->NewDoubleArray(env, num_hyperparameters);
+  int made = jvariables && jnames && jvalues;
+  for (int32_t i = 0; made && i < num_hyperparameters; i++) {
+    jstring name = (*env)->NewStringUTF(env, names[i]);
+    made = name != NULL;
+    if (made) (*env)->SetObjectArrayElement(env, jnames, i, name);
+  }
+  if (made && num_hyperparameters > 0) {
+    (*env)->SetDoubleArrayRegion(env, jvalues, 0, num_hyperparameters, values);
+  }
+  if (made) {
+    jlongArray r = call_java(env, g_cb_registered_update, (jobject)ud, jvariables, jargs, jnames, jvalues);
+    st = unpack(env, r, NULL, 0);
+  } else {
+    (*env)->ExceptionClear(env);
+  }
+  (*env)->PopLocalFrame(env, NULL);
   return st;
 }
 
@@ -679,4 +722,58 @@ NATIVE(void, serverKeyValueSet)(JNIEnv* env, jclass cls, jlong server, jstring k
 NATIVE(jstring, lastErrorMessage)(JNIEnv* env, jclass cls) {
   (void)cls;
   return dj_string(env, dist_last_error_message());
+}
+
+/* ---- Parameter servers ---- */
+
+/* state: a new global reference owned by the library on success (released by free_fn when
+ * the function is unregistered). The Java side checks that the parallel arrays agree. */
+NATIVE(void, functionRegister)(JNIEnv* env, jclass cls, jstring name, jobject state, jint num_args,
+                               jobjectArray slot_names, jdoubleArray slot_initial_values,
+                               jobjectArray hyperparameter_names, jdoubleArray hyperparameter_defaults) {
+  (void)cls;
+  strings slots, hypers;
+  int ok_slots = strings_get(env, slot_names, &slots);
+  int ok_hypers = ok_slots && strings_get(env, hyperparameter_names, &hypers);
+  if (!ok_hypers) {
+    strings_free(env, &slots);
+    if (ok_slots) strings_free(env, &hypers);
+    return;
+  }
+  jdouble* initial = slot_initial_values ? (*env)->GetDoubleArrayElements(env, slot_initial_values, NULL) : NULL;
+  jdouble* defaults =
+      hyperparameter_defaults ? (*env)->GetDoubleArrayElements(env, hyperparameter_defaults, NULL) : NULL;
+  const char* c_name = dj_utf(env, name);
+  jobject ref = (*env)->NewGlobalRef(env, state);
+  dist_status_t st = dist_function_register(
+      c_name, registered_update_tramp, ref, free_tramp, num_args, slot_names ? slots.c : NULL,
+      initial, slots.n, hyperparameter_names ? hypers.c : NULL, defaults, hypers.n);
+  if (st != DIST_OK) (*env)->DeleteGlobalRef(env, ref);
+  dj_utf_release(env, name, c_name);
+  if (initial) (*env)->ReleaseDoubleArrayElements(env, slot_initial_values, initial, JNI_ABORT);
+  if (defaults) (*env)->ReleaseDoubleArrayElements(env, hyperparameter_defaults, defaults, JNI_ABORT);
+  strings_free(env, &slots);
+  strings_free(env, &hypers);
+  CHECK_OR(st);
+}
+
+NATIVE(void, variableApplyUpdate)(JNIEnv* env, jclass cls, jlong variable, jstring function,
+                                  jlongArray args, jobjectArray hyperparameter_names,
+                                  jdoubleArray hyperparameter_values) {
+  (void)cls;
+  strings hypers;
+  if (!strings_get(env, hyperparameter_names, &hypers)) { strings_free(env, &hypers); return; }
+  int32_t n;
+  const dist_value_t** a = handles(env, args, &n);
+  jdouble* values =
+      hyperparameter_values ? (*env)->GetDoubleArrayElements(env, hyperparameter_values, NULL) : NULL;
+  const char* c_function = dj_utf(env, function);
+  dist_status_t st = a ? dist_variable_apply_update((dist_value_t*)(intptr_t)variable, c_function, a, n,
+                                                    hyperparameter_names ? hypers.c : NULL, values, hypers.n)
+                       : DIST_RESOURCE_EXHAUSTED;
+  dj_utf_release(env, function, c_function);
+  if (values) (*env)->ReleaseDoubleArrayElements(env, hyperparameter_values, values, JNI_ABORT);
+  free(a);
+  strings_free(env, &hypers);
+  CHECK_OR(st);
 }

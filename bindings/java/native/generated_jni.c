@@ -1214,3 +1214,90 @@ JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_tensorFromDlpack(JNIEnv* e
   return (jlong)(intptr_t)out_value;
 }
 
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_parameterServerOptionsCreate(JNIEnv* env, jclass cls) {
+  (void)cls;
+  dist_parameter_server_options_t* out_value = NULL;
+  dist_status_t st = dist_parameter_server_options_create(&out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_parameterServerOptionsDestroy(JNIEnv* env, jclass cls, jlong options) {
+  (void)cls;
+  dist_parameter_server_options_destroy((dist_parameter_server_options_t*)(intptr_t)options);
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_parameterServerOptionsSetPlacement(JNIEnv* env, jclass cls, jlong options, jint policy) {
+  (void)cls;
+  dist_status_t st = dist_parameter_server_options_set_placement((dist_parameter_server_options_t*)(intptr_t)options, (dist_placement_policy_t)policy);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_parameterServerOptionsSetFixedShards(JNIEnv* env, jclass cls, jlong options, jlong num_shards, jint axis) {
+  (void)cls;
+  dist_status_t st = dist_parameter_server_options_set_fixed_shards((dist_parameter_server_options_t*)(intptr_t)options, (int64_t)num_shards, (int32_t)axis);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_parameterServerOptionsSetMinMaxShards(JNIEnv* env, jclass cls, jlong options, jlong max_partitions, jint axis, jlong min_slice_size) {
+  (void)cls;
+  dist_status_t st = dist_parameter_server_options_set_min_max_shards((dist_parameter_server_options_t*)(intptr_t)options, (int64_t)max_partitions, (int32_t)axis, (int64_t)min_slice_size);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_parameterServerOptionsSetMaxShardBytes(JNIEnv* env, jclass cls, jlong options, jlong max_shard_bytes, jint axis, jlong max_shards) {
+  (void)cls;
+  dist_status_t st = dist_parameter_server_options_set_max_shard_bytes((dist_parameter_server_options_t*)(intptr_t)options, (int64_t)max_shard_bytes, (int32_t)axis, (int64_t)max_shards);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_parameterServerOptionsClearPartitioner(JNIEnv* env, jclass cls, jlong options) {
+  (void)cls;
+  dist_status_t st = dist_parameter_server_options_clear_partitioner((dist_parameter_server_options_t*)(intptr_t)options);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_strategyCreateParameterServer(JNIEnv* env, jclass cls, jlong cluster, jlong communication, jlong options) {
+  (void)cls;
+  dist_strategy_t* out_value = NULL;
+  dist_status_t st = dist_strategy_create_parameter_server((const dist_cluster_t*)(intptr_t)cluster, (const dist_communication_options_t*)(intptr_t)communication, (const dist_parameter_server_options_t*)(intptr_t)options, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_functionUnregister(JNIEnv* env, jclass cls, jstring name) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  if (name && !c_name) return;
+  dist_status_t st = dist_function_unregister(c_name);
+  dj_utf_release(env, name, c_name);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_functionIsRegistered(JNIEnv* env, jclass cls, jstring name) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  if (name && !c_name) return 0;
+  int32_t out_value = 0;
+  dist_status_t st = dist_function_is_registered(c_name, &out_value);
+  dj_utf_release(env, name, c_name);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_variableNumShards(JNIEnv* env, jclass cls, jlong variable) {
+  (void)cls;
+  int32_t out_value = 0;
+  dist_status_t st = dist_variable_num_shards((const dist_value_t*)(intptr_t)variable, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_variableShardTask(JNIEnv* env, jclass cls, jlong variable, jint index) {
+  (void)cls;
+  int32_t out_value = 0;
+  dist_status_t st = dist_variable_shard_task((const dist_value_t*)(intptr_t)variable, (int32_t)index, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+

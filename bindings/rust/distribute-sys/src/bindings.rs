@@ -80,6 +80,8 @@ pub const DIST_INPUT_PER_WORKER: i32 = 1;
 pub const DIST_INPUT_PER_REPLICA: i32 = 2;
 pub const DIST_PARTIAL_BATCH_IN_ORDER: i32 = 0;
 pub const DIST_PARTIAL_BATCH_EVEN: i32 = 1;
+pub const DIST_PLACEMENT_ROUND_ROBIN: i32 = 0;
+pub const DIST_PLACEMENT_GREEDY_BYTES: i32 = 1;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -182,6 +184,12 @@ pub struct dist_communication_options {
     _unused: [u8; 0],
 }
 pub type dist_communication_options_t = dist_communication_options;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dist_parameter_server_options {
+    _unused: [u8; 0],
+}
+pub type dist_parameter_server_options_t = dist_parameter_server_options;
 pub type dist_device_type_t = i32;
 extern "C" {
     #[must_use]
@@ -1512,6 +1520,130 @@ extern "C" {
 extern "C" {
     #[must_use]
     pub fn dist_server_peer_health(server: *mut dist_server_t) -> dist_status_t;
+}
+pub type dist_placement_policy_t = i32;
+extern "C" {
+    #[must_use]
+    pub fn dist_parameter_server_options_create(
+        out: *mut *mut dist_parameter_server_options_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    pub fn dist_parameter_server_options_destroy(options: *mut dist_parameter_server_options_t);
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_parameter_server_options_set_placement(
+        options: *mut dist_parameter_server_options_t,
+        policy: dist_placement_policy_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_parameter_server_options_set_fixed_shards(
+        options: *mut dist_parameter_server_options_t,
+        num_shards: i64,
+        axis: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_parameter_server_options_set_min_max_shards(
+        options: *mut dist_parameter_server_options_t,
+        max_partitions: i64,
+        axis: i32,
+        min_slice_size: i64,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_parameter_server_options_set_max_shard_bytes(
+        options: *mut dist_parameter_server_options_t,
+        max_shard_bytes: i64,
+        axis: i32,
+        max_shards: i64,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_parameter_server_options_clear_partitioner(
+        options: *mut dist_parameter_server_options_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_strategy_create_parameter_server(
+        cluster: *const dist_cluster_t,
+        communication: *const dist_communication_options_t,
+        options: *const dist_parameter_server_options_t,
+        out: *mut *mut dist_strategy_t,
+    ) -> dist_status_t;
+}
+pub type dist_registered_update_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        variables: *const *mut dist_value_t,
+        num_variables: i32,
+        args: *const *const dist_value_t,
+        num_args: i32,
+        hyperparameter_names: *const *const ::std::os::raw::c_char,
+        hyperparameter_values: *const f64,
+        num_hyperparameters: i32,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> dist_status_t,
+>;
+extern "C" {
+    #[must_use]
+    pub fn dist_function_register(
+        name: *const ::std::os::raw::c_char,
+        fn_: dist_registered_update_fn,
+        user_data: *mut ::std::os::raw::c_void,
+        free_fn: dist_free_fn,
+        num_args: i32,
+        slot_names: *const *const ::std::os::raw::c_char,
+        slot_initial_values: *const f64,
+        num_slots: i32,
+        hyperparameter_names: *const *const ::std::os::raw::c_char,
+        hyperparameter_defaults: *const f64,
+        num_hyperparameters: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_function_unregister(name: *const ::std::os::raw::c_char) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_function_is_registered(
+        name: *const ::std::os::raw::c_char,
+        out_registered: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_variable_apply_update(
+        variable: *mut dist_value_t,
+        function: *const ::std::os::raw::c_char,
+        args: *const *const dist_value_t,
+        num_args: i32,
+        hyperparameter_names: *const *const ::std::os::raw::c_char,
+        hyperparameter_values: *const f64,
+        num_hyperparameters: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_variable_num_shards(
+        variable: *const dist_value_t,
+        out_count: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_variable_shard_task(
+        variable: *const dist_value_t,
+        index: i32,
+        out_task: *mut i32,
+    ) -> dist_status_t;
 }
 pub const DLDeviceType_kDLCPU: DLDeviceType = 1;
 pub const DLDeviceType_kDLCUDA: DLDeviceType = 2;

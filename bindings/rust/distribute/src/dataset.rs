@@ -67,13 +67,14 @@ unsafe impl Send for DatasetIterator {}
 unsafe impl Send for InputContext {}
 unsafe impl Send for InputOptions {}
 
-fn paths_list(paths: &[&str]) -> Result<(Vec<std::ffi::CString>, Vec<*const std::os::raw::c_char>)> {
+/// Owned C copies of `paths` (any strings) and the array of their pointers.
+pub(crate) fn c_string_list(paths: &[&str]) -> Result<(Vec<std::ffi::CString>, Vec<*const std::os::raw::c_char>)> {
     let owned = paths.iter().map(|p| cstr(p)).collect::<Result<Vec<_>>>()?;
     let ptrs = owned.iter().map(|c| c.as_ptr()).collect();
     Ok((owned, ptrs))
 }
 
-unsafe extern "C" fn free_box<T>(user_data: *mut c_void) {
+pub(crate) unsafe extern "C" fn free_box<T>(user_data: *mut c_void) {
     drop(Box::from_raw(user_data as *mut T));
 }
 
@@ -198,7 +199,7 @@ impl Dataset {
         unsafe { Dataset::from_raw(out) }.ok_or_else(|| Error::new(Code::Internal, "no dataset"))
     }
     pub fn from_text_files(paths: &[&str]) -> Result<Dataset> {
-        let (_o, p) = paths_list(paths)?;
+        let (_o, p) = c_string_list(paths)?;
         let n = len_i32(p.len(), "paths")?;
         Dataset::out(|o| unsafe { sys::dist_dataset_from_text_files(p.as_ptr(), n, o) })
     }
@@ -208,20 +209,20 @@ impl Dataset {
         header_bytes: i64,
         footer_bytes: i64,
     ) -> Result<Dataset> {
-        let (_o, p) = paths_list(paths)?;
+        let (_o, p) = c_string_list(paths)?;
         let n = len_i32(p.len(), "paths")?;
         Dataset::out(|o| unsafe {
             sys::dist_dataset_from_fixed_length_records(p.as_ptr(), n, record_bytes, header_bytes, footer_bytes, o)
         })
     }
     pub fn from_tfrecord_files(paths: &[&str]) -> Result<Dataset> {
-        let (_o, p) = paths_list(paths)?;
+        let (_o, p) = c_string_list(paths)?;
         let n = len_i32(p.len(), "paths")?;
         Dataset::out(|o| unsafe { sys::dist_dataset_from_tfrecord_files(p.as_ptr(), n, o) })
     }
     /// TFRecord files written with a compression (`Compression::None` reads plain files).
     pub fn from_compressed_tfrecord_files(paths: &[&str], compression: Compression) -> Result<Dataset> {
-        let (_o, p) = paths_list(paths)?;
+        let (_o, p) = c_string_list(paths)?;
         let n = len_i32(p.len(), "paths")?;
         Dataset::out(|o| unsafe {
             sys::dist_dataset_from_compressed_tfrecord_files(p.as_ptr(), n, compression.raw(), o)

@@ -32,7 +32,7 @@ impl Drop for Strategy {
     }
 }
 
-fn strategy_out(f: impl FnOnce(*mut *mut sys::dist_strategy_t) -> sys::dist_status_t) -> Result<Strategy> {
+pub(crate) fn strategy_out(f: impl FnOnce(*mut *mut sys::dist_strategy_t) -> sys::dist_status_t) -> Result<Strategy> {
     let mut out = ptr::null_mut();
     check(f(&mut out))?;
     NonNull::new(out).map(|raw| Strategy { raw }).ok_or_else(|| Error::new(Code::Internal, "no strategy"))

@@ -180,6 +180,29 @@ final class Callbacks {
     }
   }
 
+  static long[] registeredUpdate(Object state, long[] variables, long[] args, String[] names, double[] values) {
+    State st = (State) state;
+    Tensor[] vars = borrowedTensors(variables);
+    Tensor[] a = borrowedTensors(args);
+    try {
+      java.util.Map<String, Double> hyperparameters = new java.util.LinkedHashMap<>();
+      for (int i = 0; i < names.length; i++) hyperparameters.put(names[i], values[i]);
+      ((Functions.RegisteredUpdateFunction) st.fn).apply(vars, a, hyperparameters);
+      return OK_ONLY;
+    } catch (Throwable t) {
+      return fail(st, t, 1);
+    } finally {
+      Handle.invalidateAll(vars);
+      Handle.invalidateAll(a);
+    }
+  }
+
+  private static Tensor[] borrowedTensors(long[] handles) {
+    Tensor[] t = new Tensor[handles == null ? 0 : handles.length];
+    for (int i = 0; i < t.length; i++) t[i] = new Tensor(handles[i], false);
+    return t;
+  }
+
   static void release(Object keep) {
     Runnable r = ((Keep) keep).onRelease;
     if (r != null) {

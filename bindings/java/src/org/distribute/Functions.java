@@ -45,4 +45,17 @@ public final class Functions {
   public interface DatasetFunction {
     Dataset create(InputContext context) throws Exception;
   }
+
+  /**
+   * dist_registered_update_fn: runs where the variable lives (a ps task's thread, or the
+   * caller's in local mode) with every other update of it held off. {@code variables} are
+   * the variable and then its slots, whose memory ({@link Tensor#data}) is the stored value:
+   * write them in place. {@code hyperparameters} holds every declared one, resolved, in
+   * declaration order. Throw to refuse (after writing nothing). Must not call back into
+   * strategies or variables.
+   */
+  @FunctionalInterface
+  public interface RegisteredUpdateFunction {
+    void apply(Tensor[] variables, Tensor[] args, java.util.Map<String, Double> hyperparameters) throws Exception;
+  }
 }

@@ -167,4 +167,16 @@ final class NativeGen {
   static native void serverPeerHealth(long server);
   static native long tensorToDlpack(long tensor);
   static native long tensorFromDlpack(long managed);
+  static native long parameterServerOptionsCreate();
+  static native void parameterServerOptionsDestroy(long options);
+  static native void parameterServerOptionsSetPlacement(long options, int policy);
+  static native void parameterServerOptionsSetFixedShards(long options, long num_shards, int axis);
+  static native void parameterServerOptionsSetMinMaxShards(long options, long max_partitions, int axis, long min_slice_size);
+  static native void parameterServerOptionsSetMaxShardBytes(long options, long max_shard_bytes, int axis, long max_shards);
+  static native void parameterServerOptionsClearPartitioner(long options);
+  static native long strategyCreateParameterServer(long cluster, long communication, long options);
+  static native void functionUnregister(String name);
+  static native int functionIsRegistered(String name);
+  static native int variableNumShards(long variable);
+  static native int variableShardTask(long variable, int index);
 }

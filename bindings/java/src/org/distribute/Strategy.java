@@ -40,6 +40,15 @@ public final class Strategy extends Handle {
     return new Strategy(NativeGen.strategyCreateMultiWorkerMirrored(h(cluster), h(options)), true);
   }
 
+  /**
+   * ParameterServerStrategy for this worker of {@code cluster} (null: TF_CONFIG; unset or
+   * without a cluster: local mode, the variables in this process). Null communication
+   * options or placement options: the defaults.
+   */
+  public static Strategy parameterServer(Cluster cluster, CommunicationOptions communication, ParameterServerOptions options) {
+    return new Strategy(NativeGen.strategyCreateParameterServer(h(cluster), h(communication), h(options)), true);
+  }
+
   /** A new reference to the default strategy. */
   public static Strategy defaultStrategy() {
     return new Strategy(NativeGen.strategyGetDefault(), true);

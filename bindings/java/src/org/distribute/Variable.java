@@ -25,4 +25,19 @@ public final class Variable extends Value {
   public String device(int index) { return NativeGen.variableDevice(h(), index); }
   public VariableSynchronization synchronization() { return VariableSynchronization.of(NativeGen.variableSynchronization(h())); }
   public VariableAggregation aggregation() { return VariableAggregation.of(NativeGen.variableAggregation(h())); }
+
+  /**
+   * Applies registered update {@code function} (see {@link UpdateFunctions}) where the
+   * variable lives, with {@code args} and hyperparameters overriding the function's
+   * defaults (null: none). A variable of a ParameterServerStrategy only.
+   */
+  public void applyUpdate(String function, Value[] args, String[] hyperparameterNames, double[] hyperparameterValues) {
+    UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
+    NativeHand.variableApplyUpdate(h(), function, Value.handles(args), hyperparameterNames, hyperparameterValues);
+  }
+
+  /** The number of shards of a ParameterServerStrategy's variable (1 when unpartitioned). */
+  public int numShards() { return NativeGen.variableNumShards(h()); }
+  /** The ps task index holding shard {@code index}. */
+  public int shardTask(int index) { return NativeGen.variableShardTask(h(), index); }
 }

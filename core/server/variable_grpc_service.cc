@@ -1,0 +1,238 @@
+#include "core/server/variable_grpc_service.h"
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/variables.grpc.pb.h"  // generated
+#include "core/ps/names.h"
+#include "core/server/grpc_authentication.h"
+#include "core/server/grpc_status.h"
+#include "core/server/tensor_stream.h"
+#include "core/server/variable_service_limits.h"
+#include "core/util/status_macros.h"
+
+namespace distribute {
+namespace {
+
+namespace pb = ::distribute::variables;
+
+// A checked Create / Assign / AssignAdd / AssignSub request with its tensor.
+struct WriteCall {
+  std::string name;
+  Tensor tensor;
+  std::string slot;  // AssignSlot's; empty for the others
+};
+
+// The store's operations that take one tensor and answer with a status.
+using StoreWrite = absl::Status (ps::VariableStore::*)(absl::string_view, const Tensor&);
+
+absl::Status EmptyStream() {
+  return absl::InvalidArgumentError(
+      "the request stream is empty: its first message must name the variable and declare its tensors");
+}
+
+class VariableGrpcService final : public pb::VariableService::Service {
+ public:
+  VariableGrpcService(ps::VariableStore* store, VariableServiceOptions options)
+      : store_(store),
+        token_(std::move(options.job_token)),
+        max_message_bytes_(options.max_message_bytes),
+        max_request_bytes_(options.max_request_bytes) {}
+
+  grpc::Status Ping(grpc::ServerContext* context, const pb::PingRequest* request,
+                    pb::PingResponse* response) override {
+    DIST_AUTHENTICATE(context);
+    const size_t most = max_message_bytes_ - kDataFieldOverheadBytes;
+    if (request->reply_bytes() > most) {
+      return ReplyStatus(context, absl::InvalidArgumentError(absl::StrCat(
+                                      "a ping may ask for at most ", most, " bytes back, not ", request->reply_bytes())));
+    }
+    response->mutable_payload()->resize(request->reply_bytes());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CreateIfAbsent(grpc::ServerContext* context,
+                              grpc::ServerReaderWriter<pb::CreateResponse, pb::WriteRequest>* stream) override {
+    DIST_AUTHENTICATE(context);
+    absl::StatusOr<WriteCall> call = ReceiveWrite(stream);
+    if (!call.ok()) return ReplyStatus(context, call.status());
+    absl::StatusOr<ps::VariableStore::Creation> creation = store_->CreateIfAbsent(call->name, call->tensor);
+    if (!creation.ok()) return ReplyStatus(context, creation.status());
+    pb::CreateResponse first;
+    first.set_created(creation->created);
+    if (creation->created) {
+      stream->WriteLast(first, grpc::WriteOptions());
+      return grpc::Status::OK;
+    }
+    SetTensorHeader(creation->value, first.mutable_tensor());
+    // A write that fails means the caller is gone: there is no one left to answer.
+    WriteChunked(std::move(first), std::span<const Tensor>(&creation->value, 1), max_message_bytes_, stream);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Read(grpc::ServerContext* context, const pb::ReadRequest* request,
+                    grpc::ServerWriter<pb::ReadResponse>* writer) override {
+    DIST_AUTHENTICATE(context);
+    if (absl::Status name = ps::CheckPsName("variable name", request->name()); !name.ok()) {
+      return ReplyStatus(context, name);
+    }
+    absl::StatusOr<Tensor> value = store_->Read(request->name());
+    if (!value.ok()) return ReplyStatus(context, value.status());
+    pb::ReadResponse first;
+    SetTensorHeader(*value, first.mutable_tensor());
+    WriteChunked(std::move(first), std::span<const Tensor>(&*value, 1), max_message_bytes_, writer);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Assign(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
+                      pb::WriteResponse*) override {
+    return Write(context, reader, &ps::VariableStore::Assign);
+  }
+  grpc::Status AssignAdd(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
+                         pb::WriteResponse*) override {
+    return Write(context, reader, &ps::VariableStore::AssignAdd);
+  }
+  grpc::Status AssignSub(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
+                         pb::WriteResponse*) override {
+    return Write(context, reader, &ps::VariableStore::AssignSub);
+  }
+  grpc::Status AssignSlot(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
+                          pb::WriteResponse*) override {
+    DIST_AUTHENTICATE(context);
+    absl::StatusOr<WriteCall> call = ReceiveWrite(reader);
+    if (!call.ok()) return ReplyStatus(context, call.status());
+    return ReplyStatus(context, store_->AssignSlot(call->name, call->slot, call->tensor));
+  }
+
+  grpc::Status ApplyUpdate(grpc::ServerContext* context, grpc::ServerReader<pb::UpdateRequest>* reader,
+                           pb::WriteResponse*) override {
+    DIST_AUTHENTICATE(context);
+    pb::UpdateRequest first;
+    if (!reader->Read(&first)) return ReplyStatus(context, EmptyStream());
+    absl::StatusOr<ps::Hyperparameters> hyperparameters = CheckUpdate(first);
+    if (!hyperparameters.ok()) return ReplyStatus(context, hyperparameters.status());
+    std::vector<const pb::TensorHeader*> headers;
+    for (const pb::TensorHeader& header : first.arguments()) headers.push_back(&header);
+    absl::StatusOr<std::vector<Tensor>> arguments = ReceiveTensors(headers, first.data(), reader);
+    if (!arguments.ok()) return ReplyStatus(context, arguments.status());
+    return ReplyStatus(context,
+                       store_->ApplyUpdate(first.name(), first.function(), *arguments, *hyperparameters));
+  }
+
+  // The variables in pages that fit a message, sorted by name (as Names() gives them).
+  grpc::Status List(grpc::ServerContext* context, const pb::ListRequest*,
+                    grpc::ServerWriter<pb::ListResponse>* writer) override {
+    DIST_AUTHENTICATE(context);
+    const size_t page_bytes = TensorChunkBytes(max_message_bytes_);
+    pb::ListResponse page;
+    size_t page_size = 0;
+    for (const std::string& name : store_->Names()) {
+      absl::StatusOr<ps::StoredVariableInfo> info = store_->Info(name);
+      if (!info.ok()) continue;  // cannot happen: a name is never removed
+      pb::VariableInfo entry;
+      entry.set_name(info->name);
+      entry.set_dtype(static_cast<int32_t>(info->dtype));
+      entry.mutable_dims()->Assign(info->shape.dims().begin(), info->shape.dims().end());
+      entry.set_slot_of(info->slot_of);
+      // Each entry adds its bytes, a tag and a length to the page.
+      const size_t entry_size = entry.ByteSizeLong() + kDataFieldOverheadBytes;
+      if (page_size > 0 && page_size + entry_size > page_bytes) {
+        if (!writer->Write(page)) return grpc::Status::OK;  // the caller is gone
+        page.Clear();
+        page_size = 0;
+      }
+      *page.add_variables() = std::move(entry);
+      page_size += entry_size;
+    }
+    writer->Write(page);  // the last page, empty when the task holds nothing
+    return grpc::Status::OK;
+  }
+
+ private:
+  grpc::Status Write(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader, StoreWrite op) {
+    DIST_AUTHENTICATE(context);
+    absl::StatusOr<WriteCall> call = ReceiveWrite(reader);
+    if (!call.ok()) return ReplyStatus(context, call.status());
+    return ReplyStatus(context, (store_->*op)(call->name, call->tensor));
+  }
+
+  // A write request's name and tensor, read whole from `stream`.
+  template <typename Stream>
+  absl::StatusOr<WriteCall> ReceiveWrite(Stream* stream) {
+    pb::WriteRequest first;
+    if (!stream->Read(&first)) return EmptyStream();
+    RETURN_IF_ERROR(ps::CheckPsName("variable name", first.name()));
+    if (!first.has_tensor()) {
+      return absl::InvalidArgumentError(absl::StrCat("the request for variable ", ps::QuotedName(first.name()),
+                                                     " declares no tensor"));
+    }
+    const pb::TensorHeader* header = &first.tensor();
+    ASSIGN_OR_RETURN(std::vector<Tensor> tensors,
+                     ReceiveTensors(std::span<const pb::TensorHeader* const>(&header, 1), first.data(), stream));
+    return WriteCall{std::move(*first.mutable_name()), std::move(tensors.front()),
+                     std::move(*first.mutable_slot())};
+  }
+
+  // The tensors `headers` declare: `first_data`, then the bytes of the stream's later
+  // messages. Allocates only once every header passed.
+  template <typename Stream>
+  absl::StatusOr<std::vector<Tensor>> ReceiveTensors(std::span<const pb::TensorHeader* const> headers,
+                                                     const std::string& first_data, Stream* stream) {
+    absl::StatusOr<TensorAssembler> assembler = TensorAssembler::Start(headers, max_request_bytes_);
+    if (!assembler.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("the request's ", assembler.status().message()));
+    }
+    RETURN_IF_ERROR(assembler->Append(first_data));
+    RETURN_IF_ERROR(ReadRequestChunks(*assembler, stream));
+    return std::move(*assembler).Finish();
+  }
+
+  template <typename Request>
+  static absl::Status ReadRequestChunks(TensorAssembler& assembler, grpc::ServerReader<Request>* reader) {
+    return ReadChunks<Request>(assembler, [reader](Request* message) { return reader->Read(message); });
+  }
+  template <typename Response, typename Request>
+  static absl::Status ReadRequestChunks(TensorAssembler& assembler,
+                                        grpc::ServerReaderWriter<Response, Request>* stream) {
+    return ReadChunks<Request>(assembler, [stream](Request* message) { return stream->Read(message); });
+  }
+
+  // The first message of an update, but for its tensors: names and counts, and the
+  // hyperparameters it names.
+  static absl::StatusOr<ps::Hyperparameters> CheckUpdate(const pb::UpdateRequest& first) {
+    RETURN_IF_ERROR(ps::CheckPsName("variable name", first.name()));
+    RETURN_IF_ERROR(ps::CheckPsName("function name", first.function()));
+    if (first.arguments_size() > ps::kMaxUpdateArguments) {
+      return absl::InvalidArgumentError(absl::StrCat("the update declares ", first.arguments_size(),
+                                                     " argument tensors: at most ", ps::kMaxUpdateArguments));
+    }
+    if (static_cast<size_t>(first.hyperparameters_size()) > kMaxUpdateHyperparameters) {
+      return absl::InvalidArgumentError(absl::StrCat("the update names ", first.hyperparameters_size(),
+                                                     " hyperparameters: at most ", kMaxUpdateHyperparameters));
+    }
+    ps::Hyperparameters hyperparameters;
+    for (const auto& [name, value] : first.hyperparameters()) {
+      RETURN_IF_ERROR(ps::CheckPsName("hyperparameter name", name));
+      hyperparameters.emplace(name, value);
+    }
+    return hyperparameters;
+  }
+
+  ps::VariableStore* const store_;
+  const std::string token_;
+  const size_t max_message_bytes_;
+  const uint64_t max_request_bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> NewVariableGrpcService(ps::VariableStore* store, VariableServiceOptions options) {
+  return std::make_unique<VariableGrpcService>(store, std::move(options));
+}
+
+}  // namespace distribute

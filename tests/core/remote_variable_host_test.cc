@@ -1,0 +1,137 @@
+// The worker's side of the variable service on its own: its arguments, and its defences
+// against the task it calls, played by fake services on loopback: a hung task misses the
+// caller's deadline naming the task, and an answer that breaks the protocol is an Internal
+// error naming the task, refused before anything is allocated for it.
+#include "core/server/remote_variable_host.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/variables.grpc.pb.h"  // generated
+#include "tests/core/status_test_util.h"
+
+namespace distribute {
+namespace {
+
+namespace pb = ::distribute::variables;
+using ::distribute::testing::HasError;
+using ::distribute::testing::IsOk;
+
+Deadline Long() { return Deadline::AfterMs(30'000); }
+
+TEST(RemoteVariableHostTest, NewRemoteVariableHostChecksItsArguments) {
+  RemoteVariableHostOptions options;
+  EXPECT_TRUE(HasError(NewRemoteVariableHost("", "127.0.0.1:1", options), absl::StatusCode::kInvalidArgument,
+                       {"name is empty"}));
+  EXPECT_TRUE(HasError(NewRemoteVariableHost("ps:0", "no port", options), absl::StatusCode::kInvalidArgument,
+                       {"the address of ps:0"}));
+  options.max_message_bytes = 100;
+  EXPECT_TRUE(HasError(NewRemoteVariableHost("ps:0", "127.0.0.1:1", options), absl::StatusCode::kInvalidArgument,
+                       {"max_message_bytes is 100"}));
+  options = RemoteVariableHostOptions();
+  options.max_tensor_bytes = 0;
+  EXPECT_TRUE(HasError(NewRemoteVariableHost("ps:0", "127.0.0.1:1", options), absl::StatusCode::kInvalidArgument,
+                       {"max_tensor_bytes is 0"}));
+  options = RemoteVariableHostOptions();
+  options.job_token = "short";
+  EXPECT_TRUE(HasError(NewRemoteVariableHost("ps:0", "127.0.0.1:1", options), absl::StatusCode::kInvalidArgument));
+}
+
+// A server on a free loopback port running `service` (which must outlive it); its address
+// in `*address`.
+std::unique_ptr<grpc::Server> ServeOnLoopback(grpc::Service* service, std::string* address) {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  EXPECT_NE(port, 0);
+  *address = absl::StrCat("127.0.0.1:", port);
+  return server;
+}
+
+// A service that answers every Read with `answer` (a protocol breach to test the client on).
+class FakeReadService final : public pb::VariableService::Service {
+ public:
+  explicit FakeReadService(std::vector<pb::ReadResponse> answer) : answer_(std::move(answer)) {}
+  grpc::Status Read(grpc::ServerContext*, const pb::ReadRequest*, grpc::ServerWriter<pb::ReadResponse>* writer) override {
+    for (const pb::ReadResponse& message : answer_) writer->Write(message);
+    return grpc::Status::OK;
+  }
+
+ private:
+  const std::vector<pb::ReadResponse> answer_;
+};
+
+// What a host makes of `answer` to a Read.
+absl::Status ReadFromFake(std::vector<pb::ReadResponse> answer) {
+  FakeReadService service(std::move(answer));
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:7", address, RemoteVariableHostOptions());
+  EXPECT_TRUE(IsOk(host));
+  const absl::Status status = (*host)->Read("w", Long()).status();
+  server->Shutdown();
+  return status;
+}
+
+// A service whose Read never answers (a hung ps task): it waits until the call is cancelled.
+class HungReadService final : public pb::VariableService::Service {
+ public:
+  grpc::Status Read(grpc::ServerContext* context, const pb::ReadRequest*,
+                    grpc::ServerWriter<pb::ReadResponse>*) override {
+    while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return grpc::Status::CANCELLED;
+  }
+};
+
+TEST(RemoteVariableHostTest, AHungTaskMissesTheDeadlineNamingTheTask) {
+  HungReadService service;
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:3", address, RemoteVariableHostOptions());
+  ASSERT_TRUE(IsOk(host));
+  const Clock::time_point start = Clock::now();
+  EXPECT_TRUE(HasError((*host)->Read("w", Deadline::AfterMs(300)), absl::StatusCode::kDeadlineExceeded,
+                       {"parameter server ps:3 (" + address + ") did not answer within 300 ms",
+                        "(while reading variable 'w')"}));
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(250));
+  server->Shutdown();
+}
+
+pb::ReadResponse Answer(std::vector<int64_t> dims, uint64_t byte_size, std::string data) {
+  pb::ReadResponse message;
+  message.mutable_tensor()->set_dtype(static_cast<int32_t>(DType::kFloat32));
+  for (int64_t dim : dims) message.mutable_tensor()->add_dims(dim);
+  message.mutable_tensor()->set_byte_size(byte_size);
+  message.set_data(std::move(data));
+  return message;
+}
+
+TEST(RemoteVariableHostTest, MalformedAnswersAreInternalErrorsNamingTheTask) {
+  EXPECT_TRUE(HasError(ReadFromFake({}), absl::StatusCode::kInternal, {"parameter server ps:7", "it is empty"}));
+  EXPECT_TRUE(HasError(ReadFromFake({Answer({4}, 16, std::string(12, 'x'))}), absl::StatusCode::kInternal,
+                       {"ended after 12 of the 16"}));
+  EXPECT_TRUE(HasError(ReadFromFake({Answer({1}, 4, std::string(8, 'x'))}), absl::StatusCode::kInternal,
+                       {"more tensor bytes than the 4"}));
+  EXPECT_TRUE(HasError(ReadFromFake({Answer({int64_t{1} << 30}, uint64_t{4} << 30, "")}), absl::StatusCode::kInternal,
+                       {"bytes one call may carry"}));
+  pb::ReadResponse undeclared;
+  undeclared.set_data("abcd");
+  EXPECT_TRUE(HasError(ReadFromFake({undeclared}), absl::StatusCode::kInternal, {"declares no tensor"}));
+  EXPECT_TRUE(HasError(ReadFromFake({Answer({2}, 8, "abcd"), Answer({1}, 4, "efgh")}), absl::StatusCode::kInternal,
+                       {"message 1 of the stream carries more than tensor bytes"}));
+}
+
+}  // namespace
+}  // namespace distribute

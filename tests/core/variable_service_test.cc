@@ -1,0 +1,606 @@
+// The variable service of a ps task over gRPC: a chief and a ps task as Server objects in
+// one process on loopback ports, reached through NewRemoteVariableHost as a worker reaches
+// them. Values are checked against arithmetic done here and against the ps task's store
+// read directly; malformed requests go through a raw stub. (The client's own defences,
+// against hung tasks and malformed answers, are in remote_variable_host_test.cc.) Waits
+// that must pass use long deadlines; the one bound asserted on time (a stopped ps task
+// fails a call within its deadline) is the deadline plus a margin.
+#include "core/server/remote_variable_host.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/variables.grpc.pb.h"  // generated
+#include "core/ps/function_registry.h"
+#include "core/server/grpc_status.h"
+#include "core/server/server.h"
+#include "tests/common/free_ports.h"
+#include "tests/core/numeric_reference.h"
+#include "tests/core/status_test_util.h"
+
+namespace distribute {
+namespace {
+
+namespace pb = ::distribute::variables;
+using ::distribute::testing::FloatsOf;
+using ::distribute::testing::FloatTensor;
+using ::distribute::testing::FreePorts;
+using ::distribute::testing::HasError;
+using ::distribute::testing::IntsOf;
+using ::distribute::testing::IntTensor;
+using ::distribute::testing::IsOk;
+using ::distribute::testing::ZeroTensor;
+
+constexpr char kToken[] = "variable-service-test-token";
+constexpr int64_t kLongMs = 30'000;
+
+Deadline Long() { return Deadline::AfterMs(kLongMs); }
+
+Tensor Floats(DType dtype, const std::vector<double>& values) { return FloatTensor(dtype, values); }
+
+Tensor Ints(const std::vector<int64_t>& values) { return IntTensor(DType::kInt64, values); }
+
+// A chief (worker:0) and ps task ps:1 started in this process; ps:0 is in the cluster but
+// never starts. `host` reaches ps:1 with the job's token.
+struct PsCluster {
+  explicit PsCluster(Server::Options server_options = {}) : options(std::move(server_options)) {
+    options.job_token = kToken;
+    const std::vector<int> ports = FreePorts(3);
+    for (int port : ports) addresses.push_back(absl::StrCat("127.0.0.1:", port));
+    chief = Start("worker", 0);
+    if (chief != nullptr) ps = Start("ps", 1);
+    if (ps != nullptr) host = Host("ps:1", addresses[2]);
+  }
+
+  ClusterSpec Spec(const std::string& job, int index) const {
+    ClusterSpec cluster;
+    EXPECT_TRUE(IsOk(cluster.AddTask("worker", 0, addresses[0])));
+    EXPECT_TRUE(IsOk(cluster.AddTask("ps", 0, addresses[1])));
+    EXPECT_TRUE(IsOk(cluster.AddTask("ps", 1, addresses[2])));
+    EXPECT_TRUE(IsOk(cluster.SetTask(job, index)));
+    return cluster;
+  }
+
+  std::unique_ptr<Server> Start(const std::string& job, int index) const {
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(Spec(job, index), options);
+    EXPECT_TRUE(IsOk(server)) << job << ":" << index;
+    return server.ok() ? std::move(*server) : nullptr;
+  }
+
+  std::unique_ptr<ps::VariableHost> Host(const std::string& task, const std::string& address,
+                                         const std::string& token = kToken) const {
+    RemoteVariableHostOptions host_options;
+    host_options.job_token = token;
+    host_options.max_message_bytes = options.max_message_bytes;
+    absl::StatusOr<std::unique_ptr<ps::VariableHost>> made = NewRemoteVariableHost(task, address, host_options);
+    EXPECT_TRUE(IsOk(made));
+    return made.ok() ? std::move(*made) : nullptr;
+  }
+
+  ps::VariableStore& store() const { return *ps->variable_store(); }
+
+  Server::Options options;
+  std::vector<std::string> addresses;  // worker:0, ps:0, ps:1
+  std::unique_ptr<Server> chief;
+  std::unique_ptr<Server> ps;
+  std::unique_ptr<ps::VariableHost> host;
+};
+
+TEST(VariableServiceTest, OnlyPsTasksHoldVariables) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  EXPECT_EQ(cluster.chief->variable_store(), nullptr);
+  ASSERT_NE(cluster.ps->variable_store(), nullptr);
+  EXPECT_EQ(cluster.host->task(), "ps:1");
+  EXPECT_TRUE(IsOk(cluster.host->WaitReady(Long())));
+  // The chief's server hosts no variable service.
+  std::unique_ptr<ps::VariableHost> chief = cluster.Host("worker:0", cluster.addresses[0]);
+  EXPECT_TRUE(HasError(chief->WaitReady(Long()), absl::StatusCode::kFailedPrecondition,
+                       {"parameter server worker:0 (", "serves no variables"}));
+}
+
+TEST(VariableServiceTest, TheFirstCreatorWinsAndLaterOnesGetTheCurrentValue) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  absl::StatusOr<ps::VariableStore::Creation> first =
+      cluster.host->CreateIfAbsent("w", Floats(DType::kFloat32, {1, 2, 3}), Long());
+  ASSERT_TRUE(IsOk(first));
+  EXPECT_TRUE(first->created);
+  EXPECT_EQ(FloatsOf(first->value), (std::vector<double>{1, 2, 3}));
+  ASSERT_TRUE(IsOk(cluster.host->AssignAdd("w", Floats(DType::kFloat32, {10, 10, 10}), Long())));
+
+  // A second creator (another worker, a restarted one) gets the current value, not its own.
+  std::unique_ptr<ps::VariableHost> other = cluster.Host("ps:1", cluster.addresses[2]);
+  absl::StatusOr<ps::VariableStore::Creation> second =
+      other->CreateIfAbsent("w", Floats(DType::kFloat32, {7, 7, 7}), Long());
+  ASSERT_TRUE(IsOk(second));
+  EXPECT_FALSE(second->created);
+  EXPECT_EQ(FloatsOf(second->value), (std::vector<double>{11, 12, 13}));
+  EXPECT_EQ(second->value.device().type, DeviceType::kCpu);
+  EXPECT_EQ(FloatsOf(*cluster.store().Read("w")), (std::vector<double>{11, 12, 13}));
+
+  // Another dtype or shape under the same name is the store's refusal, as it is.
+  EXPECT_TRUE(HasError(other->CreateIfAbsent("w", Floats(DType::kFloat32, {1, 2}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"variable 'w' is created as float32 [2]", "float32 [3]"}));
+}
+
+TEST(VariableServiceTest, ReadAssignAddSubWithExactValues) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ps::VariableHost& host = *cluster.host;
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("step", Ints({0, 0}), Long())));
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("w", Floats(DType::kFloat64, {0.5, -1.25}), Long())));
+
+  ASSERT_TRUE(IsOk(host.Assign("step", Ints({40, -7}), Long())));
+  ASSERT_TRUE(IsOk(host.AssignAdd("step", Ints({2, int64_t{1} << 40}), Long())));
+  ASSERT_TRUE(IsOk(host.AssignSub("step", Ints({100, 3}), Long())));
+  absl::StatusOr<Tensor> step = host.Read("step", Long());
+  ASSERT_TRUE(IsOk(step));
+  EXPECT_EQ(step->dtype(), DType::kInt64);
+  EXPECT_EQ(IntsOf(*step), (std::vector<int64_t>{40 + 2 - 100, -7 + (int64_t{1} << 40) - 3}));
+
+  ASSERT_TRUE(IsOk(host.AssignAdd("w", Floats(DType::kFloat64, {0.25, 0.125}), Long())));
+  ASSERT_TRUE(IsOk(host.AssignSub("w", Floats(DType::kFloat64, {1.0, -2.0}), Long())));
+  absl::StatusOr<Tensor> w = host.Read("w", Long());
+  ASSERT_TRUE(IsOk(w));
+  EXPECT_EQ(FloatsOf(*w), (std::vector<double>{0.5 + 0.25 - 1.0, -1.25 + 0.125 + 2.0}));
+
+  // The store's errors come back with their code and message.
+  EXPECT_TRUE(HasError(host.Read("missing", Long()), absl::StatusCode::kNotFound, {"no variable 'missing'"}));
+  EXPECT_TRUE(HasError(host.AssignAdd("w", Floats(DType::kFloat64, {1, 2, 3}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"variable 'w' is float64 [2]", "float64 [3]"}));
+  EXPECT_TRUE(HasError(host.Read("bad\x01name", Long()), absl::StatusCode::kInvalidArgument, {"printable ASCII"}));
+}
+
+TEST(VariableServiceTest, ApplyUpdateSgdAndListWithSlots) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ps::VariableHost& host = *cluster.host;
+  const std::vector<double> w0 = {1.0, -2.0, 0.5};
+  const std::vector<double> g = {0.5, 0.25, -1.0};
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("w", Floats(DType::kFloat64, w0), Long())));
+  const Tensor gradient = Floats(DType::kFloat64, g);
+  ASSERT_TRUE(IsOk(host.ApplyUpdate("w", "sgd", std::span<const Tensor>(&gradient, 1), {{"learning_rate", 0.1}},
+                                    Long())));
+  absl::StatusOr<Tensor> w = host.Read("w", Long());
+  ASSERT_TRUE(IsOk(w));
+  const std::vector<double> got = FloatsOf(*w);
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(got[i], w0[i] - 0.1 * g[i]) << i;
+
+  // Momentum keeps its slot beside the variable: accum = g, then w -= lr * accum.
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("v", Floats(DType::kFloat64, {2.0}), Long())));
+  const Tensor one = Floats(DType::kFloat64, {1.0});
+  ASSERT_TRUE(IsOk(host.ApplyUpdate("v", "momentum", std::span<const Tensor>(&one, 1),
+                                    {{"learning_rate", 0.5}, {"momentum", 0.9}}, Long())));
+  EXPECT_EQ(FloatsOf(*host.Read("v", Long())), (std::vector<double>{2.0 - 0.5 * 1.0}));
+  EXPECT_EQ(FloatsOf(*host.Read("v/momentum", Long())), (std::vector<double>{1.0}));
+
+  absl::StatusOr<std::vector<ps::StoredVariableInfo>> listed = host.List(Long());
+  ASSERT_TRUE(IsOk(listed));
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].name, "v");
+  EXPECT_EQ((*listed)[1].name, "v/momentum");
+  EXPECT_EQ((*listed)[1].slot_of, "v");
+  EXPECT_EQ((*listed)[2].name, "w");
+  EXPECT_EQ((*listed)[2].slot_of, "");
+  EXPECT_EQ((*listed)[2].dtype, DType::kFloat64);
+  EXPECT_EQ((*listed)[2].shape.dims(), (std::vector<int64_t>{3}));
+
+  // The store's refusals of an update: unknown function, missing hyperparameter.
+  EXPECT_TRUE(HasError(host.ApplyUpdate("w", "no_such", std::span<const Tensor>(&gradient, 1), {}, Long()),
+                       absl::StatusCode::kNotFound, {"no_such"}));
+  EXPECT_TRUE(HasError(host.ApplyUpdate("v", "momentum", std::span<const Tensor>(&one, 1), {}, Long()),
+                       absl::StatusCode::kInvalidArgument, {"momentum"}));
+}
+
+TEST(VariableServiceTest, AssignSlotCreatesThenOverwritesASlot) {
+  // A restore into a fresh ps task: the slot does not exist until written.
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ps::VariableHost& host = *cluster.host;
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("w", Floats(DType::kFloat64, {1.0, 2.0}), Long())));
+  ASSERT_TRUE(IsOk(host.AssignSlot("w", "m", Floats(DType::kFloat64, {3.0, 4.0}), Long())));
+  EXPECT_EQ(FloatsOf(*host.Read("w/m", Long())), (std::vector<double>{3.0, 4.0}));
+  ASSERT_TRUE(IsOk(host.AssignSlot("w", "m", Floats(DType::kFloat64, {5.0, 6.0}), Long())));
+  EXPECT_EQ(FloatsOf(*host.Read("w/m", Long())), (std::vector<double>{5.0, 6.0}));
+  absl::StatusOr<std::vector<ps::StoredVariableInfo>> listed = host.List(Long());
+  ASSERT_TRUE(IsOk(listed));
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[1].slot_of, "w");
+  // Refusals change nothing: another shape, an unknown variable, a slot as the variable.
+  EXPECT_TRUE(HasError(host.AssignSlot("w", "m", Floats(DType::kFloat64, {1.0}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"slot"}));
+  EXPECT_TRUE(HasError(host.AssignSlot("nope", "m", Floats(DType::kFloat64, {1.0}), Long()),
+                       absl::StatusCode::kNotFound, {"nope"}));
+  EXPECT_TRUE(HasError(host.AssignSlot("w/m", "m", Floats(DType::kFloat64, {1.0, 2.0}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"slot"}));
+  EXPECT_EQ(FloatsOf(*host.Read("w/m", Long())), (std::vector<double>{5.0, 6.0}));
+}
+
+TEST(VariableServiceTest, SixtyFourMebibyteTensorRoundTrip) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  constexpr int64_t kBytes = int64_t{64} << 20;
+  Tensor big = ZeroTensor(DType::kUInt8, {kBytes});
+  auto* bytes = static_cast<uint8_t*>(big.data());
+  for (int64_t i = 0; i < kBytes; ++i) bytes[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("big", big, Long())));
+  absl::StatusOr<Tensor> back = cluster.host->Read("big", Long());
+  ASSERT_TRUE(IsOk(back));
+  ASSERT_EQ(back->byte_size(), static_cast<size_t>(kBytes));
+  EXPECT_EQ(back->shape().dims(), (std::vector<int64_t>{kBytes}));
+  EXPECT_EQ(std::memcmp(back->data(), big.data(), static_cast<size_t>(kBytes)), 0);
+  // The store holds the same bytes.
+  absl::StatusOr<Tensor> stored = cluster.store().Read("big");
+  ASSERT_TRUE(IsOk(stored));
+  EXPECT_EQ(std::memcmp(stored->data(), big.data(), static_cast<size_t>(kBytes)), 0);
+}
+
+// w += a - b, for float64: an update with two arguments, whose bytes travel back to back.
+absl::Status RegisterAddDifference() {
+  static const absl::Status registered = [] {
+    ps::UpdateFunction f;
+    f.num_arguments = 2;
+    f.dtypes = {DType::kFloat64};
+    f.apply = [](const ps::UpdateCall& call) {
+      auto* w = static_cast<double*>(call.variables[0].data());
+      const auto* a = static_cast<const double*>(call.arguments[0].data());
+      const auto* b = static_cast<const double*>(call.arguments[1].data());
+      for (int64_t i = 0; i < call.variables[0].shape().num_elements(); ++i) w[i] += a[i] - b[i];
+      return absl::OkStatus();
+    };
+    return ps::FunctionRegistry::Global().Register("test_add_difference", std::move(f));
+  }();
+  return registered;
+}
+
+TEST(VariableServiceTest, SmallMessagesCarryLargeTensorsInManyChunks) {
+  Server::Options options;
+  options.max_message_bytes = kMinMaxMessageBytes;  // chunks of a few KiB
+  PsCluster cluster(options);
+  ASSERT_TRUE(cluster.host != nullptr);
+  ASSERT_TRUE(IsOk(RegisterAddDifference()));
+  constexpr int64_t kCount = 100'003;  // not a multiple of any chunk
+  std::vector<double> w(kCount), a(kCount), b(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    w[i] = static_cast<double>(i);
+    a[i] = static_cast<double>(3 * i % 1000);
+    b[i] = static_cast<double>(i % 7) * 0.5;
+  }
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("w", Floats(DType::kFloat64, w), Long())));
+  const std::vector<Tensor> arguments = {Floats(DType::kFloat64, a), Floats(DType::kFloat64, b)};
+  ASSERT_TRUE(IsOk(cluster.host->ApplyUpdate("w", "test_add_difference", arguments, {}, Long())));
+  absl::StatusOr<Tensor> back = cluster.host->Read("w", Long());
+  ASSERT_TRUE(IsOk(back));
+  const std::vector<double> got = FloatsOf(*back);
+  ASSERT_EQ(got.size(), static_cast<size_t>(kCount));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < kCount; ++i) wrong += got[i] != w[i] + (a[i] - b[i]) ? 1 : 0;
+  EXPECT_EQ(wrong, 0);
+  // A request whose names alone would not fit a message is refused before it is sent.
+  ps::Hyperparameters long_names;
+  for (int i = 0; i < 20; ++i) long_names[absl::StrCat(i, std::string(1000, 'h'))] = 1.0;
+  EXPECT_TRUE(HasError(cluster.host->ApplyUpdate("w", "test_add_difference", arguments, long_names, Long()),
+                       absl::StatusCode::kInvalidArgument, {"more than the 10240 bytes of a message"}));
+  // A later creator receives the current value in as many chunks.
+  absl::StatusOr<ps::VariableStore::Creation> again =
+      cluster.host->CreateIfAbsent("w", Floats(DType::kFloat64, w), Long());
+  ASSERT_TRUE(IsOk(again));
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(FloatsOf(again->value), got);
+}
+
+TEST(VariableServiceTest, TasksWithDifferentMessageBoundsOfFourMebibytesOrMoreTalk) {
+  Server::Options options;
+  options.max_message_bytes = size_t{64} << 20;
+  PsCluster cluster(options);
+  ASSERT_TRUE(cluster.host != nullptr);
+  RemoteVariableHostOptions host_options;
+  host_options.job_token = kToken;  // and the default bound, 4 MiB
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:1", cluster.addresses[2], host_options);
+  ASSERT_TRUE(IsOk(host));
+  std::vector<double> values(size_t{2} << 20);  // 8 MiB of float32
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 4099);
+  ASSERT_TRUE(IsOk((*host)->CreateIfAbsent("w", Floats(DType::kFloat32, values), Long())));
+  absl::StatusOr<Tensor> back = (*host)->Read("w", Long());
+  ASSERT_TRUE(IsOk(back));
+  EXPECT_EQ(FloatsOf(*back), values);
+}
+
+TEST(VariableServiceTest, ConcurrentAddsLoseNothing) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  constexpr int kThreads = 8;
+  constexpr int kAdds = 200;
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("counter", Ints({0, 0}), Long())));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const Tensor delta = Ints({1, t + 1});
+      for (int i = 0; i < kAdds; ++i) {
+        if (!cluster.host->AssignAdd("counter", delta, Long()).ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  absl::StatusOr<Tensor> counter = cluster.host->Read("counter", Long());
+  ASSERT_TRUE(IsOk(counter));
+  // Thread t adds t + 1 each time: 200 * (1 + 2 + ... + 8).
+  EXPECT_EQ(IntsOf(*counter), (std::vector<int64_t>{kThreads * kAdds, kAdds * kThreads * (kThreads + 1) / 2}));
+}
+
+TEST(VariableServiceTest, AWrongTokenIsRefusedAndCreatesNothing) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  std::unique_ptr<ps::VariableHost> stranger = cluster.Host("ps:1", cluster.addresses[2], "not-the-job-token-0000");
+  ASSERT_TRUE(stranger != nullptr);
+  EXPECT_TRUE(HasError(stranger->CreateIfAbsent("w", Floats(DType::kFloat32, {1}), Long()),
+                       absl::StatusCode::kUnauthenticated, {"parameter server ps:1", "job token is wrong"}));
+  EXPECT_TRUE(HasError(stranger->List(Long()), absl::StatusCode::kUnauthenticated, {"ps:1"}));
+  EXPECT_EQ(cluster.store().size(), 0);
+  // WaitReady gives up at once on a refusal rather than retrying until its deadline.
+  const Clock::time_point start = Clock::now();
+  EXPECT_TRUE(HasError(stranger->WaitReady(Long()), absl::StatusCode::kUnauthenticated, {"ps:1"}));
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(kLongMs));
+  EXPECT_TRUE(IsOk(cluster.host->WaitReady(Long())));
+}
+
+// The token and a deadline on a raw call.
+void Prepare(grpc::ClientContext& context) {
+  context.AddMetadata("dist-job-token", kToken);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(kLongMs));
+}
+
+pb::WriteRequest Declaring(const std::string& name, int32_t dtype, std::vector<int64_t> dims, uint64_t byte_size,
+                           std::string data) {
+  pb::WriteRequest request;
+  request.set_name(name);
+  request.mutable_tensor()->set_dtype(dtype);
+  for (int64_t dim : dims) request.mutable_tensor()->add_dims(dim);
+  request.mutable_tensor()->set_byte_size(byte_size);
+  request.set_data(std::move(data));
+  return request;
+}
+
+pb::WriteRequest DataOnly(std::string data) {
+  pb::WriteRequest request;
+  request.set_data(std::move(data));
+  return request;
+}
+
+// Sends `messages` as a CreateIfAbsent stream: the call's status, and whether the error
+// was marked as the service's own.
+struct RawOutcome {
+  grpc::Status status;
+  bool from_service = false;
+};
+RawOutcome RawCreate(pb::VariableService::Stub& stub, const std::vector<pb::WriteRequest>& messages) {
+  grpc::ClientContext context;
+  Prepare(context);
+  auto stream = stub.CreateIfAbsent(&context);
+  for (const pb::WriteRequest& message : messages) {
+    if (!stream->Write(message)) break;
+  }
+  stream->WritesDone();
+  pb::CreateResponse response;
+  while (stream->Read(&response)) {
+  }
+  RawOutcome outcome{stream->Finish(), false};
+  outcome.from_service = IsServiceError(context);
+  return outcome;
+}
+
+// Sends `request` alone as an ApplyUpdate stream.
+RawOutcome RawUpdate(pb::VariableService::Stub& stub, const pb::UpdateRequest& request) {
+  grpc::ClientContext context;
+  Prepare(context);
+  pb::WriteResponse response;
+  auto stream = stub.ApplyUpdate(&context, &response);
+  stream->Write(request);
+  stream->WritesDone();
+  RawOutcome outcome{stream->Finish(), false};
+  outcome.from_service = IsServiceError(context);
+  return outcome;
+}
+
+::testing::AssertionResult RefusedAsInvalid(const RawOutcome& outcome, const std::string& part) {
+  if (outcome.status.error_code() != grpc::StatusCode::INVALID_ARGUMENT) {
+    return ::testing::AssertionFailure() << "expected INVALID_ARGUMENT, got " << outcome.status.error_code() << " "
+                                         << outcome.status.error_message();
+  }
+  if (outcome.status.error_message().find(part) == std::string::npos) {
+    return ::testing::AssertionFailure() << "\"" << outcome.status.error_message() << "\" lacks \"" << part << "\"";
+  }
+  if (!outcome.from_service) return ::testing::AssertionFailure() << "the error lacks the service's mark";
+  return ::testing::AssertionSuccess();
+}
+
+TEST(VariableServiceTest, MalformedRequestsAreInvalidAndChangeNothing) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  auto stub = pb::VariableService::NewStub(grpc::CreateChannel(cluster.addresses[2], grpc::InsecureChannelCredentials()));
+  constexpr int32_t kFloat32 = static_cast<int32_t>(DType::kFloat32);
+  const std::string twelve(12, 'x');
+  const std::string sixteen(16, 'x');
+
+  // Bytes that do not match the declared shape: too few, too many, a byte_size that lies.
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", kFloat32, {4}, 16, twelve)}),
+                               "ended after 12 of the 16 tensor bytes"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", kFloat32, {4}, 16, twelve), DataOnly(twelve)}),
+                               "more tensor bytes than the 16"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", kFloat32, {4}, 15, twelve)}),
+                               "byte_size is 15 but a float32 tensor of shape [4] has 16 bytes"));
+  // Huge shapes, refused before anything is allocated: past the request bound, an element
+  // count that overflows, a rank past kMaxRank.
+  EXPECT_TRUE(RefusedAsInvalid(
+      RawCreate(*stub, {Declaring("w", kFloat32, {int64_t{1} << 20, int64_t{1} << 20}, uint64_t{1} << 42, "")}),
+      "more than the 1073741824 bytes one call may carry"));
+  EXPECT_TRUE(RefusedAsInvalid(
+      RawCreate(*stub, {Declaring("w", kFloat32, {int64_t{1} << 40, int64_t{1} << 40}, 0, "")}), "too many elements"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", kFloat32, std::vector<int64_t>(33, 1), 4, "")}),
+                               "rank 33"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", kFloat32, {-1}, 0, "")}), "dimensions must be >= 0"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", 99, {1}, 4, "abcd")}), "99"));
+  // Bad names.
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("", kFloat32, {4}, 16, sixteen)}), "variable name is empty"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w\n", kFloat32, {4}, 16, sixteen)}), "printable ASCII"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring(std::string(1025, 'w'), kFloat32, {4}, 16, sixteen)}),
+                               "at most 1024"));
+  // Broken streams: none at all, a header without a tensor, a later message declaring
+  // again, a later message without bytes.
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {}), "the request stream is empty"));
+  pb::WriteRequest no_tensor;
+  no_tensor.set_name("w");
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {no_tensor}), "declares no tensor"));
+  EXPECT_TRUE(RefusedAsInvalid(
+      RawCreate(*stub, {Declaring("w", kFloat32, {4}, 16, twelve), Declaring("w", kFloat32, {1}, 4, "abcd")}),
+      "more than tensor bytes"));
+  EXPECT_TRUE(RefusedAsInvalid(RawCreate(*stub, {Declaring("w", kFloat32, {4}, 16, twelve), DataOnly("")}),
+                               "no tensor bytes"));
+
+  // An update naming too many arguments or hyperparameters.
+  pb::UpdateRequest many_arguments;
+  many_arguments.set_name("w");
+  many_arguments.set_function("sgd");
+  for (int i = 0; i < 17; ++i) many_arguments.add_arguments()->set_dtype(kFloat32);
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdate(*stub, many_arguments), "17 argument tensors: at most 16"));
+  pb::UpdateRequest many_hyperparameters;
+  many_hyperparameters.set_name("w");
+  many_hyperparameters.set_function("sgd");
+  for (int i = 0; i < 65; ++i) (*many_hyperparameters.mutable_hyperparameters())[absl::StrCat("h", i)] = 1.0;
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdate(*stub, many_hyperparameters), "65 hyperparameters: at most 64"));
+  // A ping asking for more than a message back.
+  {
+    grpc::ClientContext context;
+    Prepare(context);
+    pb::PingRequest request;
+    request.set_reply_bytes(uint64_t{1} << 40);
+    pb::PingResponse response;
+    EXPECT_EQ(stub->Ping(&context, request, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+
+  // Nothing was created, and the service answers a good request afterwards.
+  EXPECT_EQ(cluster.store().size(), 0);
+  EXPECT_EQ(cluster.store().bytes(), 0u);
+  RawOutcome good = RawCreate(*stub, {Declaring("w", kFloat32, {4}, 16, twelve), DataOnly("abcd")});
+  EXPECT_TRUE(good.status.ok()) << good.status.error_message();
+  absl::StatusOr<Tensor> w = cluster.host->Read("w", Long());
+  ASSERT_TRUE(IsOk(w));
+  EXPECT_EQ(std::string(static_cast<const char*>(w->data()), 16), twelve + "abcd");
+}
+
+TEST(VariableServiceTest, AStoppedPsTaskIsUnavailableWithinTheDeadline) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("w", Floats(DType::kFloat32, {1}), Long())));
+  cluster.ps->Stop();
+  constexpr int64_t kDeadlineMs = 5000;
+  const Clock::time_point start = Clock::now();
+  const absl::Status read = cluster.host->Read("w", Deadline::AfterMs(kDeadlineMs)).status();
+  std::cout << read << "\n";
+  EXPECT_TRUE(HasError(read, absl::StatusCode::kUnavailable,
+                       {"parameter server ps:1 (" + cluster.addresses[2] + ") is unavailable: ",
+                        "(while reading variable 'w')"}));
+  EXPECT_TRUE(HasError(cluster.host->AssignAdd("w", Floats(DType::kFloat32, {1}), Deadline::AfterMs(kDeadlineMs)),
+                       absl::StatusCode::kUnavailable, {"ps:1", "(while adding to variable 'w')"}));
+  const auto elapsed = Clock::now() - start;
+  std::cout << "two calls to a stopped ps task failed after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms\n";
+  EXPECT_LT(elapsed, std::chrono::milliseconds(2 * kDeadlineMs + 2000));
+}
+
+TEST(VariableServiceTest, ATaskThatNeverStartedFailsWaitReadyAtTheDeadline) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  std::unique_ptr<ps::VariableHost> absent = cluster.Host("ps:0", cluster.addresses[1]);
+  const Clock::time_point start = Clock::now();
+  EXPECT_TRUE(HasError(absent->WaitReady(Deadline::AfterMs(300)), absl::StatusCode::kDeadlineExceeded,
+                       {"parameter server ps:0 (", "did not answer within 300 ms"}));
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(250));
+  // An ordinary call does not wait for the task to come up.
+  EXPECT_TRUE(HasError(absent->Read("w", Deadline::AfterMs(kLongMs)), absl::StatusCode::kUnavailable,
+                       {"parameter server ps:0", "is unavailable"}));
+}
+
+TEST(VariableServiceTest, WaitReadyWaitsForAPsTaskThatStartsLater) {
+  const std::vector<int> ports = FreePorts(2);
+  const std::string chief_address = absl::StrCat("127.0.0.1:", ports[0]);
+  const std::string ps_address = absl::StrCat("127.0.0.1:", ports[1]);
+  RemoteVariableHostOptions host_options;
+  host_options.job_token = kToken;
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host = NewRemoteVariableHost("ps:0", ps_address, host_options);
+  ASSERT_TRUE(IsOk(host));
+  absl::Status ready;
+  std::thread waiter([&] { ready = (*host)->WaitReady(Long()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Server::Options options;
+  options.job_token = kToken;
+  std::vector<std::unique_ptr<Server>> servers;
+  for (const char* job : {"worker", "ps"}) {
+    ClusterSpec cluster;
+    ASSERT_TRUE(IsOk(cluster.AddTask("worker", 0, chief_address)));
+    ASSERT_TRUE(IsOk(cluster.AddTask("ps", 0, ps_address)));
+    ASSERT_TRUE(IsOk(cluster.SetTask(job, 0)));
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(cluster, options);
+    ASSERT_TRUE(IsOk(server));
+    servers.push_back(std::move(*server));
+  }
+  waiter.join();
+  EXPECT_TRUE(IsOk(ready));
+  EXPECT_TRUE(IsOk((*host)->CreateIfAbsent("w", Floats(DType::kFloat32, {1}), Long())));
+}
+
+TEST(VariableServiceTest, TheStoreBoundsComeFromTheServerOptions) {
+  Server::Options options;
+  options.max_variables = 1;
+  PsCluster cluster(options);
+  ASSERT_TRUE(cluster.host != nullptr);
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("a", Floats(DType::kFloat32, {1}), Long())));
+  EXPECT_TRUE(HasError(cluster.host->CreateIfAbsent("b", Floats(DType::kFloat32, {1}), Long()),
+                       absl::StatusCode::kResourceExhausted));
+  EXPECT_EQ(cluster.store().size(), 1);
+
+  Server::Options bad;
+  bad.max_variables = 0;
+  EXPECT_TRUE(HasError(bad.Validate(), absl::StatusCode::kInvalidArgument, {"max_variables is 0"}));
+  bad = Server::Options();
+  bad.max_variable_request_bytes = 0;
+  EXPECT_TRUE(HasError(bad.Validate(), absl::StatusCode::kInvalidArgument, {"max_variable_request_bytes (0)"}));
+}
+
+TEST(VariableServiceTest, RequestsPastTheBoundsAreRefusedBeforeTheyAreSent) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  RemoteVariableHostOptions options;
+  options.job_token = kToken;
+  options.max_tensor_bytes = 8;
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> small = NewRemoteVariableHost("ps:1", cluster.addresses[2], options);
+  ASSERT_TRUE(IsOk(small));
+  EXPECT_TRUE(HasError((*small)->CreateIfAbsent("w", Floats(DType::kFloat32, {1, 2, 3}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"12 tensor bytes: at most 8"}));
+  EXPECT_TRUE(HasError((*small)->Assign("bad\x01", Floats(DType::kFloat32, {1}), Long()),
+                       absl::StatusCode::kInvalidArgument, {"printable ASCII"}));
+  EXPECT_EQ(cluster.store().size(), 0);
+  // An answer larger than the host accepts is refused before it is allocated.
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("w", Floats(DType::kFloat32, {1, 2, 3}), Long())));
+  EXPECT_TRUE(HasError((*small)->Read("w", Long()), absl::StatusCode::kInternal,
+                       {"parameter server ps:1", "sent a malformed answer", "bytes one call may carry"}));
+}
+
+}  // namespace
+}  // namespace distribute

@@ -1,0 +1,260 @@
+// dist-bench-ps (run as `dist-bench --parameter-server`): the latency and throughput of a
+// ps task's variable service on loopback, next to the raw gRPC unary round trip of the
+// same payload bytes, measured in the same run.
+//
+// In one process it starts a chief and a ps task (core Server objects, job token on) and
+// reaches the ps task through NewRemoteVariableHost, as a worker of ParameterServerStrategy
+// does. For float32 variables of 8 B to --max-bytes (powers of 4, and the maximum), it
+// times Read and AssignAdd (median of repeated calls) and, over a channel made the same
+// way, the Ping RPC carrying the same bytes: to the server (beside AssignAdd, which sends
+// them) and back from it (beside Read, which receives them). The ratio columns say what the
+// variable service costs beyond moving the bytes: chunking into 4 MiB messages, streaming,
+// the store's copy and lock.
+//
+// It links the C++ core directly: the parameter-server C API does not exist yet, and a
+// program cannot link the core and libdistribute both (their gRPC protocols would be
+// registered twice). Timings are a report: exit 0 when every call succeeded and the final
+// values are exact, 1 otherwise, 2 on bad flags.
+#include <algorithm>
+#include <arpa/inet.h>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <netinet/in.h>
+#include <random>
+#include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/variables.grpc.pb.h"  // generated
+#include "core/ps/variable_host.h"
+#include "core/server/job_channel.h"
+#include "core/server/remote_variable_host.h"
+#include "core/server/server.h"
+
+namespace {
+
+using distribute::Clock;
+using distribute::Deadline;
+using distribute::DType;
+using distribute::Tensor;
+namespace pb = ::distribute::variables;
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kDefaultMaxBytes = 64 * kMiB;
+constexpr int64_t kQuickMaxBytes = kMiB;
+constexpr int64_t kCallTimeoutMs = 120'000;
+
+[[noreturn]] void Fail(const std::string& what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "dist-bench --parameter-server: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void Check(const absl::Status& status, const std::string& what) {
+  if (!status.ok()) Fail(absl::StrCat(what, " failed: ", status.ToString()));
+}
+
+[[noreturn]] void Usage(const char* problem) {
+  if (problem != nullptr) std::fprintf(stderr, "dist-bench --parameter-server: %s\n", problem);
+  std::fprintf(problem != nullptr ? stderr : stdout,
+               "usage: dist-bench --parameter-server [--quick] [--max-bytes N]\n"
+               "  --quick        stop at 1 MiB and time fewer calls (for CI)\n"
+               "  --max-bytes N  largest variable in bytes (8 to 256 MiB; default 64 MiB;\n"
+               "                 suffixes K, M allowed)\n");
+  std::exit(problem != nullptr ? 2 : 0);
+}
+
+struct Options {
+  bool quick = false;
+  int64_t max_bytes = kDefaultMaxBytes;
+};
+
+Options ParseArgs(int argc, char** argv) {
+  Options options;
+  bool max_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") Usage(nullptr);
+    if (arg == "--quick") {
+      options.quick = true;
+    } else if (arg == "--max-bytes" && i + 1 < argc) {
+      char* end = nullptr;
+      const long long value = std::strtoll(argv[++i], &end, 10);
+      const long long scale = *end == 'K' || *end == 'k' ? kKiB : *end == 'M' || *end == 'm' ? kMiB : 1;
+      if (scale != 1) ++end;
+      if (*end != '\0' || value < 1 || value > 256 * kMiB / scale || value * scale < 8) {
+        Usage(("bad --max-bytes value '" + std::string(argv[i]) + "'").c_str());
+      }
+      options.max_bytes = value * scale;
+      max_given = true;
+    } else {
+      Usage(("unknown argument '" + arg + "'").c_str());
+    }
+  }
+  if (options.quick && !max_given) options.max_bytes = kQuickMaxBytes;
+  return options;
+}
+
+// A loopback port free a moment ago.
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    Fail("could not find a free loopback port");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string RandomToken() {
+  std::random_device device;
+  std::string token = "dist-bench-ps-";
+  for (int i = 0; i < 4; ++i) token += absl::StrCat(absl::Hex(device(), absl::kZeroPad8));
+  return token;
+}
+
+// The sizes timed: 8 B, then powers of 4, then the maximum.
+std::vector<int64_t> Sizes(int64_t max_bytes) {
+  std::vector<int64_t> sizes;
+  for (int64_t size = 8; size <= max_bytes; size *= 4) sizes.push_back(size);
+  if (sizes.back() != max_bytes && max_bytes % 4 == 0) sizes.push_back(max_bytes);
+  return sizes;
+}
+
+std::string FormatBytes(int64_t bytes) {
+  if (bytes >= kMiB && bytes % kMiB == 0) return absl::StrCat(bytes / kMiB, " MiB");
+  if (bytes >= kKiB && bytes % kKiB == 0) return absl::StrCat(bytes / kKiB, " KiB");
+  return absl::StrCat(bytes, " B");
+}
+
+// The median, in microseconds, of `call` timed repeatedly: at least `min_calls` times and
+// until `budget` is spent (at most 2000 calls).
+template <typename Call>
+double MedianUs(int min_calls, std::chrono::milliseconds budget, Call&& call) {
+  call();  // warm-up: connections, first-touch of buffers
+  std::vector<double> us;
+  const Clock::time_point stop = Clock::now() + budget;
+  while (us.size() < 2000 && (us.size() < static_cast<size_t>(min_calls) || Clock::now() < stop)) {
+    const Clock::time_point start = Clock::now();
+    call();
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::sort(us.begin(), us.end());
+  const size_t n = us.size();
+  return n % 2 == 1 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]);
+}
+
+Tensor Ones(int64_t count) {
+  Tensor::Description desc;
+  desc.dtype = static_cast<int32_t>(DType::kFloat32);
+  const int64_t dims[] = {count};
+  desc.dims = dims;
+  absl::StatusOr<Tensor> tensor = Tensor::Create(desc, nullptr);
+  Check(tensor.status(), "allocating a tensor");
+  auto* data = static_cast<float*>(tensor->data());
+  std::fill(data, data + count, 1.0f);
+  return *std::move(tensor);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = ParseArgs(argc, argv);
+  const std::string token = RandomToken();
+  // Room for the raw round trip of the largest payload in one message; the variable
+  // service still moves tensors in 4 MiB chunks.
+  const size_t max_message_bytes = static_cast<size_t>(options.max_bytes + kMiB);
+
+  const std::string chief_address = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
+  const std::string ps_address = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
+  distribute::Server::Options server_options;
+  server_options.job_token = token;
+  server_options.max_message_bytes = max_message_bytes;
+  std::vector<std::unique_ptr<distribute::Server>> servers;
+  for (const char* job : {"worker", "ps"}) {
+    distribute::ClusterSpec cluster;
+    Check(cluster.AddTask("worker", 0, chief_address), "adding the chief");
+    Check(cluster.AddTask("ps", 0, ps_address), "adding the ps task");
+    Check(cluster.SetTask(job, 0), "setting the task");
+    absl::StatusOr<std::unique_ptr<distribute::Server>> server = distribute::Server::Start(cluster, server_options);
+    Check(server.status(), absl::StrCat("starting the ", job, " server"));
+    servers.push_back(*std::move(server));
+  }
+
+  distribute::RemoteVariableHostOptions host_options;
+  host_options.job_token = token;
+  host_options.max_message_bytes = max_message_bytes;
+  absl::StatusOr<std::unique_ptr<distribute::ps::VariableHost>> made =
+      distribute::NewRemoteVariableHost("ps:0", ps_address, host_options);
+  Check(made.status(), "making the variable host");
+  distribute::ps::VariableHost& host = **made;
+  Check(host.WaitReady(Deadline::AfterMs(kCallTimeoutMs)), "waiting for the ps task");
+
+  // The raw unary round trip, on a channel made as the host makes its own.
+  auto stub = pb::VariableService::NewStub(distribute::NewJobChannel(ps_address, std::nullopt, max_message_bytes));
+  const auto ping = [&](const pb::PingRequest& request) {
+    grpc::ClientContext context;
+    distribute::AddJobToken(context, token);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(kCallTimeoutMs));
+    pb::PingResponse response;
+    const grpc::Status status = stub->Ping(&context, request, &response);
+    if (!status.ok()) Fail(absl::StrCat("Ping failed: ", status.error_message()));
+    if (response.payload().size() != request.reply_bytes()) Fail("Ping answered the wrong number of bytes");
+  };
+
+  const int min_calls = options.quick ? 3 : 10;
+  const std::chrono::milliseconds budget(options.quick ? 50 : 400);
+  std::printf("# dist-bench --parameter-server: a ps task's variable service on loopback (distribute core)\n");
+  std::printf("# hardware threads: %u, max bytes: %" PRId64 "%s, tensors in chunks of 4 MiB, job token on\n",
+              std::thread::hardware_concurrency(), options.max_bytes, options.quick ? " (--quick)" : "");
+  std::printf("# median us per call; raw = one gRPC unary Ping carrying the same bytes (up: request, down: reply)\n");
+  std::printf("#%11s %10s %10s %7s %10s %10s %7s %10s %10s\n", "size", "read(us)", "raw_down", "ratio", "add(us)",
+              "raw_up", "ratio", "read_GB/s", "add_GB/s");
+  for (const int64_t bytes : Sizes(options.max_bytes)) {
+    const std::string name = absl::StrCat("v", bytes);
+    const Tensor ones = Ones(bytes / 4);
+    Check(host.CreateIfAbsent(name, ones, Deadline::AfterMs(kCallTimeoutMs)).status(), "CreateIfAbsent");
+    int64_t adds = 0;
+    const double read_us = MedianUs(min_calls, budget, [&] {
+      Check(host.Read(name, Deadline::AfterMs(kCallTimeoutMs)).status(), "Read");
+    });
+    const double add_us = MedianUs(min_calls, budget, [&] {
+      Check(host.AssignAdd(name, ones, Deadline::AfterMs(kCallTimeoutMs)), "AssignAdd");
+      ++adds;
+    });
+    pb::PingRequest down;
+    down.set_reply_bytes(static_cast<uint64_t>(bytes));
+    const double down_us = MedianUs(min_calls, budget, [&] { ping(down); });
+    pb::PingRequest up;
+    up.mutable_payload()->resize(static_cast<size_t>(bytes), 'x');
+    const double up_us = MedianUs(min_calls, budget, [&] { ping(up); });
+
+    // Every add landed: each element is 1 + the number of adds (exact in float32 here).
+    absl::StatusOr<Tensor> value = host.Read(name, Deadline::AfterMs(kCallTimeoutMs));
+    Check(value.status(), "the final Read");
+    const float expected = static_cast<float>(1 + adds);
+    const auto* data = static_cast<const float*>(value->data());
+    if (data[0] != expected || data[bytes / 4 - 1] != expected) {
+      Fail(absl::StrCat(name, " holds ", data[0], " after ", adds, " adds to 1: expected ", expected));
+    }
+    std::printf(" %11s %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f %10.3f %10.3f\n", FormatBytes(bytes).c_str(), read_us,
+                down_us, read_us / down_us, add_us, up_us, add_us / up_us,
+                static_cast<double>(bytes) / read_us / 1e3, static_cast<double>(bytes) / add_us / 1e3);
+    std::fflush(stdout);
+  }
+  return 0;
+}
