@@ -168,6 +168,17 @@ checkpoint_sharded)
   echo "ok: sharded w [5, 3] and b [3] saved under their own names and restored"
   ;;
 
+job_token_no_false_warning)
+  # distrun gives every task a job token (DIST_JOB_TOKEN): no worker may claim that the job
+  # runs without one (a worker that believes so would also refuse to run on a
+  # non-loopback cluster that does have a token).
+  run_job -n 3 --ps 1 -- "$PSW" "$T" assign_add 1 3 sum
+  expect_rc 0
+  ! grep -q 'runs without a job token' "$T/err" ||
+    fail "a worker warned that the job has no token, though distrun set DIST_JOB_TOKEN"
+  echo "ok: no worker of a job with a token warns that it has none"
+  ;;
+
 *)
   echo "unknown case '$CASE'" >&2
   exit 2

@@ -359,8 +359,10 @@ static int Mismatch(const dist_cluster_t* cluster) {
     CHECK(dist_strategy_scope_enter(strategy));
     const dist_status_t status =
         dist_variable_create(value, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, "w", &w);
+    /* Copied before the next dist_ call replaces it. */
+    char message[4096];
+    snprintf(message, sizeof message, "%s", status == DIST_OK ? "" : dist_last_error_message());
     CHECK(dist_strategy_scope_exit(strategy));
-    const char* message = status == DIST_OK ? "" : dist_last_error_message();
     printf("mismatch %s %s\n", dist_status_name(status), message);
     fflush(stdout);
     result = status == DIST_INVALID_ARGUMENT && w == NULL && strstr(message, "[4]") != NULL &&
