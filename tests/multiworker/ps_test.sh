@@ -117,7 +117,7 @@ kill_ps)
       echo "$line" | grep -q 'ps:1\|/job:ps/replica:0/task:1' ||
         fail "run $run: worker $rank's message does not name ps task 1: $line"
     done
-    echo "ok: run $run: both workers got UNAVAILABLE naming ps task 1 within 3 s of its SIGKILL"
+    echo "ok: run $run: both workers got UNAVAILABLE naming ps task 1 within 3 s of its SIGKILL (worker 1: $late ms; $(echo "$line" | cut -d' ' -f5- | cut -c1-160))"
     run=$((run + 1))
   done
   ;;
