@@ -409,9 +409,11 @@ done:
 }
 
 /* One pass over a glyph file as global batches distributed over the strategy's replicas:
- * records -> [shuffle] -> batch -> map(decode) -> distribute_dataset. */
+ * records -> [shuffle] -> batch -> map(decode) -> distribute_dataset. whole: every worker
+ * reads every batch (no sharding by worker). */
 static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, int64_t count,
-                                   int64_t global_batch, int training, uint64_t shuffle_seed) {
+                                   int64_t global_batch, int training, uint64_t shuffle_seed,
+                                   int whole) {
   dist_dataset_t* records = NULL;
   dist_dataset_t* shuffled = NULL;
   dist_dataset_t* batches = NULL;
@@ -428,7 +430,13 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
   /* Training drops the last partial batch, so that every step has the full global batch. */
   CHECK(dist_dataset_batch(shuffled, global_batch, training, &batches));
   CHECK(dist_dataset_map(batches, decode_batch, NULL, NULL, 2, 2, &decoded));
-  CHECK(dist_strategy_distribute_dataset(strategy, decoded, NULL, &distributed));
+  dist_input_options_t* input_options = NULL;
+  if (whole) {
+    CHECK(dist_input_options_create(&input_options));
+    CHECK(dist_input_options_set_auto_shard_policy(input_options, DIST_AUTO_SHARD_OFF));
+  }
+  CHECK(dist_strategy_distribute_dataset(strategy, decoded, input_options, &distributed));
+  dist_input_options_destroy(input_options);
   CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
   /* The iterator keeps what it needs alive. */
   dist_dataset_destroy(records);
@@ -696,9 +704,11 @@ static metrics_t run_pass(dist_strategy_t* strategy, dist_iterator_t* iterator,
 static metrics_t evaluate(dist_strategy_t* strategy, const data_t* data, const options_t* o,
                           dist_value_t* const variables[MLP_NUM_PARAMS]) {
   const step_config_t config = {model_shape(o), o->learning_rate, 0};
-  /* Larger batches than training's: fewer steps, and the same sums of correct predictions. */
-  dist_iterator_t* iterator =
-      make_input(strategy, data->test_path, data->test_count, 4 * o->batch, 0, 0);
+  /* Larger batches than training's: fewer steps, and the same sums of correct predictions.
+   * Under ParameterServer only the chief evaluates, so it reads the whole held-out set
+   * (its workers' input is otherwise sharded by worker). */
+  dist_iterator_t* iterator = make_input(strategy, data->test_path, data->test_count,
+                                         4 * o->batch, 0, 0, o->kind == PARAMETER_SERVER);
   int64_t rows = 0;
   const metrics_t m = run_pass(strategy, iterator, eval_step, variables, &config, &rows);
   dist_iterator_destroy(iterator);
@@ -762,7 +772,7 @@ static result_t train(dist_strategy_t* strategy, const data_t* data, const optio
   for (int32_t epoch = 1; epoch <= o->epochs; ++epoch) {
     /* The same seed on every strategy (and every worker): the same global batches. */
     dist_iterator_t* iterator = make_input(strategy, data->train_path, data->train_count, o->batch,
-                                           1, o->seed * 1000003u + (uint64_t)epoch);
+                                           1, o->seed * 1000003u + (uint64_t)epoch, 0);
     const double start = now_seconds();
     int64_t rows = 0;
     result.train = run_pass(strategy, iterator, train_step, variables, &config, &rows);
