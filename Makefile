@@ -13,7 +13,8 @@ build: deps
 	@cmake --build --preset default
 
 # The training demo (examples/c/train_mlp): one MLP trained with OneDevice, Mirrored (4
-# replicas) and MultiWorkerMirrored (2 processes x 2 replicas through distrun).
+# replicas), MultiWorkerMirrored (2 processes x 2 replicas through distrun) and
+# ParameterServer (2 workers x 2 replicas and 2 ps tasks through distrun --ps 2).
 demo: build
 	@./build/bin/train_mlp --all
 

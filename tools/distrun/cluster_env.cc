@@ -41,19 +41,37 @@ bool FindFreeLoopbackPorts(int count, std::vector<uint16_t>* ports, std::string*
   return ok;
 }
 
-std::string TfConfigJson(const std::vector<uint16_t>& ports, int rank) {
-  std::string json = "{\"cluster\": {\"worker\": [";
+namespace {
+
+void AppendJob(const char* name, const std::vector<uint16_t>& ports, std::string* json) {
+  *json += "\"";
+  *json += name;
+  *json += "\": [";
   for (size_t i = 0; i < ports.size(); ++i) {
-    if (i > 0) json += ", ";
-    json += "\"127.0.0.1:" + std::to_string(ports[i]) + "\"";
+    if (i > 0) *json += ", ";
+    *json += "\"127.0.0.1:" + std::to_string(ports[i]) + "\"";
   }
-  json += "]}, \"task\": {\"type\": \"worker\", \"index\": " + std::to_string(rank) + "}}";
+  *json += "]";
+}
+
+}  // namespace
+
+std::string TfConfigJson(const ClusterPorts& ports, TaskId task) {
+  std::string json = "{\"cluster\": {";
+  AppendJob("worker", ports.workers, &json);
+  if (!ports.ps.empty()) {
+    json += ", ";
+    AppendJob("ps", ports.ps, &json);
+  }
+  json += "}, \"task\": {\"type\": \"";
+  json += task.ps ? "ps" : "worker";
+  json += "\", \"index\": " + std::to_string(task.index) + "}}";
   return json;
 }
 
-std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<uint16_t>& ports,
-                                           int rank, int replicas_per_worker,
-                                           const std::string& job_token) {
+std::vector<std::string> TaskEnvironment(char* const* base, const ClusterPorts& ports,
+                                         TaskId task, int replicas_per_worker,
+                                         const std::string& job_token) {
   static const char* const kOwned[] = {"TF_CONFIG=", "DIST_RANK=", "DIST_WORLD_SIZE=",
                                        "DIST_REPLICAS_PER_WORKER=", "DIST_JOB_TOKEN="};
   std::vector<std::string> env;
@@ -64,9 +82,9 @@ std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<
     }
     if (!owned) env.emplace_back(*entry);
   }
-  env.push_back("TF_CONFIG=" + TfConfigJson(ports, rank));
-  env.push_back("DIST_RANK=" + std::to_string(rank));
-  env.push_back("DIST_WORLD_SIZE=" + std::to_string(ports.size()));
+  env.push_back("TF_CONFIG=" + TfConfigJson(ports, task));
+  if (!task.ps) env.push_back("DIST_RANK=" + std::to_string(task.index));
+  env.push_back("DIST_WORLD_SIZE=" + std::to_string(ports.workers.size()));
   env.push_back("DIST_REPLICAS_PER_WORKER=" + std::to_string(replicas_per_worker));
   env.push_back("DIST_JOB_TOKEN=" + job_token);
   return env;

@@ -21,15 +21,28 @@ namespace distrun {
 // Returns false and sets *error on failure.
 bool FindFreeLoopbackPorts(int count, std::vector<uint16_t>* ports, std::string* error);
 
-// {"cluster": {"worker": ["127.0.0.1:P0", ...]}, "task": {"type": "worker", "index": rank}}
-std::string TfConfigJson(const std::vector<uint16_t>& ports, int rank);
+// The loopback ports of the job's tasks, by job.
+struct ClusterPorts {
+  std::vector<uint16_t> workers;  // job "worker"; index 0 acts as the chief
+  std::vector<uint16_t> ps;       // job "ps" (parameter servers); may be empty
+};
+
+// One task of the job: a worker (DIST_RANK = index) or a ps task.
+struct TaskId {
+  bool ps = false;
+  int index = 0;
+};
+
+// {"cluster": {"worker": ["127.0.0.1:P0", ...], "ps": [...]}, "task": {"type": "worker",
+// "index": i}}; the "ps" job is left out when there are no ps tasks.
+std::string TfConfigJson(const ClusterPorts& ports, TaskId task);
 
 // `base` (NULL-terminated, like environ) without any TF_CONFIG, DIST_RANK,
-// DIST_WORLD_SIZE, DIST_REPLICAS_PER_WORKER or DIST_JOB_TOKEN, plus those five set for
-// `rank`.
-std::vector<std::string> WorkerEnvironment(char* const* base, const std::vector<uint16_t>& ports,
-                                           int rank, int replicas_per_worker,
-                                           const std::string& job_token);
+// DIST_WORLD_SIZE, DIST_REPLICAS_PER_WORKER or DIST_JOB_TOKEN, plus those set for `task`:
+// DIST_RANK only for a worker (a ps task has no rank among the workers).
+std::vector<std::string> TaskEnvironment(char* const* base, const ClusterPorts& ports,
+                                         TaskId task, int replicas_per_worker,
+                                         const std::string& job_token);
 
 // The job's token: DIST_JOB_TOKEN from `base` when set (a job the user secures with
 // its own secret), else 64 fresh hex digits from /dev/urandom. Returns false and sets

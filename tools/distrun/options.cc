@@ -11,6 +11,7 @@ namespace {
 
 // The job holds 2 pipes per worker open at once; far below any sane fd limit.
 constexpr long kMaxWorkers = 4096;
+constexpr long kMaxPsTasks = 4096;
 constexpr long kMaxReplicasPerWorker = 1 << 16;
 // Keeps deadline arithmetic in int64 nanoseconds far from overflow (about 11 days).
 constexpr double kMaxSeconds = 1e6;
@@ -46,13 +47,13 @@ ParseResult UsageError(std::string message) {
 }  // namespace
 
 std::string ShortUsageText() {
-  return "usage: distrun -n N [--replicas-per-worker K] [--timeout SECONDS]\n"
+  return "usage: distrun -n N [--ps P] [--replicas-per-worker K] [--timeout SECONDS]\n"
          "               [--grace SECONDS] [--] prog [args...]\n"
          "Try 'distrun --help' for more information.\n";
 }
 
 std::string UsageText() {
-  return "usage: distrun -n N [--replicas-per-worker K] [--timeout SECONDS]\n"
+  return "usage: distrun -n N [--ps P] [--replicas-per-worker K] [--timeout SECONDS]\n"
          "               [--grace SECONDS] [--] prog [args...]\n"
          "\n"
          "Starts N local worker processes of `prog args...` with TF_CONFIG describing a\n"
@@ -61,13 +62,19 @@ std::string UsageText() {
          "The rest of the environment is passed on: DIST_TLS_CERT, DIST_TLS_KEY and\n"
          "DIST_TLS_CA run the job over mutual TLS with those PEM files.\n"
          "\n"
+         "With --ps P, P parameter-server tasks of the same program join the cluster as\n"
+         "job \"ps\" (TF_CONFIG task type \"ps\", no DIST_RANK; output prefixed \"[ps:i] \").\n"
+         "The job ends when every worker has exited; the ps tasks are then sent SIGTERM\n"
+         "(SIGKILL after the grace period) and their exit status never counts.\n"
+         "\n"
          "  -n N                     number of workers (N >= 1)\n"
+         "  --ps P                   number of parameter-server tasks (default 0)\n"
          "  --replicas-per-worker K  value of DIST_REPLICAS_PER_WORKER (default 1)\n"
          "  --timeout SECONDS        stop everything after SECONDS and exit 124\n"
          "  --grace SECONDS          SIGTERM-to-SIGKILL delay when stopping (default 5)\n"
          "  -h, --help               print this help and exit 0\n"
          "\n"
-         "Exit status: 0 when every rank exits 0; otherwise the first failing rank's\n"
+         "Exit status: 0 when every worker exits 0; otherwise the first failing worker's\n"
          "status (128+signal when killed); 124 on timeout; 127 when prog cannot be\n"
          "executed; 128+signal when distrun itself was interrupted; 2 on bad usage.\n";
 }
@@ -107,7 +114,7 @@ ParseResult ParseOptions(int argc, char** argv) {
       result.outcome = ParseOutcome::kHelp;
       return result;
     }
-    bool known = name == "-n" || name == "--replicas-per-worker" || name == "--timeout" ||
+    bool known = name == "-n" || name == "--ps" || name == "--replicas-per-worker" || name == "--timeout" ||
                  name == "--grace";
     if (!known) return UsageError("unknown option '" + arg + "'");
     if (!inline_value) {
@@ -121,6 +128,11 @@ ParseResult ParseOptions(int argc, char** argv) {
                           ", got '" + value + "'");
       }
       have_n = true;
+    } else if (name == "--ps") {
+      if (!ParseInt(value, 0, kMaxPsTasks, &options.num_ps)) {
+        return UsageError("--ps expects a ps task count from 0 to " + std::to_string(kMaxPsTasks) +
+                          ", got '" + value + "'");
+      }
     } else if (name == "--replicas-per-worker") {
       if (!ParseInt(value, 1, kMaxReplicasPerWorker, &options.replicas_per_worker)) {
         return UsageError("--replicas-per-worker expects a positive integer, got '" +

@@ -9,6 +9,7 @@ namespace distrun {
 
 struct Options {
   int num_workers = 0;          // -n N, required, N >= 1
+  int num_ps = 0;               // --ps N: parameter-server tasks beside the workers
   int replicas_per_worker = 1;  // --replicas-per-worker K, K >= 1
   double timeout_seconds = 0;   // --timeout S; 0 means no timeout
   double grace_seconds = 5;     // --grace S: SIGTERM -> SIGKILL delay when stopping

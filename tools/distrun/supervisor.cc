@@ -95,7 +95,9 @@ struct Stream {
   std::unique_ptr<LineRelay> relay;
 };
 
+// One task of the job: a worker ("rank i") or a ps task ("ps:i").
 struct Rank {
+  TaskId task;
   pid_t pid = -1;  // also its process group id
   bool running = false;
   Stream out;
@@ -106,7 +108,7 @@ enum class StopReason { kNone, kRankFailed, kSignal, kTimeout, kLaunchFailed };
 
 class Job {
  public:
-  explicit Job(const Options& options) : options_(options), ranks_(options.num_workers) {}
+  explicit Job(const Options& options);
   ~Job();
 
   int Run();
@@ -125,17 +127,22 @@ class Job {
   void ReadStream(Stream* stream);
   void CloseStream(Stream* stream);
   void BeginStop(StopReason reason);
+  void StopPsTasksOnceWorkersAreDone(Clock::time_point now);
   void SignalRunning(int sig);
   void KillRunning();
   int ExitStatus() const;
 
   const Options& options_;
-  std::vector<Rank> ranks_;
-  std::vector<uint16_t> ports_;
+  std::vector<Rank> ranks_;  // the workers by rank, then the ps tasks
+  ClusterPorts ports_;
   std::string job_token_;  // one secret per job, for every rank
   int signal_pipe_read_ = -1;
   int devnull_ = -1;
   int running_count_ = 0;
+  int workers_running_ = 0;
+  // Set once every worker has exited and the ps tasks were told to stop: from then on
+  // their exits are expected.
+  bool stopping_ps_ = false;
   int open_streams_ = 0;
 
   StopReason stop_reason_ = StopReason::kNone;
@@ -148,6 +155,16 @@ class Job {
   bool killed_ = false;
   std::optional<Clock::time_point> drain_deadline_;
 };
+
+std::string TaskName(TaskId task) {
+  return (task.ps ? "ps:" : "rank ") + std::to_string(task.index);
+}
+
+Job::Job(const Options& options)
+    : options_(options), ranks_(options.num_workers + options.num_ps) {
+  for (int i = 0; i < options.num_workers; ++i) ranks_[i].task = TaskId{false, i};
+  for (int i = 0; i < options.num_ps; ++i) ranks_[options.num_workers + i].task = TaskId{true, i};
+}
 
 Job::~Job() {
   for (Rank& rank : ranks_) {
@@ -186,11 +203,14 @@ bool Job::Setup() {
   signal(SIGPIPE, SIG_IGN);
 
   std::string error;
-  if (!FindFreeLoopbackPorts(options_.num_workers, &ports_, &error) ||
+  std::vector<uint16_t> ports;
+  if (!FindFreeLoopbackPorts(options_.num_workers + options_.num_ps, &ports, &error) ||
       !JobToken(environ, &job_token_, &error)) {
     Report(error);
     return false;
   }
+  ports_.workers.assign(ports.begin(), ports.begin() + options_.num_workers);
+  ports_.ps.assign(ports.begin() + options_.num_workers, ports.end());
   return true;
 }
 
@@ -217,8 +237,8 @@ bool Job::Spawn(int index) {
 
   // Everything the child needs is built before fork: after it, only async-signal-safe
   // calls are made.
-  std::vector<std::string> env =
-      WorkerEnvironment(environ, ports_, index, options_.replicas_per_worker, job_token_);
+  std::vector<std::string> env = TaskEnvironment(environ, ports_, ranks_[index].task,
+                                                 options_.replicas_per_worker, job_token_);
   std::vector<char*> envp;
   for (std::string& entry : env) envp.push_back(entry.data());
   envp.push_back(nullptr);
@@ -270,9 +290,11 @@ bool Job::Spawn(int index) {
   rank.pid = pid;
   rank.running = true;
   ++running_count_;
+  if (!rank.task.ps) ++workers_running_;
   // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "[" + string&&.
   std::string prefix = "[";
-  prefix += std::to_string(index);
+  if (rank.task.ps) prefix += "ps:";
+  prefix += std::to_string(rank.task.index);
   prefix += "] ";
   fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
   fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
@@ -321,6 +343,18 @@ void Job::BeginStop(StopReason reason) {
   }
 }
 
+// ps tasks serve until told to stop: once every worker is gone, nothing needs them.
+void Job::StopPsTasksOnceWorkersAreDone(Clock::time_point now) {
+  if (stopping_ps_ || workers_running_ > 0 || running_count_ == 0) return;
+  stopping_ps_ = true;
+  if (stop_reason_ != StopReason::kNone) return;  // already being stopped
+  SignalRunning(SIGTERM);
+  if (!kill_deadline_) {
+    kill_deadline_ = now + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(options_.grace_seconds));
+  }
+}
+
 void Job::OnSignalReceived(int sig) {
   if (sig == SIGINT && ++sigint_count_ >= 2) {
     Report("second SIGINT: killing all ranks");
@@ -355,6 +389,7 @@ void Job::OnRankExited(int index, int wait_status) {
   Rank& rank = ranks_[index];
   rank.running = false;
   --running_count_;
+  if (!rank.task.ps) --workers_running_;
   int status = 0;
   std::string description;
   if (WIFEXITED(wait_status)) {
@@ -366,14 +401,20 @@ void Job::OnRankExited(int index, int wait_status) {
     description = "killed by signal " + SignalName(sig);
   }
   bool counts = stop_reason_ == StopReason::kNone || stop_reason_ == StopReason::kSignal;
-  if (status != 0 && counts && !first_failure_status_) {
+  if (rank.task.ps) {
+    // A ps task's status never counts: the workers that need it fail on their own (and
+    // fail the job) when it is gone; workers that no longer need it may still succeed.
+    if (!stopping_ps_ && stop_reason_ == StopReason::kNone) {
+      Report(TaskName(rank.task) + " " + description + " while the workers run");
+    }
+  } else if (status != 0 && counts && !first_failure_status_) {
     first_failure_status_ = status;
-    Report("rank " + std::to_string(index) + " " + description);
+    Report(TaskName(rank.task) + " " + description);
     if (stop_reason_ == StopReason::kNone) BeginStop(StopReason::kRankFailed);
   }
   // The rank's own leftover processes (its process group) go with it once the job is
-  // failing, so they cannot keep its output pipes open.
-  if (status != 0 || stop_reason_ != StopReason::kNone) kill(-rank.pid, SIGKILL);
+  // failing (or the ps tasks are being stopped), so they cannot keep its output pipes open.
+  if (status != 0 || stop_reason_ != StopReason::kNone || stopping_ps_) kill(-rank.pid, SIGKILL);
 }
 
 void Job::ReapExited() {
@@ -386,6 +427,7 @@ void Job::ReapExited() {
     } else if (r < 0 && errno == ECHILD) {  // not ours any more; cannot happen
       ranks_[i].running = false;
       --running_count_;
+      if (!ranks_[i].task.ps) --workers_running_;
     }
   }
 }
@@ -398,7 +440,7 @@ void Job::CheckDeadlines(Clock::time_point now) {
     BeginStop(StopReason::kTimeout);
   }
   if (kill_deadline_ && !killed_ && now >= *kill_deadline_) {
-    if (running_count_ > 0) Report("ranks still running after the grace period, sending SIGKILL");
+    if (running_count_ > 0) Report("tasks still running after the grace period, sending SIGKILL");
     KillRunning();
   }
 }
@@ -441,6 +483,7 @@ void Job::Supervise() {
     HandlePendingSignals();
     ReapExited();
     Clock::time_point now = Clock::now();
+    StopPsTasksOnceWorkersAreDone(now);
     CheckDeadlines(now);
     if (running_count_ == 0) {
       if (open_streams_ == 0) return;
@@ -474,6 +517,7 @@ void Job::Supervise() {
         }
         rank.running = false;
         --running_count_;
+        if (!rank.task.ps) --workers_running_;
       }
       return;
     }
@@ -500,7 +544,11 @@ int Job::Run() {
     timeout_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(options_.timeout_seconds));
   }
-  for (int index = 0; index < options_.num_workers; ++index) {
+  // The ps tasks first: the workers' strategies wait for them to answer.
+  std::vector<int> spawn_order;
+  for (int i = 0; i < options_.num_ps; ++i) spawn_order.push_back(options_.num_workers + i);
+  for (int i = 0; i < options_.num_workers; ++i) spawn_order.push_back(i);
+  for (int index : spawn_order) {
     if (g_stop_signal != 0) break;  // the loop forwards it to the ranks already started
     if (!Spawn(index)) {
       BeginStop(StopReason::kLaunchFailed);

@@ -1,7 +1,9 @@
 /* Data-parallel training, end to end: a multilayer perceptron (144-128-10, ReLU, softmax)
  * learns to read noisy, shifted 12x12 digit glyphs, with the same code under
- * OneDeviceStrategy, MirroredStrategy over 4 CPU replicas, and MultiWorkerMirroredStrategy
- * over 2 processes x 2 replicas started by distrun.
+ * OneDeviceStrategy, MirroredStrategy over 4 CPU replicas, MultiWorkerMirroredStrategy
+ * over 2 processes x 2 replicas started by distrun, and ParameterServerStrategy with 2
+ * workers x 2 replicas and 2 ps tasks (parameter_server.h: the variables live on the ps
+ * tasks, each split over both, and the workers update them asynchronously).
  *
  * Each step: dist_strategy_distribute_dataset splits a global batch across the replicas;
  * in dist_strategy_run every replica computes the SUM of its rows' gradients, the replicas
@@ -17,6 +19,7 @@
  *   train_mlp --all                      what `make demo` runs: the three strategies, a table
  *   train_mlp --strategy mirrored --replicas 4 --epochs 5
  *   distrun -n 2 --replicas-per-worker 2 train_mlp --strategy multi_worker
+ *   distrun -n 2 --ps 2 train_mlp --strategy parameter_server
  *
  * See usage() for every flag. */
 #define _POSIX_C_SOURCE 200809L
@@ -37,6 +40,7 @@
 #include "distribute/distribute.h"
 #include "glyphs.h"
 #include "mlp.h"
+#include "parameter_server.h"
 
 extern char** environ;
 
@@ -59,12 +63,17 @@ extern char** environ;
 
 /* ---- Options ---- */
 
-typedef enum { ONE_DEVICE, MIRRORED, MULTI_WORKER } strategy_kind_t;
+typedef enum { ONE_DEVICE, MIRRORED, MULTI_WORKER, PARAMETER_SERVER, NUM_KINDS } strategy_kind_t;
 
-static const char* const kKindFlag[] = {"one_device", "mirrored", "multi_worker"};
-static const char* const kKindName[] = {"OneDevice", "Mirrored", "MultiWorker"};
+static const char* const kKindFlag[] = {"one_device", "mirrored", "multi_worker",
+                                        "parameter_server"};
+static const char* const kKindName[] = {"OneDevice", "Mirrored", "MultiWorker", "ParameterServer"};
 static const char* const kKindTitle[] = {"OneDeviceStrategy", "MirroredStrategy",
-                                         "MultiWorkerMirroredStrategy"};
+                                         "MultiWorkerMirroredStrategy", "ParameterServerStrategy"};
+
+/* The ParameterServer row of --all is not bit-identical to the others (asynchronous
+ * updates); its held-out accuracy must be at least OneDevice's minus this instead. */
+static const double kPsAccuracyTolerance = 0.05;
 
 typedef struct {
   int all;
@@ -89,13 +98,16 @@ typedef struct {
 static void usage(FILE* out) {
   fprintf(
       out,
-      "usage: train_mlp --all [options]          train with all three strategies, print a table\n"
-      "       train_mlp --strategy one_device|mirrored|multi_worker [options]\n"
+      "usage: train_mlp --all [options]          train with all four strategies, print a table\n"
+      "       train_mlp --strategy one_device|mirrored|multi_worker|parameter_server [options]\n"
       "       train_mlp --make-data DIR [--quick] [--seed N]\n"
       "\n"
       "  --strategy S          one_device (CPU:0), mirrored (--replicas CPU replicas), or\n"
       "                        multi_worker (under distrun: distrun -n 2 --replicas-per-worker 2\n"
-      "                        train_mlp --strategy multi_worker ...)\n"
+      "                        train_mlp --strategy multi_worker ...), or parameter_server\n"
+      "                        (2 replicas per worker; under distrun with ps tasks: distrun\n"
+      "                        -n 2 --ps 2 train_mlp --strategy parameter_server ...; without\n"
+      "                        TF_CONFIG in local mode)\n"
       "  --replicas N          replicas of the mirrored strategy (default 4, also with --all)\n"
       "  --epochs N            passes over the training set (default 10; 3 with --quick)\n"
       "  --batch N             global batch size, split across the replicas (default 64)\n"
@@ -113,8 +125,9 @@ static void usage(FILE* out) {
       "  --report FILE         write the results as 'key value' lines\n"
       "  --distrun PATH        --all: the launcher (default: distrun next to this program)\n"
       "  --check-accuracy X    exit 1 unless every held-out accuracy is >= X\n"
-      "  --check-agreement X   --all: exit 1 unless every run's weights are within X of\n"
-      "                        the OneDevice run's\n");
+      "  --check-agreement X   --all: exit 1 unless every synchronous run's weights are\n"
+      "                        within X of the OneDevice run's (--all always checks the\n"
+      "                        ParameterServer run's accuracy: at least OneDevice's - 0.05)\n");
 }
 
 static int usage_error(const char* fmt, const char* what) {
@@ -181,11 +194,14 @@ static int parse_options(int argc, char** argv, options_t* o) {
     long long n = 0;
     if (strcmp(flag, "--strategy") == 0) {
       int found = 0;
-      for (int k = 0; k < 3; ++k) {
+      for (int k = 0; k < NUM_KINDS; ++k) {
         if (strcmp(value, kKindFlag[k]) == 0) o->kind = (strategy_kind_t)k, found = 1;
       }
-      if (!found)
-        return usage_error("--strategy '%s': expected one_device, mirrored or multi_worker", value);
+      if (!found) {
+        return usage_error(
+            "--strategy '%s': expected one_device, mirrored, multi_worker or parameter_server",
+            value);
+      }
       have_strategy = 1;
     } else if (strcmp(flag, "--replicas") == 0) {
       if (parse_int(value, 1, DIST_MAX_LOGICAL_CPU_DEVICES, &n))
@@ -245,7 +261,7 @@ static int parse_options(int argc, char** argv, options_t* o) {
   if (o->replicas != 0 && !o->all && o->kind != MIRRORED) {
     return usage_error("%s",
                        "--replicas is for --strategy mirrored (multi_worker takes "
-                       "DIST_REPLICAS_PER_WORKER from distrun)");
+                       "DIST_REPLICAS_PER_WORKER from distrun; parameter_server runs 2 per worker)");
   }
   if (o->replicas == 0) o->replicas = 4;
   if (o->epochs == 0) o->epochs = o->quick ? 3 : 10;
@@ -269,8 +285,10 @@ static int join_path(char* out, const char* dir, const char* name) {
  * an error exit, and on SIGINT, SIGTERM, SIGHUP or SIGPIPE (distrun stops a job's other
  * ranks with SIGTERM). */
 static const char* const kTempFiles[] = {
-    "train.bin", "test.bin", "one_device.safetensors", "mirrored.safetensors",
-    "multi_worker.safetensors", "multi_worker.report"};
+    "train.bin",          "test.bin",
+    "one_device.safetensors", "mirrored.safetensors",
+    "multi_worker.safetensors", "multi_worker.report",
+    "parameter_server.safetensors", "parameter_server.report"};
 enum { NUM_TEMP_FILES = sizeof kTempFiles / sizeof *kTempFiles };
 static char g_temp_dir[PATH_MAX];
 static char g_temp_paths[NUM_TEMP_FILES][PATH_MAX];
@@ -391,9 +409,11 @@ done:
 }
 
 /* One pass over a glyph file as global batches distributed over the strategy's replicas:
- * records -> [shuffle] -> batch -> map(decode) -> distribute_dataset. */
+ * records -> [shuffle] -> batch -> map(decode) -> distribute_dataset. whole: every worker
+ * reads every batch (no sharding by worker). */
 static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, int64_t count,
-                                   int64_t global_batch, int training, uint64_t shuffle_seed) {
+                                   int64_t global_batch, int training, uint64_t shuffle_seed,
+                                   int whole) {
   dist_dataset_t* records = NULL;
   dist_dataset_t* shuffled = NULL;
   dist_dataset_t* batches = NULL;
@@ -410,7 +430,13 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
   /* Training drops the last partial batch, so that every step has the full global batch. */
   CHECK(dist_dataset_batch(shuffled, global_batch, training, &batches));
   CHECK(dist_dataset_map(batches, decode_batch, NULL, NULL, 2, 2, &decoded));
-  CHECK(dist_strategy_distribute_dataset(strategy, decoded, NULL, &distributed));
+  dist_input_options_t* input_options = NULL;
+  if (whole) {
+    CHECK(dist_input_options_create(&input_options));
+    CHECK(dist_input_options_set_auto_shard_policy(input_options, DIST_AUTO_SHARD_OFF));
+  }
+  CHECK(dist_strategy_distribute_dataset(strategy, decoded, input_options, &distributed));
+  dist_input_options_destroy(input_options);
   CHECK(dist_distributed_dataset_make_iterator(distributed, &iterator));
   /* The iterator keeps what it needs alive. */
   dist_dataset_destroy(records);
@@ -426,6 +452,7 @@ static dist_iterator_t* make_input(dist_strategy_t* strategy, const char* path, 
 typedef struct {
   mlp_shape_t shape;
   double learning_rate;
+  int parameter_server; /* updates go to the ps tasks (ps_apply_sgd), no merge_call */
 } step_config_t;
 
 enum { ARG_FEATURES, ARG_LABELS, ARG_PARAMS, NUM_STEP_ARGS = ARG_PARAMS + MLP_NUM_PARAMS };
@@ -515,7 +542,15 @@ static dist_status_t replica_step(dist_context_t* context, const dist_value_t* c
     status = DIST_RESOURCE_EXHAUSTED;
     goto done;
   }
-  if (training) {
+  if (training && config->parameter_server) {
+    for (int p = 0; p < MLP_NUM_PARAMS; ++p) {
+      int64_t pdims[2];
+      int32_t rank;
+      const int64_t n = mlp_param_size(config->shape, p, pdims, &rank);
+      TRY(ps_apply_sgd((dist_value_t*)args[ARG_PARAMS + p], grad_data[p], n, pdims, rank, rows,
+                       config->learning_rate, device));
+    }
+  } else if (training) {
     /* The gradient sums and row counts of all replicas, in one fused all-reduce. */
     const double local_rows = (double)rows;
     TRY(dist_tensor_create(DIST_FLOAT64, NULL, 0, &local_rows, sizeof local_rows, device,
@@ -601,8 +636,11 @@ static mlp_shape_t model_shape(const options_t* o) {
 }
 
 /* The model's variables, created in the strategy's scope: Glorot-initialised from `seed`,
- * or zeros (to be restored) when zeros != 0. */
+ * or zeros (to be restored) when zeros != 0. With aggregation MEAN under
+ * ParameterServerStrategy (the replicas' updates are averaged), NONE otherwise (updates
+ * are applied in merge_call, in cross-replica context). */
 static void create_model(dist_strategy_t* strategy, mlp_shape_t shape, uint64_t seed, int zeros,
+                         dist_variable_aggregation_t aggregation,
                          dist_value_t* variables[MLP_NUM_PARAMS]) {
   float* initial[MLP_NUM_PARAMS];
   int64_t dims[MLP_NUM_PARAMS][2];
@@ -621,7 +659,7 @@ static void create_model(dist_strategy_t* strategy, mlp_shape_t shape, uint64_t 
     dist_value_t* value = NULL;
     CHECK(dist_tensor_create(DIST_FLOAT32, dims[p], ranks[p], initial[p],
                              (size_t)(dims[p][0] * dims[p][1]) * sizeof(float), NULL, &value));
-    CHECK(dist_variable_create(value, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_NONE, mlp_param_name(p),
+    CHECK(dist_variable_create(value, DIST_SYNC_ON_WRITE, aggregation, mlp_param_name(p),
                                &variables[p]));
     dist_value_destroy(value);
     free(initial[p]);
@@ -665,10 +703,12 @@ static metrics_t run_pass(dist_strategy_t* strategy, dist_iterator_t* iterator,
 
 static metrics_t evaluate(dist_strategy_t* strategy, const data_t* data, const options_t* o,
                           dist_value_t* const variables[MLP_NUM_PARAMS]) {
-  const step_config_t config = {model_shape(o), o->learning_rate};
-  /* Larger batches than training's: fewer steps, and the same sums of correct predictions. */
-  dist_iterator_t* iterator =
-      make_input(strategy, data->test_path, data->test_count, 4 * o->batch, 0, 0);
+  const step_config_t config = {model_shape(o), o->learning_rate, 0};
+  /* Larger batches than training's: fewer steps, and the same sums of correct predictions.
+   * Under ParameterServer only the chief evaluates, so it reads the whole held-out set
+   * (its workers' input is otherwise sharded by worker). */
+  dist_iterator_t* iterator = make_input(strategy, data->test_path, data->test_count,
+                                         4 * o->batch, 0, 0, o->kind == PARAMETER_SERVER);
   int64_t rows = 0;
   const metrics_t m = run_pass(strategy, iterator, eval_step, variables, &config, &rows);
   dist_iterator_destroy(iterator);
@@ -711,22 +751,28 @@ static void destroy_model(dist_value_t* variables[MLP_NUM_PARAMS]) {
   for (int p = 0; p < MLP_NUM_PARAMS; ++p) dist_value_destroy(variables[p]);
 }
 
-/* Trains a fresh model under `strategy`. verbose: print the per-epoch lines. */
+/* Trains a fresh model under `strategy`. chief: print the per-epoch lines (and, under
+ * ParameterServerStrategy, where only the chief evaluates, evaluate). */
 static result_t train(dist_strategy_t* strategy, const data_t* data, const options_t* o,
-                      int verbose) {
+                      int32_t chief, int32_t workers) {
   result_t result;
   memset(&result, 0, sizeof result);
   CHECK(dist_strategy_num_replicas_in_sync(strategy, &result.replicas));
   const mlp_shape_t shape = model_shape(o);
-  const step_config_t config = {shape, o->learning_rate};
+  const int parameter_server = o->kind == PARAMETER_SERVER;
+  const step_config_t config = {shape, o->learning_rate, parameter_server};
+  /* Evaluation is a collective of every worker under MultiWorkerMirrored; under
+   * ParameterServer it is the chief's own reading of the variables. */
+  const int evaluates = chief || !parameter_server;
   dist_value_t* variables[MLP_NUM_PARAMS];
-  create_model(strategy, shape, o->seed, 0, variables);
+  create_model(strategy, shape, o->seed, 0,
+               parameter_server ? DIST_AGGREGATION_MEAN : DIST_AGGREGATION_NONE, variables);
   double train_seconds = 0;
   int64_t train_rows = 0;
   for (int32_t epoch = 1; epoch <= o->epochs; ++epoch) {
     /* The same seed on every strategy (and every worker): the same global batches. */
     dist_iterator_t* iterator = make_input(strategy, data->train_path, data->train_count, o->batch,
-                                           1, o->seed * 1000003u + (uint64_t)epoch);
+                                           1, o->seed * 1000003u + (uint64_t)epoch, 0);
     const double start = now_seconds();
     int64_t rows = 0;
     result.train = run_pass(strategy, iterator, train_step, variables, &config, &rows);
@@ -734,8 +780,8 @@ static result_t train(dist_strategy_t* strategy, const data_t* data, const optio
     dist_iterator_destroy(iterator);
     train_seconds += seconds;
     train_rows += rows;
-    result.test = evaluate(strategy, data, o, variables);
-    if (verbose) {
+    if (evaluates) result.test = evaluate(strategy, data, o, variables);
+    if (chief) {
       printf("epoch %2d/%d  loss %.4f  accuracy %.4f  held-out accuracy %.4f  %6.0f examples/s\n",
              epoch, o->epochs, result.train.loss, result.train.accuracy, result.test.accuracy,
              seconds > 0 ? (double)rows / seconds : 0.0);
@@ -743,6 +789,12 @@ static result_t train(dist_strategy_t* strategy, const data_t* data, const optio
     }
   }
   result.examples_per_sec = train_seconds > 0 ? (double)train_rows / train_seconds : 0.0;
+  if (parameter_server) {
+    /* The other workers may still be training: the chief evaluates (and saves) the values
+     * they leave once all of them are done. */
+    ps_finish_training(strategy, chief, workers);
+    if (chief) result.test = evaluate(strategy, data, o, variables);
+  }
   read_params(strategy, shape, variables, result.params);
   if (o->save != NULL) CHECK(dist_strategy_save_variables(strategy, o->save));
   destroy_model(variables);
@@ -755,7 +807,7 @@ static metrics_t restore_and_evaluate(dist_strategy_t* strategy, const char* pat
                                       const data_t* data, const options_t* o,
                                       float* params_out[MLP_NUM_PARAMS]) {
   dist_value_t* variables[MLP_NUM_PARAMS];
-  create_model(strategy, model_shape(o), 0, 1, variables);
+  create_model(strategy, model_shape(o), 0, 1, DIST_AGGREGATION_NONE, variables);
   CHECK(dist_strategy_scope_enter(strategy));
   CHECK(dist_strategy_restore_variables(strategy, path));
   CHECK(dist_strategy_scope_exit(strategy));
@@ -881,6 +933,8 @@ static int run_single(const options_t* o, const data_t* data) {
   if (o->kind == MULTI_WORKER) {
     const int bad = create_multi_worker(&strategy, &is_chief, &workers);
     if (bad) return bad;
+  } else if (o->kind == PARAMETER_SERVER) {
+    strategy = ps_create_strategy(&is_chief, &workers);
   } else {
     strategy = create_strategy(o->kind, o->replicas);
   }
@@ -889,19 +943,24 @@ static int run_single(const options_t* o, const data_t* data) {
   if (is_chief) {
     printf("%s: %d replica%s", kKindTitle[o->kind], replicas, replicas == 1 ? "" : "s");
     if (o->kind == MULTI_WORKER) printf(" (%d workers)", workers);
+    if (o->kind == PARAMETER_SERVER) printf(" per worker (%d workers)", workers);
     printf(", global batch %lld, %lld training and %lld held-out images\n", (long long)o->batch,
            (long long)data->train_count, (long long)data->test_count);
   }
-  /* Only the chief saves: every worker holds the same variables. */
+  /* Only the chief saves: every worker holds the same variables (or, under
+   * ParameterServer, reads the same ones from the ps tasks). */
   options_t mine = *o;
   if (!is_chief) mine.save = NULL;
-  result_t result = train(strategy, data, &mine, is_chief);
+  result_t result = train(strategy, data, &mine, is_chief, workers);
   int failed = 0;
   if (mine.save != NULL) {
-    /* A fresh strategy of the same kind; a fresh local Mirrored one for a multi-worker run. */
+    /* A fresh strategy of the same kind; a fresh local Mirrored one with a worker's
+     * replicas for a multi-worker or parameter-server run. */
+    const int32_t fresh_replicas = o->kind == MULTI_WORKER       ? replicas / workers
+                                   : o->kind == PARAMETER_SERVER ? replicas
+                                                                 : o->replicas;
     dist_strategy_t* fresh =
-        create_strategy(o->kind == ONE_DEVICE ? ONE_DEVICE : MIRRORED,
-                        o->kind == MULTI_WORKER ? replicas / workers : o->replicas);
+        create_strategy(o->kind == ONE_DEVICE ? ONE_DEVICE : MIRRORED, fresh_replicas);
     result.restored = restore_and_evaluate(fresh, mine.save, data, &mine, NULL);
     result.have_restored = 1;
     dist_strategy_destroy(fresh);
@@ -915,7 +974,9 @@ static int run_single(const options_t* o, const data_t* data) {
     if (o->report != NULL && write_report(o->report, kKindFlag[o->kind], workers, &result) != 0)
       failed = 1;
   }
-  if (o->check_accuracy >= 0 && result.test.accuracy < o->check_accuracy) {
+  /* A parameter-server worker other than the chief does not evaluate. */
+  const int evaluated = is_chief || o->kind != PARAMETER_SERVER;
+  if (evaluated && o->check_accuracy >= 0 && result.test.accuracy < o->check_accuracy) {
     fprintf(stderr, "train_mlp: held-out accuracy %.4f is below --check-accuracy %g\n",
             result.test.accuracy, o->check_accuracy);
     failed = 1;
@@ -944,9 +1005,10 @@ static int find_distrun(const options_t* o, char* out) {
 }
 
 /* Runs distrun -n 2 --replicas-per-worker 2 <this program> --strategy multi_worker ...
- * and waits for it. Returns its exit status. */
-static int spawn_multi_worker(const options_t* o, const char* distrun, const char* data_dir,
-                              const char* save, const char* report) {
+ * (or distrun -n 2 --ps 2 <this program> --strategy parameter_server ...) and waits for
+ * it. Returns its exit status. */
+static int spawn_distributed(strategy_kind_t kind, const options_t* o, const char* distrun,
+                             const char* data_dir, const char* save, const char* report) {
   char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return -1;
@@ -957,12 +1019,14 @@ static int spawn_multi_worker(const options_t* o, const char* distrun, const cha
   snprintf(hidden, sizeof hidden, "%d", o->hidden);
   snprintf(rate, sizeof rate, "%.17g", o->learning_rate);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-  char* argv[] = {(char*)distrun, "-n", "2", "--replicas-per-worker", "2", "--timeout", "240",
-                  "--", self, "--strategy", "multi_worker", "--data", (char*)data_dir,
-                  "--epochs", epochs, "--batch", batch, "--hidden", hidden,
-                  "--learning-rate", rate, "--seed", seed, "--save", (char*)save,
-                  "--report", (char*)report, NULL};
-  printf("$ distrun -n 2 --replicas-per-worker 2 train_mlp --strategy multi_worker ...\n");
+  const int ps = kind == PARAMETER_SERVER;
+  char* argv[] = {(char*)distrun, "-n", "2", ps ? "--ps" : "--replicas-per-worker", "2",
+                  "--timeout", "240", "--", self, "--strategy", (char*)kKindFlag[kind],
+                  "--data", (char*)data_dir, "--epochs", epochs, "--batch", batch,
+                  "--hidden", hidden, "--learning-rate", rate, "--seed", seed,
+                  "--save", (char*)save, "--report", (char*)report, NULL};
+  printf("$ distrun -n 2 %s 2 train_mlp --strategy %s ...\n",
+         ps ? "--ps" : "--replicas-per-worker", kKindFlag[kind]);
   fflush(stdout);
   fflush(stderr);
   pid_t pid;
@@ -1035,23 +1099,21 @@ static int run_all(const options_t* o) {
       (long long)data.test_count, (long long)o->batch, o->learning_rate, o->epochs);
   print_samples(data.train_path, 5);
 
-  enum { RUNS = 3 };
+  enum { RUNS = NUM_KINDS };
   result_t results[RUNS];
   memset(results, 0, sizeof results);
   char saved[RUNS][PATH_MAX];
-  char report_path[PATH_MAX];
+  char report_paths[RUNS][PATH_MAX];
   int failed = 0;
-  int have[RUNS] = {0, 0, 0};
-  int32_t workers = 1;
+  int have[RUNS] = {0};
+  int32_t workers[RUNS] = {1, 1, 1, 1};
   for (int k = 0; k < RUNS; ++k) {
-    if (join_path(saved[k], workdir,
-                  k == 0   ? "one_device.safetensors"
-                  : k == 1 ? "mirrored.safetensors"
-                           : "multi_worker.safetensors") != 0) {
-      return 1;
-    }
+    char name[64];
+    snprintf(name, sizeof name, "%s.safetensors", kKindFlag[k]);
+    if (join_path(saved[k], workdir, name) != 0) return 1;
+    snprintf(name, sizeof name, "%s.report", kKindFlag[k]);
+    if (join_path(report_paths[k], workdir, name) != 0) return 1;
   }
-  if (join_path(report_path, workdir, "multi_worker.report") != 0) return 1;
 
   /* In this process: OneDevice, then Mirrored over 4 logical CPU devices. */
   for (int k = 0; k < 2; ++k) {
@@ -1064,7 +1126,7 @@ static int run_all(const options_t* o) {
     dist_strategy_t* strategy = create_strategy(kind, replicas);
     options_t mine = *o;
     mine.save = saved[k];
-    results[k] = train(strategy, &data, &mine, 1);
+    results[k] = train(strategy, &data, &mine, 1, 1);
     dist_strategy_destroy(strategy);
     dist_strategy_t* fresh = create_strategy(kind, replicas);
     results[k].restored = restore_and_evaluate(fresh, saved[k], &data, &mine, NULL);
@@ -1074,33 +1136,46 @@ static int run_all(const options_t* o) {
     have[k] = 1;
   }
 
-  /* Two processes of two replicas each, started by distrun; the chief saves and reports. */
-  print_header("MultiWorkerMirroredStrategy, 2 workers x 2 replicas");
-  const int status = spawn_multi_worker(o, distrun, data_dir, saved[2], report_path);
-  if (status != 0) {
-    fprintf(stderr, "train_mlp: the multi-worker run failed (distrun exit status %d)\n", status);
-    failed = 1;
-  } else if (read_report(report_path, &workers, &results[2]) != 0) {
-    fprintf(stderr, "train_mlp: the multi-worker run left no report in %s\n", report_path);
-    failed = 1;
-  } else {
+  /* Two processes of two replicas each, started by distrun (with two ps tasks for the
+   * parameter-server run); the chief saves and reports. */
+  for (int k = MULTI_WORKER; k <= PARAMETER_SERVER; ++k) {
+    print_header(k == MULTI_WORKER
+                     ? "MultiWorkerMirroredStrategy, 2 workers x 2 replicas"
+                     : "ParameterServerStrategy, 2 workers x 2 replicas, 2 ps tasks");
+    const int status = spawn_distributed((strategy_kind_t)k, o, distrun, data_dir, saved[k],
+                                         report_paths[k]);
+    if (status != 0) {
+      fprintf(stderr, "train_mlp: the %s run failed (distrun exit status %d)\n", kKindFlag[k],
+              status);
+      failed = 1;
+      continue;
+    }
+    if (read_report(report_paths[k], &workers[k], &results[k]) != 0) {
+      fprintf(stderr, "train_mlp: the %s run left no report in %s\n", kKindFlag[k],
+              report_paths[k]);
+      failed = 1;
+      continue;
+    }
     /* Its weights, from the chief's checkpoint, for the comparison below; evaluated again
-     * here (the table checks the accuracy is the one the chief reported). */
-    dist_strategy_t* fresh = create_strategy(MIRRORED, results[2].replicas);
-    results[2].restored = restore_and_evaluate(fresh, saved[2], &data, o, results[2].params);
-    results[2].have_restored = 1;
+     * here (the table checks the accuracy is the one the chief reported). A
+     * parameter-server report counts one worker's replicas, a multi-worker one all. */
+    const int32_t per_worker = k == PARAMETER_SERVER ? results[k].replicas
+                                                     : results[k].replicas / workers[k];
+    dist_strategy_t* fresh = create_strategy(MIRRORED, per_worker);
+    results[k].restored = restore_and_evaluate(fresh, saved[k], &data, o, results[k].params);
+    results[k].have_restored = 1;
+    results[k].replicas = per_worker; /* from here on: per worker */
     dist_strategy_destroy(fresh);
-    have[2] = 1;
+    have[k] = 1;
   }
 
-  printf("\n%-13s %8s %11s %12s %11s %24s\n", "strategy", "replicas", "train loss", "held-out acc",
+  printf("\n%-15s %8s %11s %12s %11s %24s\n", "strategy", "replicas", "train loss", "held-out acc",
          "examples/s", "max |w - w(OneDevice)|");
   for (int k = 0; k < RUNS; ++k) {
     if (!have[k]) continue;
     char replicas[32];
-    if (k == 2) {
-      snprintf(replicas, sizeof replicas, "%dx%d", workers,
-               results[k].replicas / (workers ? workers : 1));
+    if (k == MULTI_WORKER || k == PARAMETER_SERVER) {
+      snprintf(replicas, sizeof replicas, "%dx%d", workers[k], results[k].replicas);
     } else {
       snprintf(replicas, sizeof replicas, "%d", results[k].replicas);
     }
@@ -1111,7 +1186,7 @@ static int run_all(const options_t* o) {
     } else {
       snprintf(diff_text, sizeof diff_text, diff == 0 ? "0 (bit-identical)" : "%.2g", diff);
     }
-    printf("%-13s %8s %11.4f %12.4f %11.0f %24s\n", kKindName[k], replicas, results[k].train.loss,
+    printf("%-15s %8s %11.4f %12.4f %11.0f %24s\n", kKindName[k], replicas, results[k].train.loss,
            results[k].test.accuracy, results[k].examples_per_sec, diff_text);
     if (results[k].restored.accuracy != results[k].test.accuracy) {
       fprintf(stderr, "train_mlp: %s: the restored variables give accuracy %.4f, trained %.4f\n",
@@ -1123,13 +1198,31 @@ static int run_all(const options_t* o) {
               kKindName[k], results[k].test.accuracy, o->check_accuracy);
       failed = 1;
     }
-    if (o->check_agreement >= 0 && !(diff <= o->check_agreement)) {
+    if (k == PARAMETER_SERVER) {
+      if (have[ONE_DEVICE] && !(results[k].test.accuracy >=
+                                results[ONE_DEVICE].test.accuracy - kPsAccuracyTolerance)) {
+        fprintf(stderr,
+                "train_mlp: %s: held-out accuracy %.4f is more than %g below OneDevice's %.4f\n",
+                kKindName[k], results[k].test.accuracy, kPsAccuracyTolerance,
+                results[ONE_DEVICE].test.accuracy);
+        failed = 1;
+      }
+    } else if (o->check_agreement >= 0 && !(diff <= o->check_agreement)) {
       fprintf(stderr,
               "train_mlp: %s: weights differ from OneDevice's by %.3g, more than "
               "--check-agreement %g\n",
               kKindName[k], diff, o->check_agreement);
       failed = 1;
     }
+  }
+  if (have[PARAMETER_SERVER]) {
+    printf(
+        "\nParameterServer is not bit-identical to the others: its two workers update the\n"
+        "variables on the ps tasks asynchronously, each with its own half of every global\n"
+        "batch, and the order in which their updates arrive varies from run to run. Its\n"
+        "held-out accuracy is checked to be at least OneDevice's minus %g; its train loss and\n"
+        "examples/s are the chief's own (its half of the data).\n",
+        kPsAccuracyTolerance);
   }
   for (int k = 0; k < RUNS; ++k) free_params(results[k].params);
 
@@ -1142,6 +1235,11 @@ int main(int argc, char** argv) {
   if (bad) return bad;
   if (o.make_data != NULL) return make_data(o.make_data, o.quick, o.seed) == 0 ? 0 : 1;
   if (o.all) return run_all(&o);
+  if (o.kind == PARAMETER_SERVER) {
+    /* A ps task of the job only serves the variables: it needs no data. */
+    const int served = ps_serve_if_ps_task();
+    if (served >= 0) return served;
+  }
 
   data_t data;
   const char* data_dir = o.data_dir;

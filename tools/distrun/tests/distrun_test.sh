@@ -244,6 +244,71 @@ double_sigint)
   echo "ok: second SIGINT killed the ranks"
   ;;
 
+ps_tasks)
+  # --ps 2: the TF_CONFIG of every task names both jobs; ps tasks have type "ps", their
+  # own index, no DIST_RANK and the prefix "[ps:i] ".
+  DIST_RANK=9 run_distrun -n 2 --ps 2 sh -c 'echo "$TF_CONFIG rank=${DIST_RANK-none} size=$DIST_WORLD_SIZE"'
+  expect_rc 0
+  [ "$(wc -l <"$T/out")" -eq 4 ] || fail "expected 4 lines"
+  jobs='{"cluster": {"worker": \["127\.0\.0\.1:[0-9]*", "127\.0\.0\.1:[0-9]*"\], "ps": \["127\.0\.0\.1:[0-9]*", "127\.0\.0\.1:[0-9]*"\]}'
+  for task in "0 worker 0 rank=0" "1 worker 1 rank=1" "ps:0 ps 0 rank=none" "ps:1 ps 1 rank=none"; do
+    set -- $task
+    line=$(grep -F "[$1] " "$T/out") || fail "no line from [$1]"
+    echo "$line" | grep -q "^\[$1\] $jobs, \"task\": {\"type\": \"$2\", \"index\": $3}} $4 size=2\$" ||
+      fail "[$1]: bad TF_CONFIG or environment: $line"
+    echo "$line" | grep -o '127\.0\.0\.1:[0-9]*' >"$T/ports.$2$3"
+    cmp -s "$T/ports.worker0" "$T/ports.$2$3" || fail "[$1] sees another cluster than rank 0"
+  done
+  [ "$(sort -u "$T/ports.worker0" | wc -l)" -eq 4 ] || fail "ports not distinct: $(cat "$T/ports.worker0")"
+  echo "ok: --ps 2: TF_CONFIG with jobs worker and ps, task types and indices, [ps:i] prefixes"
+  # ps tasks serve forever: they are stopped once every worker has exited, and a ps task
+  # that ignores SIGTERM gets SIGKILL after the grace period; neither status counts.
+  run_distrun -n 2 --ps 2 --grace 0.5 --timeout 20 sh -c '
+    case "$TF_CONFIG" in
+      *"\"type\": \"ps\", \"index\": 1"*) trap "" TERM; "$0" 30 ;;
+      *"\"type\": \"ps\""*) "$0" 30 ;;
+      *) echo "worker done" ;;
+    esac' "$SLEEP"
+  expect_rc 0
+  expect_fast
+  [ "$(count_lines 'worker done')" -eq 2 ] || fail "expected 2 workers to finish"
+  grep -q 'grace period, sending SIGKILL' "$T/err" || fail "the SIGTERM-ignoring ps task was not killed"
+  ! grep -q 'ps:[01] .*while the workers run' "$T/err" || fail "a stopped ps task was reported as failed"
+  expect_no_leftovers
+  echo "ok: ps tasks stopped (SIGTERM, then SIGKILL) after the workers exited 0, in ${ELAPSED_MS} ms"
+  ;;
+
+ps_failures)
+  # A ps task that dies early is reported, and fails the job only if a worker then fails.
+  run_distrun -n 2 --ps 1 --timeout 20 sh -c '
+    if [ -z "${DIST_RANK-}" ]; then : >"$1/ps_gone"; exit 7; fi
+    while [ ! -e "$1/ps_gone" ]; do sleep 0.05; done
+    sleep 0.2
+    echo "worker done"' "$T"
+  expect_rc 0
+  grep -qx 'distrun: ps:0 exited with status 7 while the workers run' "$T/err" ||
+    fail "no report of the ps task's early exit"
+  [ "$(count_lines 'worker done')" -eq 2 ] || fail "expected both workers to finish"
+  rm -f "$T/ps_gone"
+  run_distrun -n 2 --ps 1 --timeout 20 sh -c '
+    if [ -z "${DIST_RANK-}" ]; then : >"$1/ps_gone"; exit 7; fi
+    while [ ! -e "$1/ps_gone" ]; do sleep 0.05; done
+    if [ "$DIST_RANK" = 1 ]; then sleep 0.2; exit 3; fi
+    "$0" 30' "$SLEEP" "$T"
+  expect_rc 3
+  expect_fast
+  grep -qx 'distrun: rank 1 exited with status 3' "$T/err" || fail "no failure message for rank 1"
+  expect_no_leftovers
+  # A failing worker stops the ps tasks with the others.
+  run_distrun -n 2 --ps 2 --timeout 20 sh -c '
+    if [ "${DIST_RANK-}" = 0 ]; then sleep 0.2; exit 4; fi
+    "$0" 30' "$SLEEP"
+  expect_rc 4
+  expect_fast
+  expect_no_leftovers
+  echo "ok: an early ps exit does not count; a worker failure fails the job and stops the ps tasks"
+  ;;
+
 timeout)
   run_distrun -n 2 --timeout 0.5 "$SLEEP" 30
   expect_rc 124
@@ -256,7 +321,8 @@ timeout)
 usage)
   for args in "" "true" "-n" "-n 0 true" "-n -1 true" "-n x true" "-n 2" "-n 2 --" \
               "-n 2 --bogus true" "-x -n 2 true" "-n 2 --replicas-per-worker 0 true" \
-              "-n 2 --timeout 0 true" "-n 2 --timeout abc true" "-n 2 --grace -1 true"; do
+              "-n 2 --timeout 0 true" "-n 2 --timeout abc true" "-n 2 --grace -1 true" \
+              "-n 2 --ps -1 true" "-n 2 --ps x true" "-n 2 --ps 4097 true" "--ps 2 true"; do
     # shellcheck disable=SC2086
     run_distrun $args
     [ "$RC" -eq 2 ] || fail "'distrun $args': expected 2, got $RC"
