@@ -141,6 +141,7 @@ static dist_status_t add_in_replica(dist_context_t* context, const dist_value_t*
   int32_t r = -1;
   float delta[2];
   dist_value_t* t = NULL;
+  dist_status_t status;
   const char* lr_name = "learning_rate";
   const double lr = 1.0;
   (void)args;
@@ -150,13 +151,14 @@ static dist_status_t add_in_replica(dist_context_t* context, const dist_value_t*
   RCALL(&st->errors, 0, dist_context_replica_id(context, &r));
   delta[0] = delta[1] = (float)(r + 1);
   t = dts_f32(delta, 2, NULL);
+  /* The tensor is released before a failure is recorded, so a refused update leaks nothing. */
   if (st->use_apply_update) {
-    RCALL(&st->errors, r, dist_variable_apply_update(st->var, "sgd", (const dist_value_t* const*)&t, 1,
-                                                     &lr_name, &lr, 1));
+    status = dist_variable_apply_update(st->var, "sgd", (const dist_value_t* const*)&t, 1, &lr_name, &lr, 1);
   } else {
-    RCALL(&st->errors, r, dist_variable_assign_add(st->var, t));
+    status = dist_variable_assign_add(st->var, t);
   }
   dist_value_destroy(t);
+  RCALL(&st->errors, r, status);
   return DIST_OK;
 }
 
