@@ -232,6 +232,33 @@ static void test_colocate_vars_with(void** state) {
   dist_strategy_destroy(s);
 }
 
+static void test_colocate_vars_with_another_strategys_variable_is_refused(void** state) {
+  /* TF's validate_colocate. Under ParameterServer the colocation is by name: "x" of the
+   * other strategy would silently mean this strategy's "x". */
+  const float pair[2] = {1.0f, 2.0f};
+  dist_strategy_t* s = local_ps(1, NULL);
+  dist_strategy_t* other = local_ps(1, NULL);
+  dist_value_t* init = dts_f32(pair, 2, NULL);
+  dist_value_t* mine = create_in_scope(s, init, DIST_AGGREGATION_SUM, "x");
+  dist_value_t* theirs = create_in_scope(other, init, DIST_AGGREGATION_SUM, "x");
+  dist_status_t entered;
+  char message[512];
+  (void)state;
+  DT_OK(dist_strategy_scope_enter(s));
+  entered = dist_strategy_colocate_vars_with_enter(s, theirs);
+  snprintf(message, sizeof(message), "%s", dist_last_error_message());
+  if (entered == DIST_OK) dts_ignore(dist_strategy_colocate_vars_with_exit(s));
+  DT_OK(dist_strategy_scope_exit(s));
+  assert_int_equal(entered, DIST_INVALID_ARGUMENT);
+  assert_non_null(strstr(message, "dist_strategy_colocate_vars_with_enter"));
+  assert_non_null(strstr(message, "another strategy"));
+  dist_value_destroy(theirs);
+  dist_value_destroy(mine);
+  dist_value_destroy(init);
+  dist_strategy_destroy(other);
+  dist_strategy_destroy(s);
+}
+
 /* ---- dist_strategy_update with a callback ---- */
 
 /* w -= args[0], through the component it is handed; stores w's new value in *out. */
@@ -484,6 +511,7 @@ int main(void) {
       cmocka_unit_test(test_max_shard_bytes_partitioner),
       cmocka_unit_test(test_failed_creation_keeps_the_unnamed_numbering),
       cmocka_unit_test(test_colocate_vars_with),
+      cmocka_unit_test(test_colocate_vars_with_another_strategys_variable_is_refused),
       cmocka_unit_test(test_strategy_update_with_a_callback),
       cmocka_unit_test(test_integer_variable_with_sum),
       cmocka_unit_test(test_bool_variable),
