@@ -1,8 +1,9 @@
 /* Tests for parameter_server.h in local mode, for the paths test_parameter_server.c leaves
  * out: the min-max and max-shard-bytes partitioners through the C API (shard counts from
- * TF's formulas), colocate_vars_with, dist_strategy_update with a callback, integer and
- * bool variables, reduce and run, a variable used after its strategy is destroyed, one
- * name created from two threads at once, and a failed creation that must change nothing. */
+ * TF's formulas), colocate_vars_with (and its refusal of another strategy's variable),
+ * dist_strategy_update with a callback, integer and bool variables, run, reduce and
+ * distribute_dataset, a variable used after its strategy is destroyed, one name created
+ * from four threads at once, and a failed creation that must change nothing. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -429,6 +430,50 @@ static void test_run_and_reduce(void** state) {
   dist_strategy_destroy(s);
 }
 
+static void expect_i64_component(const dist_value_t* per_replica, int32_t index, int64_t first) {
+  dist_value_t* component = dts_component(per_replica, index);
+  int64_t count = -1;
+  void* data = NULL;
+  const int64_t expected[2] = {first, first + 1};
+  DT_OK(dist_tensor_num_elements(component, &count));
+  assert_int_equal(count, 2);
+  DT_OK(dist_tensor_data(component, &data));
+  assert_memory_equal(data, expected, sizeof(expected));
+  dist_value_destroy(component);
+}
+
+static void test_distribute_dataset(void** state) {
+  /* range(8).batch(4) over this worker's 2 replicas (one worker in local mode: no input
+   * sharding): [0, 1] and [2, 3], then [4, 5] and [6, 7], then the end. */
+  dist_strategy_t* s = local_ps(2, NULL);
+  dist_dataset_t* range = NULL;
+  dist_dataset_t* batched = NULL;
+  dist_distributed_dataset_t* distributed = NULL;
+  dist_iterator_t* it = NULL;
+  dist_value_t* out = NULL;
+  int64_t step;
+  (void)state;
+  DT_OK(dist_dataset_range(0, 8, 1, &range));
+  DT_OK(dist_dataset_batch(range, 4, 0, &batched));
+  DT_OK(dist_strategy_distribute_dataset(s, batched, NULL, &distributed));
+  DT_OK(dist_distributed_dataset_make_iterator(distributed, &it));
+  for (step = 0; step < 2; ++step) {
+    DT_OK(dist_iterator_get_next(it, &out, 1));
+    assert_int_equal(dts_num_components(out), 2);
+    expect_i64_component(out, 0, 4 * step);
+    expect_i64_component(out, 1, 4 * step + 2);
+    dist_value_destroy(out);
+  }
+  out = DT_SENTINEL_PTR;
+  DT_ERR(dist_iterator_get_next(it, &out, 1), DIST_OUT_OF_RANGE, "dist_iterator_get_next", NULL);
+  assert_null(out);
+  dist_iterator_destroy(it);
+  dist_distributed_dataset_destroy(distributed);
+  dist_dataset_destroy(batched);
+  dist_dataset_destroy(range);
+  dist_strategy_destroy(s);
+}
+
 /* ---- Lifetimes and threads ---- */
 
 static void test_variable_outlives_its_strategy(void** state) {
@@ -516,6 +561,7 @@ int main(void) {
       cmocka_unit_test(test_integer_variable_with_sum),
       cmocka_unit_test(test_bool_variable),
       cmocka_unit_test(test_run_and_reduce),
+      cmocka_unit_test(test_distribute_dataset),
       cmocka_unit_test(test_variable_outlives_its_strategy),
       cmocka_unit_test(test_one_name_created_from_threads_at_once),
   };
