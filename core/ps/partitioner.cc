@@ -118,7 +118,11 @@ absl::Status CheckPartitioner(const Partitioner& p) {
 
 absl::StatusOr<int64_t> ShardCount(const Partitioner& p, DType dtype, const Shape& shape) {
   RETURN_IF_ERROR(CheckPartitioner(p));
-  RETURN_IF_ERROR(CheckAxis(p.axis, shape));
+  // The refusal names the partitioner: the caller set it on the strategy, not on this
+  // variable, and may not see at once why a plain creation fails.
+  if (absl::Status fits = CheckAxis(p.axis, shape); !fits.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(PartitionerName(p), ": ", fits.message()));
+  }
   int64_t count = 0;
   switch (p.kind) {
     case PartitionerKind::kFixedSize:

@@ -126,6 +126,8 @@ absl::StatusOr<VariablePlacement> Placement::Declare(const VariableDeclaration& 
     ASSIGN_OR_RETURN(colocated, ColocationTask(declaration.colocate_with));
   }
   // Every check is done: from here on the placement is recorded.
+  last_declared_ = declaration.name;
+  round_robin_before_last_ = next_round_robin_;
   for (ShardPlacement& shard : placement.shards) {
     const uint64_t bytes = ByteSize(declaration.dtype, shard.shape);
     shard.task = colocated.has_value() ? *colocated : NextTask(bytes);
@@ -133,7 +135,29 @@ absl::StatusOr<VariablePlacement> Placement::Declare(const VariableDeclaration& 
     tasks_by_name_.emplace(shard.name, shard.task);
   }
   variables_.emplace(declaration.name, placement);
+  placement.declared_now = true;
   return placement;
+}
+
+void Placement::Withdraw(absl::string_view name) {
+  MutexLock lock(&mu_);
+  const auto it = variables_.find(name);
+  if (it == variables_.end()) return;
+  const VariablePlacement& placement = it->second;
+  const bool colocated = !placement.declaration.colocate_with.empty();
+  for (const ShardPlacement& shard : placement.shards) {
+    const uint64_t bytes = ByteSize(placement.declaration.dtype, shard.shape);
+    const size_t task = static_cast<size_t>(shard.task);
+    placed_[task] -= bytes;
+    // Colocated shards never added to the greedy policy's load (NextTask was not asked).
+    if (!colocated && policy_ == PlacementPolicy::kGreedyBytes) bytes_[task] -= bytes;
+    tasks_by_name_.erase(shard.name);
+  }
+  if (last_declared_ == name) {
+    next_round_robin_ = round_robin_before_last_;
+    last_declared_.clear();
+  }
+  variables_.erase(it);
 }
 
 absl::StatusOr<VariablePlacement> Placement::Find(absl::string_view name) const {

@@ -59,6 +59,9 @@ struct VariablePlacement {
   // still named "<name>/part_0", as in TF).
   std::optional<ShardLayout> layout;
   std::vector<ShardPlacement> shards;  // one per shard; one named as the variable when unpartitioned
+  // In Declare's answer only: whether this call placed the variable (false when it gave
+  // back an earlier declaration), which is what Withdraw may take back.
+  bool declared_now = false;
 };
 
 // Thread-safety: safe; concurrent declarations are placed in the order they take the lock,
@@ -75,6 +78,14 @@ class Placement {
   // placed then. ResourceExhausted past kMaxPlacedNames.
   absl::StatusOr<VariablePlacement> Declare(const VariableDeclaration& declaration)
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Takes back the declaration of `name` that a Declare answered with declared_now, when
+  // creating the variable then failed: its names are free again and its bytes no longer
+  // count, and when nothing was declared after it the round-robin goes back to where it
+  // was, so that the next variable lands where it would have without the failure (TF2's
+  // ParameterServerStrategy counts a variable only once it is created). No-op for a name
+  // not declared.
+  void Withdraw(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The placement of variable `name`; NotFound when it was never declared.
   absl::StatusOr<VariablePlacement> Find(absl::string_view name) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -101,6 +112,9 @@ class Placement {
   const PlacementPolicy policy_;
   mutable Mutex mu_;
   int32_t next_round_robin_ ABSL_GUARDED_BY(mu_) = 0;
+  // The last variable placed, and the round-robin before it (for Withdraw).
+  std::string last_declared_ ABSL_GUARDED_BY(mu_);
+  int32_t round_robin_before_last_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<uint64_t> bytes_ ABSL_GUARDED_BY(mu_);   // the greedy policy's load per task
   std::vector<uint64_t> placed_ ABSL_GUARDED_BY(mu_);  // every byte placed, per task
   std::map<std::string, VariablePlacement, std::less<>> variables_ ABSL_GUARDED_BY(mu_);

@@ -11,6 +11,7 @@
 #include "core/device/local_devices.h"
 #include "core/strategy/integer_mean.h"
 #include "core/strategy/thread_context.h"
+#include "core/util/quote.h"
 #include "core/util/status_macros.h"
 #include "core/values/variable.h"
 
@@ -422,6 +423,16 @@ absl::Status ColocateVarsWithEnter(const Strategy& strategy, const Value& variab
   if (!variable.is_variable()) {
     return absl::InvalidArgumentError(
         absl::StrCat("variable is a ", ValueKindName(variable.kind()), ", not a variable"));
+  }
+  // TF's validate_colocate: a variable of another strategy would be looked up among this
+  // one's (under ParameterServer by name: an unrelated variable of that name, or none).
+  // Outside this strategy's scope ColocateEnter's FailedPrecondition comes first.
+  const ThreadContext& thread = ThreadContext::Current();
+  const bool in_scope = thread.top_kind() == FrameKind::kScope && thread.strategy().get() == &strategy;
+  if (in_scope && variable.variable()->strategy_id() != strategy.id()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "colocate_vars_with must be passed a variable created in this strategy's scope; ",
+        Quoted(variable.variable()->name()), " belongs to another strategy"));
   }
   ASSIGN_OR_RETURN(Destinations devices, DestinationsOf(variable));
   return ThreadContext::Current().ColocateEnter(&strategy, std::move(devices),

@@ -64,8 +64,15 @@ absl::StatusOr<Value> CreatePsVariable(Strategy& strategy, const Tensor& initial
   declaration.partitioner = servers->partitioner;
   ASSIGN_OR_RETURN(ps::VariablePlacement placement, servers->placement->Declare(declaration));
   const DeviceSpec device = servers->devices[static_cast<size_t>(placement.shards.front().task)];
+  const bool declared_now = placement.declared_now;
   auto storage = std::make_shared<PsVariableStorage>(servers, std::move(placement));
-  RETURN_IF_ERROR(storage->CreateIfAbsent(initial).status());
+  if (absl::Status created = storage->CreateIfAbsent(initial).status(); !created.ok()) {
+    // A failed creation changes nothing here: the name may be created again as it is on
+    // the ps tasks, and the next variable lands where it would have (as in TF2, whose
+    // round-robin counts created variables only).
+    if (declared_now) servers->placement->Withdraw(name);
+    return created;
+  }
   auto variable = std::make_shared<Variable>(name, sync, aggregation, initial.dtype(),
                                              initial.shape(), device, std::move(storage),
                                              strategy.id());

@@ -323,26 +323,53 @@ absl::Status Strategy::LeaveReplica(const ReplicaContext& context) {
   return absl::OkStatus();
 }
 
-std::string Strategy::UniqueVariableName(absl::string_view requested) {
-  const std::string base = requested.empty() ? "Variable" : std::string(requested);
-  MutexLock lock(&variables_mu_);
-  // TF's unique names: base, then base_1, base_2, ... skipping names already taken (also
-  // ones a user gave explicitly). Names are never released, so the next suffix to try
-  // only grows.
-  std::string name = base;
-  if (variable_names_.contains(name)) {
-    int64_t& suffix = next_name_suffix_.try_emplace(base, 1).first->second;
-    do {
-      name = absl::StrCat(base, "_", suffix++);
-    } while (variable_names_.contains(name));
-  }
-  variable_names_.insert(name);
-  return name;
+bool Strategy::VariableNameTaken(const std::string& name) const {
+  return variable_names_.contains(name) || claimed_names_.contains(name);
 }
 
-std::string Strategy::ReserveVariableName(absl::string_view name) {
+Strategy::VariableNameClaim Strategy::UniqueVariableName(absl::string_view requested) {
+  VariableNameClaim claim;
+  claim.base = requested.empty() ? "Variable" : std::string(requested);
   MutexLock lock(&variables_mu_);
-  return *variable_names_.insert(std::string(name)).first;
+  // TF's unique names: base, then base_1, base_2, ... skipping names already taken (also
+  // ones a user gave explicitly). Only a failed creation gives a name back, so the next
+  // suffix to try only grows except when that happens.
+  claim.name = claim.base;
+  if (VariableNameTaken(claim.name)) {
+    int64_t& suffix = next_name_suffix_.try_emplace(claim.base, 1).first->second;
+    do {
+      claim.suffix = suffix++;
+      claim.name = absl::StrCat(claim.base, "_", claim.suffix);
+    } while (VariableNameTaken(claim.name));
+  }
+  ++claimed_names_[claim.name];
+  return claim;
+}
+
+Strategy::VariableNameClaim Strategy::ReserveVariableName(absl::string_view name) {
+  VariableNameClaim claim;
+  claim.name = claim.base = std::string(name);
+  MutexLock lock(&variables_mu_);
+  ++claimed_names_[claim.name];
+  return claim;
+}
+
+void Strategy::SettleVariableName(const VariableNameClaim& claim, bool created) {
+  MutexLock lock(&variables_mu_);
+  if (auto it = claimed_names_.find(claim.name); it != claimed_names_.end() && --it->second == 0) {
+    claimed_names_.erase(it);
+  }
+  if (created) {
+    variable_names_.insert(claim.name);
+    return;
+  }
+  // The search for the next "<base>_<n>" may start at the suffix given back: names below
+  // it that are taken are skipped again, so starting lower never repeats a name.
+  if (claim.suffix > 0) {
+    if (auto it = next_name_suffix_.find(claim.base); it != next_name_suffix_.end()) {
+      it->second = std::min(it->second, claim.suffix);
+    }
+  }
 }
 
 void Strategy::RegisterVariable(const std::shared_ptr<Variable>& variable) {

@@ -118,11 +118,23 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   // `context`; the strategy may be gone by then, as the frame held a reference to it.
   absl::Status LeaveReplica(const ReplicaContext& context);
 
-  // Variables created in this strategy's scope, for checkpoints and naming.
-  std::string UniqueVariableName(absl::string_view requested);
+  // Variables created in this strategy's scope, for checkpoints and naming. A creation
+  // claims its name first (so that concurrent creations get distinct names), then settles
+  // the claim: kept when the variable was created, given back when the creation failed.
+  struct VariableNameClaim {
+    std::string name;
+    std::string base;    // the name requested ("Variable" for none)
+    int64_t suffix = 0;  // name is "<base>_<suffix>"; 0: name is base
+  };
+  // The requested name (or "Variable") unless taken, else TF's next "<base>_<n>".
+  VariableNameClaim UniqueVariableName(absl::string_view requested);
   // `name` itself, taken (so that UniqueVariableName skips it) but never suffixed: under
   // ParameterServer the same name means the same variable, as TF's get_variable.
-  std::string ReserveVariableName(absl::string_view name);
+  VariableNameClaim ReserveVariableName(absl::string_view name);
+  // Keeps the claim's name for good when `created`; otherwise the name is free again
+  // (unless another creation holds it) and unnamed variables are numbered as if the
+  // failed creation had never been made: a failed call changes nothing.
+  void SettleVariableName(const VariableNameClaim& claim, bool created);
   void RegisterVariable(const std::shared_ptr<Variable>& variable);
   std::vector<std::shared_ptr<Variable>> LiveVariables();
 
@@ -157,9 +169,12 @@ class Strategy : public std::enable_shared_from_this<Strategy> {
   bool running_ ABSL_GUARDED_BY(state_mu_) = false;
   Mutex variables_mu_;
   std::vector<std::weak_ptr<Variable>> variables_ ABSL_GUARDED_BY(variables_mu_);
-  // Every name given out, and per requested name the next suffix to try: naming n
+  // Every name of a created variable, the names claimed by creations still running (with
+  // how many hold each), and per requested name the next suffix to try: naming n
   // variables alike costs O(n), not a scan of every name per candidate suffix.
+  bool VariableNameTaken(const std::string& name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(variables_mu_);
   absl::flat_hash_set<std::string> variable_names_ ABSL_GUARDED_BY(variables_mu_);
+  absl::flat_hash_map<std::string, int32_t> claimed_names_ ABSL_GUARDED_BY(variables_mu_);
   absl::flat_hash_map<std::string, int64_t> next_name_suffix_ ABSL_GUARDED_BY(variables_mu_);
 };
 

@@ -156,6 +156,48 @@ absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value,
   return absl::OkStatus();
 }
 
+// The variable's copies on the strategy's parameter devices (or the colocation's), from
+// the chief's initial value when the strategy spans several workers.
+absl::StatusOr<Value> CreateVariableOnDevices(Strategy& strategy, const ThreadContext& thread,
+                                              const Tensor& initial_value, VariableSync sync,
+                                              VariableAggregation aggregation,
+                                              const std::string& unique_name) {
+  ValueKind kind = ValueKind::kVariable;
+  std::vector<DeviceSpec> devices = strategy.parameter_devices();
+  if (strategy.mirrors_variables()) {
+    if (sync == VariableSync::kNone) {
+      return absl::InvalidArgumentError(
+          "synchronization NONE is not supported with a MirroredStrategy: use ON_WRITE or "
+          "ON_READ");
+    }
+    kind = sync == VariableSync::kOnRead ? ValueKind::kSyncOnReadVariable
+                                         : ValueKind::kMirroredVariable;
+  }
+  if (std::vector<DeviceSpec> colocated = thread.colocation(); !colocated.empty()) {
+    devices = std::move(colocated);
+    if (devices.size() == 1) kind = ValueKind::kVariable;
+  }
+  Tensor initial = initial_value;
+  if (strategy.num_workers() > 1) {
+    // Every worker starts from the chief's value, as TF's MultiWorkerMirroredStrategy does.
+    ASSIGN_OR_RETURN(initial, initial_value.CopyTo("CPU:0"));
+    RETURN_IF_ERROR(strategy.workers().Broadcast(
+        initial.byte_size() > 0 ? initial.data() : nullptr, initial.byte_size(), 0,
+        absl::StrCat("initial value of variable ", Quoted(unique_name), " ", DTypeName(initial.dtype()),
+                     "[", absl::StrJoin(initial.shape().dims(), ", "), "]"),
+        strategy.NewDeadline()));
+  }
+  std::vector<Tensor> copies;
+  for (const DeviceSpec& device : devices) {
+    ASSIGN_OR_RETURN(Tensor copy, initial.CopyTo(device.ToString()));
+    copies.push_back(std::move(copy));
+  }
+  auto variable = std::make_shared<Variable>(unique_name, kind, sync,
+                                             aggregation, std::move(copies), strategy.id());
+  strategy.RegisterVariable(variable);
+  return Value::OfVariable(std::move(variable));
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> SyncOnReadShare(const Variable& variable, const Tensor& value) {
@@ -197,51 +239,22 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
   }
   const std::shared_ptr<Strategy> strategy = thread.strategy();
   if (sync == VariableSync::kAuto) sync = VariableSync::kOnWrite;
-  if (strategy->parameter_servers() != nullptr) {
-    // One copy on a ps task, whatever the synchronization (TF's parameter-server
-    // strategies place every variable there).
-    // A name given is the variable's identity across workers (the same name is the same
-    // variable, created again or not); a NULL name is numbered in this process.
-    const std::string ps_name =
-        name.empty() ? strategy->UniqueVariableName(name) : strategy->ReserveVariableName(name);
-    return CreatePsVariable(*strategy, initial_value, sync, aggregation, ps_name,
-                            thread.colocation_variable());
-  }
-  ValueKind kind = ValueKind::kVariable;
-  std::vector<DeviceSpec> devices = strategy->parameter_devices();
-  if (strategy->mirrors_variables()) {
-    if (sync == VariableSync::kNone) {
-      return absl::InvalidArgumentError(
-          "synchronization NONE is not supported with a MirroredStrategy: use ON_WRITE or "
-          "ON_READ");
-    }
-    kind = sync == VariableSync::kOnRead ? ValueKind::kSyncOnReadVariable
-                                         : ValueKind::kMirroredVariable;
-  }
-  if (std::vector<DeviceSpec> colocated = thread.colocation(); !colocated.empty()) {
-    devices = std::move(colocated);
-    if (devices.size() == 1) kind = ValueKind::kVariable;
-  }
-  const std::string unique_name = strategy->UniqueVariableName(name);
-  Tensor initial = initial_value;
-  if (strategy->num_workers() > 1) {
-    // Every worker starts from the chief's value, as TF's MultiWorkerMirroredStrategy does.
-    ASSIGN_OR_RETURN(initial, initial_value.CopyTo("CPU:0"));
-    RETURN_IF_ERROR(strategy->workers().Broadcast(
-        initial.byte_size() > 0 ? initial.data() : nullptr, initial.byte_size(), 0,
-        absl::StrCat("initial value of variable ", Quoted(unique_name), " ", DTypeName(initial.dtype()),
-                     "[", absl::StrJoin(initial.shape().dims(), ", "), "]"),
-        strategy->NewDeadline()));
-  }
-  std::vector<Tensor> copies;
-  for (const DeviceSpec& device : devices) {
-    ASSIGN_OR_RETURN(Tensor copy, initial.CopyTo(device.ToString()));
-    copies.push_back(std::move(copy));
-  }
-  auto variable = std::make_shared<Variable>(unique_name, kind, sync,
-                                             aggregation, std::move(copies), strategy->id());
-  strategy->RegisterVariable(variable);
-  return Value::OfVariable(std::move(variable));
+  const bool on_parameter_servers = strategy->parameter_servers() != nullptr;
+  // Under ParameterServer a name given is the variable's identity across workers (the
+  // same name is the same variable, created again or not); a NULL name is numbered in
+  // this process, as every name is for the other strategies.
+  const Strategy::VariableNameClaim claim = on_parameter_servers && !name.empty()
+                                                ? strategy->ReserveVariableName(name)
+                                                : strategy->UniqueVariableName(name);
+  absl::StatusOr<Value> created =
+      on_parameter_servers
+          // One copy on a ps task, whatever the synchronization (TF's parameter-server
+          // strategies place every variable there).
+          ? CreatePsVariable(*strategy, initial_value, sync, aggregation, claim.name,
+                             thread.colocation_variable())
+          : CreateVariableOnDevices(*strategy, thread, initial_value, sync, aggregation, claim.name);
+  strategy->SettleVariableName(claim, created.ok());
+  return created;
 }
 
 absl::StatusOr<Tensor> ReadVariable(const Value& value) {

@@ -83,6 +83,38 @@ TEST(PlacementTest, GreedyPicksTheLeastLoadedTask) {
   EXPECT_EQ(placement->TaskBytes(), (std::vector<uint64_t>{400, 844, 304}));
 }
 
+TEST(PlacementTest, WithdrawingTheLastDeclarationRewindsTheRoundRobin) {
+  // TF2's ParameterServerStrategy counts a variable once it is created: one whose creation
+  // failed leaves the next variable where it would have gone.
+  auto placement = Make(3, PlacementPolicy::kRoundRobin);
+  EXPECT_EQ(TaskOf(*placement, Var("a", {10})), 0);
+  absl::StatusOr<VariablePlacement> failed = placement->Declare(Partitioned("w", {4}, Partitioner::FixedSize(2, 0)));
+  ASSERT_TRUE(IsOk(failed.status()));
+  EXPECT_TRUE(failed->declared_now);
+  EXPECT_EQ(ShardTasks(*failed), (std::vector<int32_t>{1, 2}));
+  placement->Withdraw("w");
+  EXPECT_TRUE(HasError(placement->Find("w"), absl::StatusCode::kNotFound));
+  EXPECT_EQ(placement->TaskBytes(), (std::vector<uint64_t>{40, 0, 0}));
+  // The name is free for another declaration, and the round-robin is back at task 1.
+  EXPECT_EQ(TaskOf(*placement, Var("w", {3}, DType::kInt32)), 1);
+  EXPECT_EQ(TaskOf(*placement, Var("w/part_0", {1})), 2);
+  placement->Withdraw("never_declared");  // no-op
+  EXPECT_EQ(placement->TaskBytes(), (std::vector<uint64_t>{40, 12, 4}));
+}
+
+TEST(PlacementTest, WithdrawingAnEarlierDeclarationKeepsLaterPlacements) {
+  auto placement = Make(2, PlacementPolicy::kGreedyBytes);
+  EXPECT_EQ(TaskOf(*placement, Var("a", {10})), 0);  // 40 0
+  EXPECT_EQ(TaskOf(*placement, Var("b", {2})), 1);   // 40 8
+  placement->Withdraw("a");                          // 0 8: its load is gone
+  EXPECT_EQ(placement->TaskBytes(), (std::vector<uint64_t>{0, 8}));
+  EXPECT_EQ(TaskOf(*placement, Var("c", {1})), 0);
+  // Giving back an existing declaration is not "declared now".
+  absl::StatusOr<VariablePlacement> again = placement->Declare(Var("b", {2}));
+  ASSERT_TRUE(IsOk(again.status()));
+  EXPECT_FALSE(again->declared_now);
+}
+
 TEST(PlacementTest, GreedyTieGoesToTheLowestIndex) {
   auto placement = Make(2, PlacementPolicy::kGreedyBytes);
   EXPECT_EQ(TaskOf(*placement, Var("a", {2})), 0);
