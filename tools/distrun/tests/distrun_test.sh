@@ -263,12 +263,13 @@ ps_tasks)
   echo "ok: --ps 2: TF_CONFIG with jobs worker and ps, task types and indices, [ps:i] prefixes"
   # ps tasks serve forever: they are stopped once every worker has exited, and a ps task
   # that ignores SIGTERM gets SIGKILL after the grace period; neither status counts.
+  # The workers end only once ps:1 ignores SIGTERM (else it could die of it first).
   run_distrun -n 2 --ps 2 --grace 0.5 --timeout 20 sh -c '
     case "$TF_CONFIG" in
-      *"\"type\": \"ps\", \"index\": 1"*) trap "" TERM; "$0" 30 ;;
+      *"\"type\": \"ps\", \"index\": 1"*) trap "" TERM; : >"$1/ps1_ignores_term"; "$0" 30 ;;
       *"\"type\": \"ps\""*) "$0" 30 ;;
-      *) echo "worker done" ;;
-    esac' "$SLEEP"
+      *) while [ ! -e "$1/ps1_ignores_term" ]; do sleep 0.05; done; echo "worker done" ;;
+    esac' "$SLEEP" "$T"
   expect_rc 0
   expect_fast
   [ "$(count_lines 'worker done')" -eq 2 ] || fail "expected 2 workers to finish"
