@@ -3,13 +3,20 @@
 //
 // It prints, in this order:
 //   1. a copy-bandwidth baseline (memcpy of one large buffer, best of a few),
-//   2. for MirroredStrategy over CPU:0..CPU:n-1 (n = 2 and 4), one table of
+//   2. the physical ceiling: STREAM-style copy and add bandwidth of two threads
+//      (stream_ceiling.cc),
+//   3. for MirroredStrategy over CPU:0..CPU:n-1 (n = 2 and 4), one table of
 //      dist_context_all_reduce(SUM) timings from 8 bytes up to --max-bytes, float32,
-//      with algbw, busbw and memory efficiency against the baseline,
-//   3. the time of an empty dist_strategy_run step for 1, 2 and 4 replicas,
-//   4. the 8-byte all-reduce latency with 2 replicas,
-//   5. the targets of the issue with "met" / "NOT met",
-//   6. the input-pipeline sections (input_bench.cc): iterator throughput over host
+//      with algbw, busbw and memory efficiency against the baseline, and at every size
+//      the time of a reference thread all-reduce measured in the same run
+//      (reference_all_reduce.h) with ours/ref (below 1: the library is faster),
+//   4. the time of an empty dist_strategy_run step for 1, 2 and 4 replicas,
+//   5. the replica wake path: median and p99 of an empty 2-replica step and of an 8-byte
+//      all-reduce step, alone and next to a busy process this program forks
+//      (busy_competitor.h),
+//   6. the 8-byte all-reduce latency with 2 replicas,
+//   7. the targets of the issue with "met" / "NOT met",
+//   8. the input-pipeline sections (input_bench.cc): iterator throughput over host
 //      tensors against memcpy, and TFRecord read throughput against `cat`, with their
 //      targets. `--input` prints only these.
 // `--parameter-server` runs dist-bench-ps, installed beside this program, instead: a ps
@@ -27,6 +34,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,13 +43,20 @@
 #include <climits>
 #include <unistd.h>
 
+#include "bench_stats.h"
+#include "busy_competitor.h"
 #include "distribute/distribute.h"
 #include "input_bench.h"
 #include "multi_worker_bench.h"
+#include "reference_all_reduce.h"
+#include "stream_ceiling.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using dist_bench::Clock;
+using dist_bench::Seconds;
+using dist_bench::Stats;
+using dist_bench::Summarize;
 
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * kKiB;
@@ -52,8 +68,6 @@ constexpr int64_t kTargetBytes = 64 * kMiB;  // the memory-efficiency target's s
 constexpr double kTargetMemEff = 0.7;
 constexpr double kTargetEmptyRunUs = 10.0;
 constexpr double kTargetLatency8Us = 2.0;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 [[noreturn]] void Fail(const char* what, dist_status_t status) {
   std::fflush(stdout);
@@ -174,27 +188,6 @@ Options ParseArgs(int argc, char** argv) {
   }
   if (options.quick) options.max_bytes = std::min(options.max_bytes, kQuickMaxBytes);
   return options;
-}
-
-struct Stats {
-  double median = 0;
-  double p90 = 0;
-  double min = 0;
-};
-
-Stats Summarize(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-    if (i > 0) --i;
-    return v[std::min(i, v.size() - 1)];
-  };
-  s.median = v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  s.p90 = at(0.9);
-  s.min = v.front();
-  return s;
 }
 
 std::string FormatBytes(int64_t bytes) {
@@ -351,6 +344,7 @@ struct Row {
   double algbw = 0;
   double busbw = 0;
   double memeff = 0;
+  Stats ref_us;  // the reference thread all-reduce of the same size, same run
 };
 
 std::vector<int64_t> Sizes(int64_t max_bytes) {
@@ -365,12 +359,61 @@ std::vector<int64_t> Sizes(int64_t max_bytes) {
   return sizes;
 }
 
-std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double copy_bw) {
-  dist_strategy_t* strategy = CreateMirrored(replicas, options.algo);
+// A loop of k timed operations: fills *times with the seconds of each (k entries) and
+// *loop_seconds with the whole loop's.
+using TimedLoop = std::function<void(int64_t k, std::vector<double>* times, double* loop_seconds)>;
+
+// Warms up and calibrates `loop`, growing the iteration count until one loop takes long
+// enough to estimate the time per operation, then runs the measured loop sized to the
+// target time and returns its per-operation microseconds. The estimate is the median of
+// the calibration loop (one slow first iteration, e.g. a parked thread waking up, would
+// otherwise make a fast size look slow), bounded below by a quarter of the mean so that a
+// heavy tail still limits the loop's length.
+Stats CalibrateAndMeasure(const TimedLoop& loop, const Options& options, int64_t* iterations) {
   const double target_seconds = options.quick ? 0.01 : 0.1;
   const double calibrate_seconds = options.quick ? 0.002 : 0.02;
   const int64_t min_iterations = options.quick ? 2 : 5;
   const int64_t max_iterations = options.quick ? 20000 : 1000000;
+  std::vector<double> times;
+  double loop_seconds = 0;
+  int64_t k = 1;
+  double per_op = 0;
+  while (true) {
+    loop(k, &times, &loop_seconds);
+    const double mean = loop_seconds / static_cast<double>(k);
+    per_op = std::max(Summarize(times).median, mean / 4);
+    if ((loop_seconds >= calibrate_seconds && k >= 4) || k >= max_iterations) break;
+    k = std::min(max_iterations, k < 4 ? 4 : k * 8);
+  }
+  *iterations = std::clamp<int64_t>(static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)),
+                                    min_iterations, max_iterations);
+  loop(*iterations, &times, &loop_seconds);
+  for (double& t : times) t *= 1e6;
+  return Summarize(std::move(times));
+}
+
+// The reference all-reduce of `bytes` on `replicas` threads, timed like the library's row;
+// exits with a message when its result is wrong.
+Stats ReferenceRow(int32_t replicas, int64_t bytes, const Options& options) {
+  dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
+  int64_t iterations = 0;
+  const Stats us = CalibrateAndMeasure(
+      [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
+        reference.Run(k, times, loop_seconds);
+      },
+      options, &iterations);
+  const std::string wrong = reference.Check();
+  if (!wrong.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "dist-bench: wrong reference all-reduce result, %d threads, %" PRId64
+                 " bytes: %s\n", replicas, bytes, wrong.c_str());
+    std::exit(1);
+  }
+  return us;
+}
+
+std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double copy_bw) {
+  dist_strategy_t* strategy = CreateMirrored(replicas, options.algo);
 
   std::printf(
       "#\n# all-reduce: MirroredStrategy over CPU:0..CPU:%d (%d replicas), cross-device ops "
@@ -381,12 +424,18 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
       "replica function\n");
   std::printf(
       "# memeff: (2 x %d x bytes / time) / copy bandwidth (above 1 when the buffers "
-      "fit in cache)\n#\n",
+      "fit in cache)\n",
       replicas);
-  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "size(B)", "count", "type",
-              "redop", "time(us)", "p90(us)", "algbw", "busbw", "memeff", "iters");
-  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %9s\n", "", "(elements)", "", "", "", "",
-              "(GB/s)", "(GB/s)", "", "");
+  std::printf(
+      "# ref_us: median microseconds of the reference (%d threads, reduce-scatter + "
+      "all-gather, spin-then-yield barrier, separate input and output per thread; "
+      "reference_all_reduce.h), measured after our row; ours/ref < 1: we are faster\n#\n",
+      replicas);
+  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %11s %9s %9s\n", "size(B)", "count",
+              "type", "redop", "time(us)", "p90(us)", "algbw", "busbw", "memeff", "ref_us",
+              "ours/ref", "iters");
+  std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %11s %9s %9s\n", "", "(elements)", "",
+              "", "", "", "(GB/s)", "(GB/s)", "", "", "", "");
   std::fflush(stdout);
 
   std::vector<Row> rows;
@@ -406,44 +455,32 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
       job.inputs.push_back(tensor);
     }
 
-    // Warm up and calibrate: grow the iteration count until one loop takes long enough
-    // to estimate the time per all-reduce, then size the measured loop to target_seconds.
-    // The estimate is the median of the calibration loop (one slow first iteration, e.g.
-    // a parked thread waking up, would otherwise make a fast size look slow), bounded
-    // below by a quarter of the mean so that a heavy tail still limits the loop's length.
-    int64_t k = 1;
-    double per_op = 0;
-    while (true) {
-      RunAllReduce(strategy, &job, k);
-      const double mean = job.loop_seconds / static_cast<double>(k);
-      per_op = std::max(Summarize(job.times).median, mean / 4);
-      if ((job.loop_seconds >= calibrate_seconds && k >= 4) || k >= max_iterations) break;
-      k = std::min(max_iterations, k < 4 ? 4 : k * 8);
-    }
-    const int64_t iterations =
-        std::clamp<int64_t>(static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)),
-                            min_iterations, max_iterations);
-    RunAllReduce(strategy, &job, iterations);
-
-    std::vector<double> us(job.times.size());
-    std::transform(job.times.begin(), job.times.end(), us.begin(),
-                   [](double s) { return s * 1e6; });
     Row row;
     row.bytes = bytes;
     row.count = job.count;
-    row.iterations = iterations;
-    row.us = Summarize(std::move(us));
+    row.us = CalibrateAndMeasure(
+        [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
+          RunAllReduce(strategy, &job, k);
+          *times = job.times;
+          *loop_seconds = job.loop_seconds;
+        },
+        options, &row.iterations);
+    // Our inputs go before the reference allocates its own: at 256 MiB and 4 replicas
+    // both sets at once would double the memory the run needs.
+    for (dist_value_t* t : job.inputs) dist_value_destroy(t);
+    row.ref_us = ReferenceRow(replicas, bytes, options);
+
     const double seconds = row.us.median * 1e-6;
     row.algbw = static_cast<double>(bytes) / seconds / 1e9;
     row.busbw = row.algbw * 2.0 * (replicas - 1) / replicas;
     row.memeff = (2.0 * replicas * static_cast<double>(bytes) / seconds) / copy_bw;
-    std::printf(" %13" PRId64 " %12" PRId64 " %8s %6s %11.2f %11.2f %10.3f %10.3f %8.3f %9" PRId64
-                "\n",
+    std::printf(" %13" PRId64 " %12" PRId64 " %8s %6s %11.2f %11.2f %10.3f %10.3f %8.3f %11.2f "
+                "%9.2f %9" PRId64 "\n",
                 row.bytes, row.count, "float", "sum", row.us.median, row.us.p90, row.algbw,
-                row.busbw, row.memeff, row.iterations);
+                row.busbw, row.memeff, row.ref_us.median, row.us.median / row.ref_us.median,
+                row.iterations);
     std::fflush(stdout);
     rows.push_back(row);
-    for (dist_value_t* t : job.inputs) dist_value_destroy(t);
   }
   dist_strategy_destroy(strategy);
   return rows;
@@ -482,6 +519,93 @@ Stats EmptyRun(int32_t replicas, const Options& options, int64_t* out_iterations
   dist_strategy_destroy(strategy);
   *out_iterations = iterations;
   return Summarize(std::move(us));
+}
+
+// ---- Replica wake path ----
+
+constexpr int64_t kWakeSamples = 2000;  // per row, --quick too: p99 needs them
+
+// Microseconds of `samples` dist_strategy_run steps of `fn`, each timed by the caller,
+// after 100 untimed steps.
+Stats TimeSteps(dist_strategy_t* strategy, dist_replica_fn fn, void* user_data,
+                int64_t samples) {
+  std::vector<double> us(static_cast<size_t>(samples));
+  for (int64_t i = -100; i < samples; ++i) {
+    const auto t0 = Clock::now();
+    const dist_status_t status = dist_strategy_run(strategy, fn, user_data, nullptr, 0, nullptr, 0);
+    const auto t1 = Clock::now();
+    if (status != DIST_OK) Fail("dist_strategy_run(wake-path step)", status);
+    if (i >= 0) us[static_cast<size_t>(i)] = Seconds(t1 - t0) * 1e6;
+  }
+  return Summarize(std::move(us));
+}
+
+// The empty step and the 8-byte all-reduce step (one dist_context_all_reduce of 2 float32
+// per replica, result checked) on 2 replicas, without and then with a busy process
+// competing for a core: does a replica that the step needs wake in microseconds, or does
+// it sleep while the work is microseconds away?
+void WakePathTable(const Options& options) {
+  dist_strategy_t* strategy = CreateMirrored(2, options.algo);
+  AllReduceJob job;
+  job.replicas = 2;
+  job.count = 2;
+  job.iterations = 1;
+  job.times.assign(1, 0.0);
+  for (int32_t r = 0; r < 2; ++r) {
+    const int64_t shape[1] = {job.count};
+    const std::string device = "CPU:" + std::to_string(r);
+    dist_value_t* tensor = nullptr;
+    CHECK_DIST(dist_tensor_create(DIST_FLOAT32, shape, 1, nullptr, 0, device.c_str(), &tensor));
+    void* data = nullptr;
+    CHECK_DIST(dist_tensor_data(tensor, &data));
+    std::fill(static_cast<float*>(data), static_cast<float*>(data) + job.count,
+              static_cast<float>(r + 1));
+    job.inputs.push_back(tensor);
+  }
+
+  std::printf(
+      "#\n# replica wake path: 2 replicas, one dist_strategy_run step timed by the caller, "
+      "%" PRId64 " steps per row\n",
+      kWakeSamples);
+  std::printf(
+      "# competitor: none, or a child process this program forks to spin on one core "
+      "for the row (then kills)\n");
+  std::printf("#%19s %12s %11s %11s %11s %14s\n", "step", "competitor", "median(us)", "p99(us)",
+              "min(us)", "child_cpu(s)");
+  for (const bool busy : {false, true}) {
+    for (const bool all_reduce : {false, true}) {
+      const auto t0 = Clock::now();  // the competitor spins from its start to its Stop
+      std::unique_ptr<dist_bench::BusyCompetitor> competitor;
+      if (busy) competitor = std::make_unique<dist_bench::BusyCompetitor>();
+      const Stats s = all_reduce ? TimeSteps(strategy, AllReduceReplica, &job, kWakeSamples)
+                                 : TimeSteps(strategy, EmptyReplica, nullptr, kWakeSamples);
+      const double wall = Seconds(Clock::now() - t0);
+      const double child_cpu = competitor != nullptr ? competitor->Stop() : 0.0;
+      if (job.bad_result) {
+        std::fprintf(stderr, "dist-bench: wrong all-reduce result: %s\n", job.bad_message.c_str());
+        std::exit(1);
+      }
+      char competitor_text[32];
+      if (competitor == nullptr) {
+        std::snprintf(competitor_text, sizeof competitor_text, "none");
+      } else {
+        std::snprintf(competitor_text, sizeof competitor_text, "busy,cpu%d", competitor->cpu());
+      }
+      char child_text[32] = "-";
+      if (competitor != nullptr) {
+        std::snprintf(child_text, sizeof child_text, "%.2f/%.2f", child_cpu, wall);
+      }
+      std::printf(" %19s %12s %11.2f %11.2f %11.2f %14s\n",
+                  all_reduce ? "all-reduce 8 B" : "empty", competitor_text, s.median, s.p99,
+                  s.min, child_text);
+      std::fflush(stdout);
+    }
+  }
+  std::printf(
+      "# child_cpu: CPU seconds the competitor used / wall seconds from its fork to its kill "
+      "(near 1: it held its core throughout)\n");
+  for (dist_value_t* t : job.inputs) dist_value_destroy(t);
+  dist_strategy_destroy(strategy);
 }
 
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
@@ -549,7 +673,7 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
 
-  // 1. Copy baseline.
+  // 1. Copy baseline; 2. its two-thread STREAM ceiling.
   double copy_seconds = 0;
   const int copy_repeats = options.quick ? 3 : 5;
   const double copy_bw = CopyBandwidth(options.max_bytes, copy_repeats, &copy_seconds);
@@ -558,12 +682,13 @@ int main(int argc, char** argv) {
       "bytes written)\n",
       FormatBytes(options.max_bytes).c_str(), copy_repeats, copy_seconds * 1e3, copy_bw / 1e9);
   std::fflush(stdout);
+  dist_bench::PrintStreamCeiling(options.max_bytes, options.quick);
 
-  // 2. All-reduce tables.
+  // 3. All-reduce tables, each size next to the reference.
   std::vector<Row> rows2 = AllReduceTable(2, options, copy_bw);
   std::vector<Row> rows4 = AllReduceTable(4, options, copy_bw);
 
-  // 3. Empty run steps.
+  // 4. Empty run steps.
   std::printf(
       "#\n# empty run step: dist_strategy_run of a replica function that does nothing, "
       "timed by the caller\n");
@@ -578,14 +703,17 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  // 4. 8-byte latency, 2 replicas (the first row of the 2-replica table).
+  // 5. Replica wake path.
+  WakePathTable(options);
+
+  // 6. 8-byte latency, 2 replicas (the first row of the 2-replica table).
   const Row& small = rows2.front();
   std::printf(
       "#\n# 8-byte all-reduce, 2 replicas: median %.2f us, p90 %.2f us (target: median "
       "< %.0f us)\n",
       small.us.median, small.us.p90, kTargetLatency8Us);
 
-  // 5. Targets.
+  // 7. Targets.
   std::printf("#\n# targets (issue 3, \"Speed\"; cross-device ops '%s'):\n", options.algo.c_str());
   const Row* at_target = nullptr;
   for (const Row& row : rows2) {
@@ -606,7 +734,7 @@ int main(int argc, char** argv) {
               small.us.median, kTargetLatency8Us, Verdict(small.us.median < kTargetLatency8Us));
   (void)rows4;
 
-  // 6. Input pipeline.
+  // 8. Input pipeline.
   dist_bench::RunInputBench(options.quick);
   return 0;
 }
