@@ -2,21 +2,13 @@
 
 #include "parameter_server.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* A failed library call outside replica functions ends the program with its message. */
-#define PS_CHECK(call)                                                                    \
-  do {                                                                                    \
-    dist_status_t status_ = (call);                                                       \
-    if (status_ != DIST_OK) {                                                             \
-      fprintf(stderr, "train_mlp: %s failed: %s: %s\n", #call, dist_status_name(status_), \
-              dist_last_error_message());                                                 \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 /* How long the chief waits for the slowest worker to finish its epochs. */
 enum { FINISH_WAIT_SECONDS = 600, FINISH_POLL_MS = 50 };
@@ -25,15 +17,15 @@ int ps_serve_if_ps_task(void) {
   dist_cluster_t* cluster = NULL;
   const dist_status_t found = dist_cluster_from_tf_config(NULL, &cluster);
   if (found == DIST_NOT_FOUND) return -1; /* no TF_CONFIG: local mode */
-  PS_CHECK(found);
+  CHECK(found);
   const char* type = NULL;
-  PS_CHECK(dist_cluster_task_type(cluster, &type));
+  CHECK(dist_cluster_task_type(cluster, &type));
   if (strcmp(type, "ps") != 0) {
     dist_cluster_destroy(cluster);
     return -1;
   }
   dist_server_t* server = NULL;
-  PS_CHECK(dist_server_create(cluster, NULL, &server));
+  CHECK(dist_server_create(cluster, NULL, &server));
   dist_cluster_destroy(cluster);
   /* Until distrun stops this task (SIGTERM) once every worker has exited. */
   const dist_status_t joined = dist_server_join(server);
@@ -47,19 +39,19 @@ dist_strategy_t* ps_create_strategy(int32_t* is_chief, int32_t* workers) {
   *is_chief = 1;
   *workers = 1;
   if (found != DIST_NOT_FOUND) {
-    PS_CHECK(found);
-    PS_CHECK(dist_cluster_is_chief(cluster, is_chief));
-    PS_CHECK(dist_cluster_num_workers(cluster, workers));
+    CHECK(found);
+    CHECK(dist_cluster_is_chief(cluster, is_chief));
+    CHECK(dist_cluster_num_workers(cluster, workers));
   }
   dist_communication_options_t* communication = NULL;
-  PS_CHECK(dist_communication_options_create(&communication));
-  PS_CHECK(dist_communication_options_set_replicas_per_worker(communication,
+  CHECK(dist_communication_options_create(&communication));
+  CHECK(dist_communication_options_set_replicas_per_worker(communication,
                                                               PS_REPLICAS_PER_WORKER));
   dist_parameter_server_options_t* options = NULL;
-  PS_CHECK(dist_parameter_server_options_create(&options));
-  PS_CHECK(dist_parameter_server_options_set_fixed_shards(options, 2, 0));
+  CHECK(dist_parameter_server_options_create(&options));
+  CHECK(dist_parameter_server_options_set_fixed_shards(options, 2, 0));
   dist_strategy_t* strategy = NULL;
-  PS_CHECK(dist_strategy_create_parameter_server(cluster, communication, options, &strategy));
+  CHECK(dist_strategy_create_parameter_server(cluster, communication, options, &strategy));
   dist_parameter_server_options_destroy(options);
   dist_communication_options_destroy(communication);
   dist_cluster_destroy(cluster);
@@ -88,8 +80,8 @@ dist_status_t ps_apply_sgd(dist_value_t* variable, const double* gradient_sums, 
 static float read_first_element(const dist_value_t* variable) {
   dist_value_t* value = NULL;
   void* data = NULL;
-  PS_CHECK(dist_variable_read(variable, &value));
-  PS_CHECK(dist_tensor_data(value, &data));
+  CHECK(dist_variable_read(variable, &value));
+  CHECK(dist_tensor_data(value, &data));
   const float first = *(const float*)data;
   dist_value_destroy(value);
   return first;
@@ -103,13 +95,13 @@ void ps_finish_training(dist_strategy_t* strategy, int32_t is_chief, int32_t wor
   dist_value_t* initial = NULL;
   dist_value_t* increment = NULL;
   dist_value_t* done = NULL;
-  PS_CHECK(dist_tensor_create(DIST_FLOAT32, shape, 1, &zero, sizeof zero, NULL, &initial));
-  PS_CHECK(dist_tensor_create(DIST_FLOAT32, shape, 1, &one, sizeof one, NULL, &increment));
-  PS_CHECK(dist_strategy_scope_enter(strategy));
-  PS_CHECK(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM,
+  CHECK(dist_tensor_create(DIST_FLOAT32, shape, 1, &zero, sizeof zero, NULL, &initial));
+  CHECK(dist_tensor_create(DIST_FLOAT32, shape, 1, &one, sizeof one, NULL, &increment));
+  CHECK(dist_strategy_scope_enter(strategy));
+  CHECK(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM,
                                 "train_mlp/workers_done", &done));
-  PS_CHECK(dist_strategy_scope_exit(strategy));
-  PS_CHECK(dist_variable_assign_add(done, increment)); /* cross-replica: sent once */
+  CHECK(dist_strategy_scope_exit(strategy));
+  CHECK(dist_variable_assign_add(done, increment)); /* cross-replica: sent once */
   if (is_chief) {
     const struct timespec pause = {0, FINISH_POLL_MS * 1000000L};
     int64_t waited_ms = 0;

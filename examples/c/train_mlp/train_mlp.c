@@ -38,22 +38,13 @@
 #include <unistd.h>
 
 #include "distribute/distribute.h"
+#include "check.h"
 #include "glyphs.h"
 #include "mlp.h"
 #include "parameter_server.h"
 
 extern char** environ;
 
-/* A failed library call outside replica functions ends the program with its message. */
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    dist_status_t status_ = (call);                                                       \
-    if (status_ != DIST_OK) {                                                             \
-      fprintf(stderr, "train_mlp: %s failed: %s: %s\n", #call, dist_status_name(status_), \
-              dist_last_error_message());                                                 \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 /* Inside replica and map functions: remember the first failure and go to `done`. */
 #define TRY(call)                                \
