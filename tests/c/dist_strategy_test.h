@@ -144,6 +144,21 @@ static inline dist_strategy_t* dts_central_storage(int n, const char* parameter_
   return strategy;
 }
 
+/* A ParameterServerStrategy in local mode (no cluster: call with TF_CONFIG unset) with
+ * `replicas` replicas and placement `options` (may be NULL). */
+static inline dist_strategy_t* dts_local_parameter_server(int32_t replicas,
+                                                          const dist_parameter_server_options_t* options) {
+  dist_communication_options_t* comm = NULL;
+  dist_strategy_t* s = NULL;
+  DT_OK(dist_communication_options_create(&comm));
+  DT_OK(dist_communication_options_set_replicas_per_worker(comm, replicas));
+  DT_OK(dist_communication_options_set_timeout_ms(comm, DTS_TIMEOUT_MS));
+  DT_OK(dist_strategy_create_parameter_server(NULL, comm, options, &s));
+  dist_communication_options_destroy(comm);
+  assert_non_null(s);
+  return s;
+}
+
 static inline dist_strategy_t* dts_one_device(const char* device) {
   dist_strategy_t* strategy = NULL;
   DT_OK(dist_strategy_create_one_device(device, &strategy));

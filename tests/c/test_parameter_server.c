@@ -18,19 +18,6 @@ static int setup(void** state) {
   return dist_set_logical_cpu_device_count(DTS_NUM_CPUS) == DIST_OK ? 0 : -1;
 }
 
-/* A local ParameterServerStrategy with `replicas` replicas and `options` (may be NULL). */
-static dist_strategy_t* local_ps(int32_t replicas, const dist_parameter_server_options_t* options) {
-  dist_communication_options_t* comm = NULL;
-  dist_strategy_t* s = NULL;
-  DT_OK(dist_communication_options_create(&comm));
-  DT_OK(dist_communication_options_set_replicas_per_worker(comm, replicas));
-  DT_OK(dist_communication_options_set_timeout_ms(comm, DTS_TIMEOUT_MS));
-  DT_OK(dist_strategy_create_parameter_server(NULL, comm, options, &s));
-  dist_communication_options_destroy(comm);
-  assert_non_null(s);
-  return s;
-}
-
 static dist_value_t* ps_variable(dist_strategy_t* s, const float* values, int64_t n,
                                  dist_variable_aggregation_t aggregation, const char* name) {
   dist_value_t* init = dts_f32(values, n, NULL);
@@ -46,7 +33,7 @@ static dist_value_t* ps_variable(dist_strategy_t* s, const float* values, int64_
 /* ---- The strategy ---- */
 
 static void test_local_mode_properties(void** state) {
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_strategy_kind_t kind = 0;
   int32_t count = 0;
   const char* device = NULL;
@@ -63,7 +50,7 @@ static void test_local_mode_properties(void** state) {
 
 static void test_variable_lives_on_the_parameter_device(void** state) {
   const float init[3] = {1.0f, 2.0f, 3.0f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* v = ps_variable(s, init, 3, DIST_AGGREGATION_SUM, "w");
   const char* device = NULL;
   int32_t count = 0;
@@ -92,7 +79,7 @@ static void test_the_same_name_is_the_same_variable(void** state) {
   const float added[2] = {2.0f, 3.0f};
   char path[] = "/tmp/dist_ps_same_XXXXXX";
   int fd = mkstemp(path);
-  dist_strategy_t* s = local_ps(1, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(1, NULL);
   dist_value_t* a = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
   dist_value_t* b = ps_variable(s, other_init, 2, DIST_AGGREGATION_SUM, "w");
   const float delta[2] = {1.0f, 1.0f};
@@ -180,7 +167,7 @@ static void test_replica_assign_add_by_aggregation(void** state) {
   int i;
   (void)state;
   for (i = 0; i < 3; ++i) {
-    dist_strategy_t* s = local_ps(3, NULL);
+    dist_strategy_t* s = dts_local_parameter_server(3, NULL);
     dist_value_t* v = ps_variable(s, init, 2, aggregations[i], "counter");
     float expected[2];
     run_adds(s, v, 0);
@@ -198,7 +185,7 @@ static void test_replica_apply_update_sgd(void** state) {
    * (1 + 2) / 2 = 1.5 per step. */
   const float init[2] = {4.0f, -4.0f};
   const float expected[2] = {4.0f - 1.5f, -4.0f - 1.5f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_MEAN, "w");
   (void)state;
   run_adds(s, v, 1);
@@ -209,7 +196,7 @@ static void test_replica_apply_update_sgd(void** state) {
 
 static void test_replica_assign_without_aggregation_fails(void** state) {
   const float init[2] = {0.0f, 0.0f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_NONE, "none");
   replica_state st;
   dist_status_t status;
@@ -234,7 +221,7 @@ static void test_cross_replica_adam(void** state) {
   const float gradient[2] = {0.5f, -2.0f};
   const char* names[2] = {"learning_rate", "step"};
   const double values[2] = {0.01, 1.0};
-  dist_strategy_t* s = local_ps(1, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(1, NULL);
   dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "adam_w");
   dist_value_t* g = dts_f32(gradient, 2, NULL);
   float expected[2];
@@ -264,7 +251,7 @@ static void test_cross_replica_assign_and_sub(void** state) {
   const float init[2] = {1.0f, 1.0f};
   const float value[2] = {5.0f, 7.0f};
   const float after_sub[2] = {0.0f, 0.0f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
   dist_value_t* t = dts_f32(value, 2, NULL);
   (void)state;
@@ -299,7 +286,7 @@ static void test_fixed_shards_read_and_write_as_one(void** state) {
   }
   DT_OK(dist_parameter_server_options_create(&options));
   DT_OK(dist_parameter_server_options_set_fixed_shards(options, 3, 0));
-  s = local_ps(1, options);
+  s = dts_local_parameter_server(1, options);
   dist_parameter_server_options_destroy(options);
   initial = dts_tensor(DIST_FLOAT32, dims, 2, init, NULL);
   DT_OK(dist_strategy_scope_enter(s));
@@ -338,7 +325,7 @@ static void test_checkpoint_round_trip_of_a_sharded_variable(void** state) {
   close(fd);
   DT_OK(dist_parameter_server_options_create(&options));
   DT_OK(dist_parameter_server_options_set_fixed_shards(options, 2, 0));
-  s = local_ps(1, options);
+  s = dts_local_parameter_server(1, options);
   dist_parameter_server_options_destroy(options);
   initial = dts_tensor(DIST_FLOAT32, dims, 2, init, NULL);
   zero = dts_tensor(DIST_FLOAT32, dims, 2, zeros, NULL);
@@ -383,7 +370,7 @@ static dist_strategy_t* sharded_ps(int64_t shards) {
   dist_strategy_t* s = NULL;
   DT_OK(dist_parameter_server_options_create(&options));
   DT_OK(dist_parameter_server_options_set_fixed_shards(options, shards, 0));
-  s = local_ps(1, options);
+  s = dts_local_parameter_server(1, options);
   dist_parameter_server_options_destroy(options);
   return s;
 }
@@ -445,7 +432,7 @@ static void test_create_misuse(void** state) {
 static void test_apply_update_misuse(void** state) {
   const float init[2] = {1.0f, 2.0f};
   const float other[3] = {1.0f, 2.0f, 3.0f};
-  dist_strategy_t* s = local_ps(1, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(1, NULL);
   dist_strategy_t* mirrored = dts_mirrored(2);
   dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
   dist_value_t* g = dts_f32(init, 2, NULL);

@@ -18,18 +18,6 @@ static int setup(void** state) {
   return dist_set_logical_cpu_device_count(DTS_NUM_CPUS) == DIST_OK ? 0 : -1;
 }
 
-static dist_strategy_t* local_ps(int32_t replicas, const dist_parameter_server_options_t* options) {
-  dist_communication_options_t* comm = NULL;
-  dist_strategy_t* s = NULL;
-  DT_OK(dist_communication_options_create(&comm));
-  DT_OK(dist_communication_options_set_replicas_per_worker(comm, replicas));
-  DT_OK(dist_communication_options_set_timeout_ms(comm, DTS_TIMEOUT_MS));
-  DT_OK(dist_strategy_create_parameter_server(NULL, comm, options, &s));
-  dist_communication_options_destroy(comm);
-  assert_non_null(s);
-  return s;
-}
-
 /* Creates a variable from `init` in the strategy's scope. */
 static dist_value_t* create_in_scope(dist_strategy_t* s, const dist_value_t* init,
                                      dist_variable_aggregation_t aggregation, const char* name) {
@@ -109,7 +97,7 @@ static dist_value_t* tensor_10x4(const float* values) {
 static void expect_shards(const dist_parameter_server_options_t* options, int32_t expected) {
   float values[40];
   float expected_values[40];
-  dist_strategy_t* s = local_ps(1, options);
+  dist_strategy_t* s = dts_local_parameter_server(1, options);
   dist_value_t* init = NULL;
   dist_value_t* delta = NULL;
   dist_value_t* v = NULL;
@@ -184,7 +172,7 @@ static void test_failed_creation_keeps_the_unnamed_numbering(void** state) {
   (void)state;
   DT_OK(dist_parameter_server_options_create(&options));
   DT_OK(dist_parameter_server_options_set_fixed_shards(options, 2, 0));
-  s = local_ps(1, options);
+  s = dts_local_parameter_server(1, options);
   expect_creation_refused(s, scalar, DIST_AGGREGATION_SUM, NULL, DIST_INVALID_ARGUMENT,
                           "fixed_size_partitioner");
   expect_creation_refused(s, scalar, DIST_AGGREGATION_SUM, "Variable_1", DIST_INVALID_ARGUMENT,
@@ -205,7 +193,7 @@ static void test_failed_creation_keeps_the_unnamed_numbering(void** state) {
 
 static void test_colocate_vars_with(void** state) {
   const float pair[2] = {1.0f, 2.0f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* init = dts_f32(pair, 2, NULL);
   dist_value_t* a = create_in_scope(s, init, DIST_AGGREGATION_SUM, "a");
   dist_value_t* b = NULL;
@@ -237,8 +225,8 @@ static void test_colocate_vars_with_another_strategys_variable_is_refused(void**
   /* TF's validate_colocate. Under ParameterServer the colocation is by name: "x" of the
    * other strategy would silently mean this strategy's "x". */
   const float pair[2] = {1.0f, 2.0f};
-  dist_strategy_t* s = local_ps(1, NULL);
-  dist_strategy_t* other = local_ps(1, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(1, NULL);
+  dist_strategy_t* other = dts_local_parameter_server(1, NULL);
   dist_value_t* init = dts_f32(pair, 2, NULL);
   dist_value_t* mine = create_in_scope(s, init, DIST_AGGREGATION_SUM, "x");
   dist_value_t* theirs = create_in_scope(other, init, DIST_AGGREGATION_SUM, "x");
@@ -278,7 +266,7 @@ static void test_strategy_update_with_a_callback(void** state) {
   const float init[2] = {5.0f, 7.0f};
   const float delta[2] = {1.0f, 3.0f};
   const float expected[2] = {4.0f, 4.0f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* initial = dts_f32(init, 2, NULL);
   dist_value_t* v = create_in_scope(s, initial, DIST_AGGREGATION_SUM, "w");
   dist_value_t* arg = dts_f32(delta, 2, NULL);
@@ -329,7 +317,7 @@ static void test_integer_variable_with_sum(void** state) {
   const int32_t expected[3] = {2147483006, 1, 6};
   const int64_t n = 3;
   int32_t got[3];
-  dist_strategy_t* s = local_ps(3, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(3, NULL);
   dist_value_t* initial = dts_tensor(DIST_INT32, &n, 1, init, NULL);
   dist_value_t* v = create_in_scope(s, initial, DIST_AGGREGATION_SUM, "steps");
   (void)state;
@@ -350,7 +338,7 @@ static void test_bool_variable(void** state) {
   const int64_t n = 2;
   const char* lr_name = "learning_rate";
   const double lr = 1.0;
-  dist_strategy_t* s = local_ps(1, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(1, NULL);
   dist_value_t* initial = dts_tensor(DIST_BOOL, &n, 1, init, NULL);
   dist_value_t* other = dts_tensor(DIST_BOOL, &n, 1, flipped, NULL);
   dist_value_t* v = create_in_scope(s, initial, DIST_AGGREGATION_ONLY_FIRST_REPLICA, "flags");
@@ -410,7 +398,7 @@ static void test_run_and_reduce(void** state) {
   const float init[2] = {1.0f, 10.0f};
   const float sum[2] = {3.0f + 3.0f, 30.0f + 3.0f};
   const float mean[2] = {2.0f, 11.0f};
-  dist_strategy_t* s = local_ps(3, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(3, NULL);
   dist_value_t* initial = dts_f32(init, 2, NULL);
   dist_value_t* v = create_in_scope(s, initial, DIST_AGGREGATION_SUM, "w");
   dist_value_t* per_replica = NULL;
@@ -445,7 +433,7 @@ static void expect_i64_component(const dist_value_t* per_replica, int32_t index,
 static void test_distribute_dataset(void** state) {
   /* range(8).batch(4) over this worker's 2 replicas (one worker in local mode: no input
    * sharding): [0, 1] and [2, 3], then [4, 5] and [6, 7], then the end. */
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_dataset_t* range = NULL;
   dist_dataset_t* batched = NULL;
   dist_distributed_dataset_t* distributed = NULL;
@@ -480,7 +468,7 @@ static void test_variable_outlives_its_strategy(void** state) {
   /* The variable keeps what it lives on: usable after the strategy is gone. */
   const float init[2] = {1.0f, 2.0f};
   const float expected[2] = {2.0f, 4.0f};
-  dist_strategy_t* s = local_ps(2, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(2, NULL);
   dist_value_t* initial = dts_f32(init, 2, NULL);
   dist_value_t* v = create_in_scope(s, initial, DIST_AGGREGATION_SUM, "w");
   (void)state;
@@ -522,7 +510,7 @@ static void test_one_name_created_from_threads_at_once(void** state) {
   const float zero[1] = {0.0f};
   const float one[1] = {1.0f};
   const float total[1] = {(float)(CREATORS * ADDS)};
-  dist_strategy_t* s = local_ps(1, NULL);
+  dist_strategy_t* s = dts_local_parameter_server(1, NULL);
   creator_state st[CREATORS];
   pthread_t threads[CREATORS];
   dist_value_t* initial = dts_f32(zero, 1, NULL);
