@@ -8,6 +8,7 @@
 #include "core/collective/reduce_op.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/thread_context.h"
+#include "core/strategy/variable_ops.h"
 #include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
@@ -20,34 +21,11 @@ absl::Status ApplyInReplicaContext(ReplicaContext& context, const Variable& vari
                                    std::span<const Tensor> arguments,
                                    const ps::Hyperparameters& hyperparameters) {
   if (context.num_replicas() == 1) return storage.ApplyUpdate(function, arguments, hyperparameters);
-  std::vector<Tensor> aggregated(arguments.begin(), arguments.end());
-  switch (variable.aggregation()) {
-    case VariableAggregation::kNone:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable ", Quoted(variable.name()), " has aggregation NONE: an aggregation must be "
-          "specified (SUM, MEAN or ONLY_FIRST_REPLICA) to apply update ", Quoted(function),
-          " in replica context"));
-    case VariableAggregation::kSum:
-    case VariableAggregation::kMean: {
-      const ReduceOp op =
-          variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean;
-      if (!aggregated.empty()) {
-        ASSIGN_OR_RETURN(aggregated, context.BatchAllReduce(op, aggregated));
-      }
-      break;
-    }
-    case VariableAggregation::kOnlyFirstReplica:
-      break;  // replica 0 sends its own arguments
-  }
-  absl::Status applied = context.replica_id() == 0
-                             ? storage.ApplyUpdate(function, aggregated, hyperparameters)
-                             : absl::OkStatus();
-  if (!applied.ok()) {
-    context.strategy().collective().Abort(absl::AbortedError(applied.message()));
-    return applied;
-  }
-  // Every replica returns once the update is on the ps task, so reads after it see it.
-  return context.Sync();
+  ASSIGN_OR_RETURN(const std::vector<Tensor> aggregated,
+                   AggregateAcrossReplicas(context, variable, arguments,
+                                           absl::StrCat("apply update ", Quoted(function))));
+  return WriteFromFirstReplica(
+      context, [&] { return storage.ApplyUpdate(function, aggregated, hyperparameters); });
 }
 
 }  // namespace

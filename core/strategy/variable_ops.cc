@@ -70,36 +70,13 @@ absl::Status AssignInReplicaContext(ReplicaContext& context, Variable& variable,
   }
   if (context.num_replicas() == 1) return ApplyToCopy(variable, 0, value, kind);
   RETURN_IF_ERROR(variable.CheckCompatible(value));
-  Tensor aggregated = value;
-  switch (variable.aggregation()) {
-    case VariableAggregation::kNone:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable ", Quoted(variable.name()), " has aggregation NONE: an aggregation must be "
-          "specified (SUM, MEAN or ONLY_FIRST_REPLICA) to ", AssignName(kind),
-          " a distributed variable in replica context"));
-    case VariableAggregation::kSum:
-    case VariableAggregation::kMean: {
-      const ReduceOp op =
-          variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean;
-      ASSIGN_OR_RETURN(aggregated, context.AllReduce(op, value));
-      break;
-    }
-    case VariableAggregation::kOnlyFirstReplica:
-      ASSIGN_OR_RETURN(aggregated, context.Broadcast(value, 0));
-      break;
-  }
+  ASSIGN_OR_RETURN(const std::vector<Tensor> aggregated,
+                   AggregateAcrossReplicas(context, variable, std::span<const Tensor>(&value, 1),
+                                           absl::StrCat(AssignName(kind), " a distributed variable")));
   if (variable.num_copies() == context.num_replicas()) {
-    return ApplyToCopy(variable, context.replica_id(), aggregated, kind);
+    return ApplyToCopy(variable, context.replica_id(), aggregated.front(), kind);
   }
-  // One copy (CentralStorage): replica 0 writes it, and every replica waits for that so
-  // that reads after the assignment see it.
-  absl::Status written = context.replica_id() == 0 ? ApplyToCopy(variable, 0, aggregated, kind)
-                                                   : absl::OkStatus();
-  if (!written.ok()) {
-    context.strategy().collective().Abort(absl::AbortedError(written.message()));
-    return written;
-  }
-  return context.Sync();
+  return WriteFromFirstReplica(context, [&] { return ApplyToCopy(variable, 0, aggregated.front(), kind); });
 }
 
 absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value, AssignKind kind) {
@@ -199,6 +176,45 @@ absl::StatusOr<Value> CreateVariableOnDevices(Strategy& strategy, const ThreadCo
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<Tensor>> AggregateAcrossReplicas(ReplicaContext& context,
+                                                            const Variable& variable,
+                                                            std::span<const Tensor> values,
+                                                            absl::string_view action) {
+  std::vector<Tensor> aggregated(values.begin(), values.end());
+  switch (variable.aggregation()) {
+    case VariableAggregation::kNone:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variable ", Quoted(variable.name()), " has aggregation NONE: an aggregation must be "
+          "specified (SUM, MEAN or ONLY_FIRST_REPLICA) to ", action, " in replica context"));
+    case VariableAggregation::kSum:
+    case VariableAggregation::kMean: {
+      const ReduceOp op =
+          variable.aggregation() == VariableAggregation::kSum ? ReduceOp::kSum : ReduceOp::kMean;
+      if (aggregated.size() == 1) {
+        ASSIGN_OR_RETURN(aggregated.front(), context.AllReduce(op, aggregated.front()));
+      } else if (!aggregated.empty()) {
+        ASSIGN_OR_RETURN(aggregated, context.BatchAllReduce(op, aggregated));
+      }
+      return aggregated;
+    }
+    case VariableAggregation::kOnlyFirstReplica:
+      for (Tensor& value : aggregated) {
+        ASSIGN_OR_RETURN(value, context.Broadcast(value, 0));
+      }
+      return aggregated;
+  }
+  return absl::InternalError("unknown aggregation");
+}
+
+absl::Status WriteFromFirstReplica(ReplicaContext& context, absl::FunctionRef<absl::Status()> write) {
+  absl::Status written = context.replica_id() == 0 ? write() : absl::OkStatus();
+  if (!written.ok()) {
+    context.strategy().collective().Abort(absl::AbortedError(written.message()));
+    return written;
+  }
+  return context.Sync();
+}
 
 absl::StatusOr<Tensor> SyncOnReadShare(const Variable& variable, const Tensor& value) {
   // Every replica of the job holds a share: the other workers' copies too.
