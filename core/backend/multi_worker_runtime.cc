@@ -30,13 +30,26 @@ MultiWorkerRuntime::~MultiWorkerRuntime() {
   server.reset();
 }
 
+absl::Status RequireCurrentTask(const ClusterSpec& cluster) {
+  if (cluster.has_task()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "the cluster has no current task: set one (TF_CONFIG's \"task\" or dist_cluster_set_task)");
+}
+
+absl::StatusOr<std::unique_ptr<Server>> StartStrategyServer(const ClusterSpec& cluster,
+                                                            const CommunicationOptions& options,
+                                                            int64_t timeout_ms) {
+  Server::Options server_options;
+  server_options.startup_timeout_ms = timeout_ms;
+  server_options.job_token = options.job_token;
+  server_options.tls = options.tls;
+  return Server::Start(cluster, server_options);
+}
+
 absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
     const ClusterSpec& cluster, const CommunicationOptions& options, DeviceType device_type,
     int32_t replicas_per_worker, int64_t timeout_ms) {
-  if (!cluster.has_task()) {
-    return absl::InvalidArgumentError(
-        "the cluster has no current task: set one (TF_CONFIG's \"task\" or dist_cluster_set_task)");
-  }
+  RETURN_IF_ERROR(RequireCurrentTask(cluster));
   ASSIGN_OR_RETURN(const int32_t rank,
                    cluster.worker_rank("MultiWorkerMirroredStrategy runs on the chief and the "
                                        "worker tasks"));
@@ -47,11 +60,7 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
 
   auto runtime = std::make_shared<MultiWorkerRuntime>();
   runtime->timeout_ms = timeout_ms;
-  Server::Options server_options;
-  server_options.startup_timeout_ms = timeout_ms;
-  server_options.job_token = options.job_token;
-  server_options.tls = options.tls;
-  ASSIGN_OR_RETURN(runtime->server, Server::Start(cluster, server_options));
+  ASSIGN_OR_RETURN(runtime->server, StartStrategyServer(cluster, options, timeout_ms));
   CoordinationClient& coordination = runtime->server->coordination();
   const std::string prefix = absl::StrCat("multi_worker_mirrored/", instance, "/");
   runtime->key_prefix = prefix;

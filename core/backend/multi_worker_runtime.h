@@ -30,6 +30,15 @@ struct MultiWorkerRuntime {
   int64_t timeout_ms = 0;
 };
 
+// InvalidArgument saying how to set one when `cluster` has no current task.
+absl::Status RequireCurrentTask(const ClusterSpec& cluster);
+
+// This task's server for a strategy: start-up bounded by `timeout_ms`, with the options'
+// job token and TLS files.
+absl::StatusOr<std::unique_ptr<Server>> StartStrategyServer(const ClusterSpec& cluster,
+                                                            const CommunicationOptions& options,
+                                                            int64_t timeout_ms);
+
 // Starts this task's server, waits (until `timeout_ms`) for every worker task at a
 // start-up barrier (naming the tasks that did not come), and connects the workers'
 // transport (the one `options` and the replicas' `device_type` call for). Every worker

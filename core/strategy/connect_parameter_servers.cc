@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/backend/multi_worker_runtime.h"
 #include "core/server/job_token.h"
 #include "core/server/remote_variable_host.h"
 #include "core/server/server.h"
@@ -16,10 +17,7 @@ namespace distribute {
 absl::StatusOr<std::shared_ptr<ParameterServers>> ConnectParameterServers(
     const ClusterSpec& cluster, const CommunicationOptions& options, ps::PlacementPolicy policy,
     int64_t timeout_ms) {
-  if (!cluster.has_task()) {
-    return absl::InvalidArgumentError(
-        "the cluster has no current task: set one (TF_CONFIG's \"task\" or dist_cluster_set_task)");
-  }
+  RETURN_IF_ERROR(RequireCurrentTask(cluster));
   RETURN_IF_ERROR(cluster.worker_rank(
                              "ParameterServerStrategy runs on the chief and the worker tasks; a ps "
                              "task serves its variables with dist_server_create and dist_server_join")
@@ -39,11 +37,7 @@ absl::StatusOr<std::shared_ptr<ParameterServers>> ConnectParameterServers(
     // The chief's server hosts the coordination service the ps tasks' servers register
     // with. Other workers start none: a worker restarted after a crash must be able to
     // come back, and the coordination service never takes a lost task back.
-    Server::Options server_options;
-    server_options.startup_timeout_ms = timeout_ms;
-    server_options.job_token = options.job_token;
-    server_options.tls = options.tls;
-    ASSIGN_OR_RETURN(servers->server, Server::Start(cluster, server_options));
+    ASSIGN_OR_RETURN(servers->server, StartStrategyServer(cluster, options, timeout_ms));
     token = servers->server->job_token();
   } else {
     ASSIGN_OR_RETURN(token, ResolveJobToken(options.job_token));
