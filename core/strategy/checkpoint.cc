@@ -38,6 +38,7 @@ std::vector<std::shared_ptr<Variable>> SortedVariables(Strategy& strategy) {
 absl::Status SaveVariables(Strategy& strategy, const std::string& path) {
   RETURN_IF_ERROR(RequireCrossReplica(strategy, "save_variables"));
   std::vector<std::pair<std::string, Tensor>> entries;
+  PsVariableStorage::SlotListing slot_listing;  // each ps task listed once per save
   for (const std::shared_ptr<Variable>& variable : SortedVariables(strategy)) {
     ASSIGN_OR_RETURN(Tensor value, ReadVariable(Value::OfVariable(variable)));
     ASSIGN_OR_RETURN(Tensor host, value.CopyTo("CPU:0"));
@@ -45,7 +46,7 @@ absl::Status SaveVariables(Strategy& strategy, const std::string& path) {
     // A parameter server's variable also saves its update functions' slots, under TF2's
     // slot names ("w/m"), whole however the variable is sharded.
     if (auto* storage = dynamic_cast<PsVariableStorage*>(variable->storage().get())) {
-      ASSIGN_OR_RETURN(auto slots, storage->ReadSlots());
+      ASSIGN_OR_RETURN(auto slots, storage->ReadSlots(slot_listing));
       for (auto& [slot, value] : slots) {
         entries.emplace_back(ps::SlotName(variable->name(), slot), std::move(value));
       }

@@ -90,23 +90,25 @@ absl::Status PsVariableStorage::ApplyUpdate(absl::string_view function,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::ReadSlots() const {
+absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::ReadSlots(
+    SlotListing& listing) const {
   const Deadline deadline = servers_->NewDeadline();
-  // What each task holds, listed once per task.
-  std::map<int32_t, std::vector<ps::StoredVariableInfo>> listed;
   // Per slot name, the stored name of that slot of each shard (in shard order).
   std::map<std::string, std::vector<std::string>> slots;
   for (size_t i = 0; i < placement_.shards.size(); ++i) {
     const ps::ShardPlacement& shard = placement_.shards[i];
-    auto it = listed.find(shard.task);
-    if (it == listed.end()) {
+    auto it = listing.find(shard.task);
+    if (it == listing.end()) {
       ASSIGN_OR_RETURN(std::vector<ps::StoredVariableInfo> infos, HostOf(shard).List(deadline));
-      it = listed.emplace(shard.task, std::move(infos)).first;
+      it = listing.emplace(shard.task, SlotListing::mapped_type()).first;
+      for (ps::StoredVariableInfo& info : infos) {
+        if (!info.slot_of.empty()) it->second.emplace(std::move(info.slot_of), std::move(info.name));
+      }
     }
-    for (const ps::StoredVariableInfo& info : it->second) {
-      if (info.slot_of != shard.name) continue;
-      std::vector<std::string>& names = slots[info.name.substr(shard.name.size() + 1)];
-      if (names.size() == i) names.push_back(info.name);
+    const auto [first, last] = it->second.equal_range(shard.name);
+    for (auto slot = first; slot != last; ++slot) {
+      std::vector<std::string>& names = slots[slot->second.substr(shard.name.size() + 1)];
+      if (names.size() == i) names.push_back(slot->second);
     }
   }
   std::vector<std::pair<std::string, Tensor>> out;

@@ -7,6 +7,7 @@
 #ifndef DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
 #define DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
 
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,9 +42,15 @@ class PsVariableStorage final : public VariableStorage {
   absl::Status ApplyUpdate(absl::string_view function, std::span<const Tensor> arguments,
                            const ps::Hyperparameters& hyperparameters);
 
+  // Which slots each ps task holds, by task and then by the variable or shard they belong
+  // to: listed once per task and shared by every variable a checkpoint saves, so that
+  // saving n variables asks each task once rather than n times.
+  using SlotListing = std::map<int32_t, std::multimap<std::string, std::string, std::less<>>>;
+
   // The slots every shard has (an update function's state: Adam's "m" and "v"), each
-  // read as one tensor of the variable's shape, by slot name ("m").
-  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadSlots() const;
+  // read as one tensor of the variable's shape, by slot name ("m"). `listing` caches the
+  // tasks' lists across calls (pass the same one for every variable of a save).
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadSlots(SlotListing& listing) const;
   // Writes slot `slot` of every shard, creating it where absent.
   absl::Status WriteSlot(absl::string_view slot, const Tensor& value);
 

@@ -112,7 +112,8 @@ TEST_F(PsVariableStorageTest, RegisteredUpdateSplitsItsArgumentsAndSlotsReadWhol
   }
   std::vector<double> got = FloatsOf(*w->Read());
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], expected_w[i], 1e-5);
-  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> slots = w->ReadSlots();
+  PsVariableStorage::SlotListing listing;
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> slots = w->ReadSlots(listing);
   ASSERT_TRUE(IsOk(slots.status()));
   ASSERT_EQ(slots->size(), 1u);
   EXPECT_EQ((*slots)[0].first, "momentum");
@@ -127,7 +128,8 @@ TEST_F(PsVariableStorageTest, WriteSlotCreatesItOnFreshTasks) {
   auto w = Make("w", Floats({1, 2, 3, 4}, {4}), ps::Partitioner::FixedSize(2));
   ASSERT_TRUE(IsOk(w->WriteSlot("m", Floats({5, 6, 7, 8}, {4}))));
   EXPECT_EQ(FloatsOf(*stores_[1]->Read("w/part_1/m")), (std::vector<double>{7, 8}));
-  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> slots = w->ReadSlots();
+  PsVariableStorage::SlotListing listing;
+  absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> slots = w->ReadSlots(listing);
   ASSERT_TRUE(IsOk(slots.status()));
   ASSERT_EQ(slots->size(), 1u);
   EXPECT_EQ(FloatsOf((*slots)[0].second), (std::vector<double>{5, 6, 7, 8}));
