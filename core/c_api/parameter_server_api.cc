@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
+#include "core/c_api/value_args.h"
 #include "core/ps/function_registry.h"
 #include "core/ps/names.h"
 #include "core/strategy/ps_variables.h"
@@ -19,6 +20,7 @@ using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
+using distribute::c_api::ValuesOf;
 
 namespace {
 
@@ -26,18 +28,16 @@ namespace {
 constexpr int32_t kMaxHyperparameters = 64;
 
 absl::StatusOr<std::vector<Tensor>> ArgumentTensors(const dist_value_t* const* args, int32_t count) {
-  if (count < 0 || count > distribute::ps::kMaxUpdateArguments) {
+  if (count > distribute::ps::kMaxUpdateArguments) {
     return absl::InvalidArgumentError(absl::StrCat("num_args is ", count, ": expected 0 to ",
                                                    distribute::ps::kMaxUpdateArguments));
   }
-  if (count > 0 && args == nullptr) return NullArgument("args");
+  ASSIGN_OR_RETURN(const std::vector<distribute::Value> values, ValuesOf(args, count, "args"));
   std::vector<Tensor> tensors;
-  for (int32_t i = 0; i < count; ++i) {
-    const std::string name = absl::StrCat("args[", i, "]");
-    RETURN_IF_ERROR(CheckHandle(args[i], name));
-    absl::StatusOr<const Tensor*> tensor = args[i]->value.AsTensor();
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StatusOr<const Tensor*> tensor = values[i].AsTensor();
     if (!tensor.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": ", tensor.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("args[", i, "]: ", tensor.status().message()));
     }
     tensors.push_back(**tensor);
   }
