@@ -13,7 +13,7 @@ HandleState StateOf(uint64_t tag) { return static_cast<HandleState>((tag >> 8) &
 bool IsKnownType(uint64_t tag) {
   const uint64_t type = tag & 0xff;
   return type >= static_cast<uint64_t>(HandleType::kDevice) &&
-         type <= static_cast<uint64_t>(HandleType::kParameterServerOptions);
+         type <= static_cast<uint64_t>(HandleType::kClosureArgs);
 }
 
 bool IsKnownState(HandleState state) {
@@ -40,6 +40,10 @@ absl::string_view HandleTypeName(HandleType type) {
     case HandleType::kCrossDeviceOps: return "dist_cross_device_ops_t";
     case HandleType::kCommunicationOptions: return "dist_communication_options_t";
     case HandleType::kParameterServerOptions: return "dist_parameter_server_options_t";
+    case HandleType::kCoordinator: return "dist_coordinator_t";
+    case HandleType::kRemoteValue: return "dist_remote_value_t";
+    case HandleType::kPerWorker: return "dist_per_worker_t";
+    case HandleType::kClosureArgs: return "dist_closure_args_t";
   }
   return "an unknown handle type";
 }

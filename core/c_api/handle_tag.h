@@ -37,6 +37,10 @@ enum class HandleType : uint8_t {
   kCrossDeviceOps,
   kCommunicationOptions,
   kParameterServerOptions,
+  kCoordinator,
+  kRemoteValue,
+  kPerWorker,
+  kClosureArgs,
 };
 
 // What the handle is now. A borrowed handle is one the library owns and lends (the

@@ -12,6 +12,7 @@
 
 #include "core/c_api/handle_tag.h"
 #include "core/cluster/cluster_spec.h"
+#include "core/coordinator/closure_arguments.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/device/device_spec.h"
 #include "core/input/dataset.h"
@@ -82,9 +83,11 @@ struct dist_distributed_dataset : TaggedHandle<HandleType::kDistributedDataset> 
   std::shared_ptr<const distribute::DistributedDataset> dataset;
 };
 
+// Shared: a per-worker iterator's component on a worker is lent to closure functions
+// while the worker's session keeps it.
 struct dist_iterator : TaggedHandle<HandleType::kIterator> {
-  explicit dist_iterator(std::unique_ptr<distribute::ValueIterator> i) : iterator(std::move(i)) {}
-  std::unique_ptr<distribute::ValueIterator> iterator;
+  explicit dist_iterator(std::shared_ptr<distribute::ValueIterator> i) : iterator(std::move(i)) {}
+  std::shared_ptr<distribute::ValueIterator> iterator;
 };
 
 // An input context: a copy of the core's, made for a dataset function's call (borrowed)
@@ -111,6 +114,12 @@ struct dist_server_options : TaggedHandle<HandleType::kServerOptions> {
 
 struct dist_input_options : TaggedHandle<HandleType::kInputOptions> {
   distribute::InputOptions options;
+};
+
+// The arguments of a scheduled function: built by dist_closure_args_create on the
+// coordinator, or resolved on a worker and lent to a closure function (on_worker).
+struct dist_closure_args : TaggedHandle<HandleType::kClosureArgs> {
+  distribute::coordinator::ClosureArguments arguments;
 };
 
 #endif  // DISTRIBUTE_CORE_C_API_HANDLES_H_

@@ -39,5 +39,6 @@
 #include "distribute/cluster.h"
 #include "distribute/server.h"
 #include "distribute/parameter_server.h"
+#include "distribute/coordinator.h"
 
 #endif /* DISTRIBUTE_DISTRIBUTE_H_ */

@@ -71,4 +71,16 @@ typedef struct dist_communication_options dist_communication_options_t;
 /* Where a ParameterServerStrategy places its variables (see parameter_server.h). */
 typedef struct dist_parameter_server_options dist_parameter_server_options_t;
 
+/* The coordinator of TF 2 parameter-server training (see coordinator.h). */
+typedef struct dist_coordinator dist_coordinator_t;
+
+/* The result of a function scheduled by a coordinator, once it is ready (RemoteValue). */
+typedef struct dist_remote_value dist_remote_value_t;
+
+/* A per-worker dataset or iterator of a coordinator (PerWorkerValues). */
+typedef struct dist_per_worker dist_per_worker_t;
+
+/* The arguments of a scheduled function (see coordinator.h). */
+typedef struct dist_closure_args dist_closure_args_t;
+
 #endif /* DISTRIBUTE_TYPES_H_ */

@@ -22,6 +22,7 @@ expected=(
   "values: values collective tensor device util"
   "strategy: strategy backend gloo server ps cluster values collective tensor device util"
   "input: input strategy backend gloo server ps cluster values collective tensor device util"
+  "coordinator: coordinator input strategy backend gloo server ps cluster values collective tensor device util"
 )
 status=0
 for line in "${expected[@]}"; do
