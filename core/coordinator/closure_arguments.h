@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/input/value_iterator.h"
@@ -26,8 +27,9 @@ inline constexpr uint64_t kMaxClosureArgumentBytes = (uint64_t{4} << 20) - (uint
 struct ClosureArgument {
   ArgumentKind kind = ArgumentKind::kTensor;
   // kTensor: a host tensor. kVariable: a ParameterServerStrategy variable (the
-  // coordinator's; on a worker, the worker strategy's variable of the same name).
-  Value value;
+  // coordinator's; on a worker, the worker strategy's variable of the same name). Empty
+  // for kIterator.
+  std::optional<Value> value;
   // kIterator, on the coordinator: the per-worker iterator.
   std::shared_ptr<PerWorkerResource> per_worker;
   // kIterator, on a worker: this worker's iterator (its session owns it too).

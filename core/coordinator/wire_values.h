@@ -29,9 +29,8 @@ absl::StatusOr<Tensor> DecodeTensor(const closures::TensorValue& message);
 absl::Status EncodeVariable(const Value& variable, closures::VariableRef* out);
 // The variable `ref` names, as a variable of `strategy` (a worker's ParameterServerStrategy
 // whose ps tasks are the coordinator's): the same shards on the same tasks, attached
-// without creating anything; a second call with the same name gives the same variable.
-// InvalidArgument for a malformed reference (names, dtype, dims, shard layout, a task out
-// of range) or a name already attached with another dtype, shape or layout.
+// without creating anything (the caller keeps one per name). InvalidArgument for a
+// malformed reference (names, dtype, dims, shard layout, a task out of range).
 absl::StatusOr<Value> AttachVariable(Strategy& strategy, const closures::VariableRef& ref);
 
 }  // namespace distribute::coordinator

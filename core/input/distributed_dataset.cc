@@ -37,11 +37,11 @@ absl::Status CheckStrategy(const Strategy& strategy) {
 
 absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::FromDataset(
     const Strategy& strategy, DatasetPtr dataset, const InputOptions& options,
-    int32_t num_input_pipelines, int32_t input_pipeline_id) {
+    int32_t num_input_pipelines, int32_t input_pipeline_id, bool explicit_pipelines) {
   if (dataset == nullptr) return absl::InvalidArgumentError("dataset is null");
   RETURN_IF_ERROR(ValidateInputOptions(options));
   RETURN_IF_ERROR(CheckStrategy(strategy));
-  if (strategy.num_input_workers() > 1) {
+  if (strategy.num_input_workers() > 1 && !explicit_pipelines) {
     num_input_pipelines = strategy.num_input_workers();
     input_pipeline_id = strategy.input_worker_index();
   }
@@ -79,10 +79,10 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
 
 absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::FromFunction(
     const Strategy& strategy, DatasetFn fn, const InputOptions& options, int32_t num_workers,
-    int32_t worker_id) {
+    int32_t worker_id, bool explicit_pipelines) {
   RETURN_IF_ERROR(ValidateInputOptions(options));
   RETURN_IF_ERROR(CheckStrategy(strategy));
-  if (strategy.num_input_workers() > 1) {
+  if (strategy.num_input_workers() > 1 && !explicit_pipelines) {
     num_workers = strategy.num_input_workers();
     worker_id = strategy.input_worker_index();
   }

@@ -85,16 +85,20 @@ class DistributedDataset {
   // process with all the replicas.
   static absl::StatusOr<std::shared_ptr<const DistributedDataset>> FromDataset(
       const Strategy& strategy, DatasetPtr dataset, const InputOptions& options,
-      int32_t num_input_pipelines = 1, int32_t input_pipeline_id = 0);
+      int32_t num_input_pipelines = 1, int32_t input_pipeline_id = 0,
+      bool explicit_pipelines = false);
 
   // distribute_datasets_from_function: PER_WORKER calls `fn` once for this worker (input
   // pipeline `worker_id` of `num_workers`) and its replicas take consecutive
   // (per-replica) batches; PER_REPLICA calls it once per replica (pipeline
   // worker_id * replicas + r of num_workers * replicas), and replica r iterates its own
   // dataset. `fn` runs on this thread during the call; no auto-sharding applies.
+  // For both: `explicit_pipelines` keeps the given pipelines even on a strategy with
+  // several input workers (a coordinator's per-worker datasets: the pipelines are the
+  // worker tasks, not the strategy's).
   static absl::StatusOr<std::shared_ptr<const DistributedDataset>> FromFunction(
       const Strategy& strategy, DatasetFn fn, const InputOptions& options, int32_t num_workers = 1,
-      int32_t worker_id = 0);
+      int32_t worker_id = 0, bool explicit_pipelines = false);
 
   // A new, independent pass.
   absl::StatusOr<std::unique_ptr<DistributedIterator>> MakeIterator() const;

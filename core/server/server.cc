@@ -22,6 +22,7 @@
 #include <grpcpp/impl/service_type.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/server/closure_grpc_service.h"
 #include "core/server/coordination_service.h"
 #include "core/server/grpc_services.h"
 #include "core/server/job_token.h"
@@ -129,6 +130,8 @@ struct Server::Impl {
   std::unique_ptr<grpc::Service> task_grpc;
   std::unique_ptr<ps::VariableStore> variables;  // on a ps task
   std::unique_ptr<grpc::Service> variable_grpc;
+  std::unique_ptr<ClosureHost> closure_host;  // on a worker task, with a factory
+  std::unique_ptr<grpc::Service> closure_grpc;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<CoordinationClient> client;
   RemoteCoordinationClient* remote = nullptr;  // `client`, on every other task
@@ -187,6 +190,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
         VariableServiceOptions{token, options.max_message_bytes, options.max_variable_request_bytes});
   }
 
+  if (self.job == Job::kWorker && !impl->chief && options.closure_host_factory &&
+      !cluster.tasks(Job::kPs).empty()) {
+    ClosureHostContext host_context{cluster, token, options.tls, incarnation};
+    ASSIGN_OR_RETURN(impl->closure_host, options.closure_host_factory(host_context));
+    impl->closure_grpc = NewClosureGrpcService(impl->closure_host.get(), token, incarnation);
+  }
+
   const std::string listen_address = DialAddress(*address);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen_address, ServerCredentialsFor(tls), &impl->port);
@@ -198,13 +208,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   // One thread per call in flight (the sync server's model), so the threads are bounded
   // by what the service lets pend; past the bound gRPC answers RESOURCE_EXHAUSTED.
   grpc::ResourceQuota quota(absl::StrCat("server of task ", impl->task));
-  const int service_threads = impl->variable_grpc ? kVariableServiceThreads : 0;
+  const int service_threads =
+      (impl->variable_grpc ? kVariableServiceThreads : 0) + (impl->closure_grpc ? kClosureServiceThreads : 0);
   quota.SetMaxThreads(service_threads + (impl->chief ? ServerThreadLimit(cluster_tasks, max_pending_waits)
                                                      : ServerThreadLimit(0, 0)));
   builder.SetResourceQuota(quota);
   builder.RegisterService(impl->task_grpc.get());
   if (impl->coordination_grpc) builder.RegisterService(impl->coordination_grpc.get());
   if (impl->variable_grpc) builder.RegisterService(impl->variable_grpc.get());
+  if (impl->closure_grpc) builder.RegisterService(impl->closure_grpc.get());
   impl->grpc_server = builder.BuildAndStart();
   if (impl->grpc_server == nullptr || impl->port == 0) {
     std::string problem = ListenProblem(listen_address);

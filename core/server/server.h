@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "core/cluster/cluster_spec.h"
 #include "core/ps/variable_store.h"
+#include "core/server/closure_host.h"
 #include "core/server/coordination_client.h"
 #include "core/server/coordination_limits.h"
 #include "core/server/variable_service_limits.h"
@@ -69,6 +70,9 @@ class Server {
     uint64_t max_variable_bytes = ps::VariableStoreLimits{}.max_bytes;
     int64_t max_variables = ps::VariableStoreLimits{}.max_variables;
     uint64_t max_variable_request_bytes = kDefaultMaxVariableRequestBytes;
+    // On a worker task (not the chief) of a cluster with ps tasks: what runs the
+    // coordinator's closures (closure_host.h); empty: no closure service.
+    ClosureHostFactory closure_host_factory;
 
     // InvalidArgument naming the first option out of range.
     absl::Status Validate() const;
