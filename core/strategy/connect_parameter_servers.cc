@@ -44,6 +44,9 @@ absl::StatusOr<std::shared_ptr<ParameterServers>> ConnectParameterServers(
     // As a server does: only a job without a token must be on loopback (and says so).
     if (token.empty()) RETURN_IF_ERROR(CheckUnauthenticatedJob(cluster, /*allow_unauthenticated=*/false));
   }
+  servers->cluster = cluster;
+  servers->job_token = token;
+  servers->tls = options.tls;
   RemoteVariableHostOptions host_options;
   host_options.job_token = token;
   host_options.tls = options.tls;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,6 +21,7 @@
 #include "core/ps/placement.h"
 #include "core/ps/variable_host.h"
 #include "core/util/deadline.h"
+#include "core/util/tls_files.h"
 
 namespace distribute {
 
@@ -36,6 +38,11 @@ struct ParameterServers {
   std::unique_ptr<ps::Placement> placement;
   std::optional<ps::Partitioner> partitioner;
   std::atomic<int64_t> timeout_ms{60'000};
+  // With a cluster (not in local mode): the cluster, and the job token and TLS files this
+  // worker's channels use, for a coordinator over the strategy (core/coordinator).
+  std::optional<ClusterSpec> cluster;
+  std::string job_token;
+  TlsFiles tls;
 
   Deadline NewDeadline() const { return Deadline::AfterMs(timeout_ms.load(std::memory_order_relaxed)); }
 };
