@@ -6,6 +6,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "core/c_api/handle_tag.h"
 #include "core/cluster/cluster_spec.h"
 #include "core/coordinator/closure_arguments.h"
+#include "core/coordinator/coordinator.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/device/device_spec.h"
 #include "core/input/dataset.h"
@@ -117,9 +119,32 @@ struct dist_input_options : TaggedHandle<HandleType::kInputOptions> {
 };
 
 // The arguments of a scheduled function: built by dist_closure_args_create on the
-// coordinator, or resolved on a worker and lent to a closure function (on_worker).
+// coordinator, or resolved on a worker and lent to a closure function (on_worker). Each
+// value and iterator has a borrowed handle made when it is added, which
+// dist_closure_args_value and _iterator lend (null where the kind has none).
 struct dist_closure_args : TaggedHandle<HandleType::kClosureArgs> {
   distribute::coordinator::ClosureArguments arguments;
+  std::vector<std::unique_ptr<dist_value>> lent_values;
+  std::vector<std::unique_ptr<dist_iterator>> lent_iterators;
+  uint64_t tensor_bytes = 0;  // of the tensors added, against the message bound
+};
+
+struct dist_coordinator : TaggedHandle<HandleType::kCoordinator> {
+  explicit dist_coordinator(std::unique_ptr<distribute::coordinator::Coordinator> c)
+      : coordinator(std::move(c)) {}
+  std::unique_ptr<distribute::coordinator::Coordinator> coordinator;
+};
+
+struct dist_remote_value : TaggedHandle<HandleType::kRemoteValue> {
+  explicit dist_remote_value(std::shared_ptr<distribute::coordinator::RemoteValue> v) : value(std::move(v)) {}
+  std::shared_ptr<distribute::coordinator::RemoteValue> value;
+};
+
+// A per-worker dataset or iterator; keeps its coordinator's state (not the coordinator).
+struct dist_per_worker : TaggedHandle<HandleType::kPerWorker> {
+  explicit dist_per_worker(std::shared_ptr<distribute::coordinator::PerWorkerResource> r)
+      : resource(std::move(r)) {}
+  std::shared_ptr<distribute::coordinator::PerWorkerResource> resource;
 };
 
 #endif  // DISTRIBUTE_CORE_C_API_HANDLES_H_

@@ -7,6 +7,7 @@
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
+#include "core/coordinator/worker_closure_host.h"
 #include "core/util/job_token_rules.h"
 #include "core/server/coordination_limits.h"
 #include "core/server/server.h"
@@ -120,8 +121,10 @@ dist_status_t dist_server_create(const dist_cluster_t* cluster, const dist_serve
     RETURN_IF_ERROR(CheckHandle(cluster, "cluster"));
     RETURN_IF_ERROR(distribute::c_api::CheckOptionalHandle(options, "options"));
     if (out == nullptr) return NullArgument("out");
-    ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
-                     Server::Start(cluster->spec, options == nullptr ? Server::Options{} : options->options));
+    Server::Options server_options = options == nullptr ? Server::Options{} : options->options;
+    // A worker task of a job with ps tasks runs the coordinator's closures (coordinator.h).
+    server_options.closure_host_factory = distribute::coordinator::NewWorkerClosureHost;
+    ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Start(cluster->spec, server_options));
     *out = new dist_server{std::move(server)};
     return absl::OkStatus();
   });

@@ -562,20 +562,18 @@ absl::StatusOr<std::shared_ptr<PerWorkerResource>> Coordinator::CreatePerWorkerD
   return resource;
 }
 
-absl::StatusOr<std::shared_ptr<PerWorkerResource>> Coordinator::MakeIterator(
+absl::StatusOr<std::shared_ptr<PerWorkerResource>> PerWorkerResource::MakeIterator(
     const std::shared_ptr<PerWorkerResource>& dataset) {
-  if (dataset == nullptr || dataset->state() != state_) {
-    return absl::InvalidArgumentError("not a per-worker dataset of this coordinator");
-  }
+  if (dataset == nullptr) return absl::InvalidArgumentError("dataset is null");
   if (dataset->is_iterator()) {
     return absl::InvalidArgumentError("the per-worker value is an iterator: make iterators of a per-worker dataset");
   }
   uint64_t id;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    id = state_->next_resource++;
+    std::lock_guard<std::mutex> lock(dataset->state_->mu);
+    id = dataset->state_->next_resource++;
   }
-  std::shared_ptr<PerWorkerResource> iterator(new PerWorkerResource(state_, id));
+  std::shared_ptr<PerWorkerResource> iterator(new PerWorkerResource(dataset->state_, id));
   iterator->dataset_ = dataset;
   return iterator;
 }

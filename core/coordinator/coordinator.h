@@ -63,6 +63,10 @@ class RemoteValue {
 class PerWorkerResource {
  public:
   ~PerWorkerResource();
+  // iter(per_worker_dataset): a new iterator of `dataset` (a fresh pass on every worker).
+  // InvalidArgument for an iterator.
+  static absl::StatusOr<std::shared_ptr<PerWorkerResource>> MakeIterator(
+      const std::shared_ptr<PerWorkerResource>& dataset);
   bool is_iterator() const { return dataset_ != nullptr; }
   uint64_t id() const { return id_; }
   const std::shared_ptr<CoordinatorState>& state() const { return state_; }
@@ -100,9 +104,6 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<PerWorkerResource>> CreatePerWorkerDataset(absl::string_view function,
                                                                             const InputOptions& options,
                                                                             bool from_function);
-  absl::StatusOr<std::shared_ptr<PerWorkerResource>> MakeIterator(
-      const std::shared_ptr<PerWorkerResource>& dataset);
-
   const std::shared_ptr<Strategy>& strategy() const { return strategy_; }
 
  private:
