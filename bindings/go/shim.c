@@ -116,3 +116,16 @@ dist_status_t distgo_function_register(const char* name, uintptr_t h, int32_t nu
                                 slot_names, slot_initial_values, num_slots, hyperparameter_names,
                                 hyperparameter_defaults, num_hyperparameters);
 }
+
+static dist_status_t closure_tramp(dist_strategy_t* strategy, const dist_closure_args_t* args,
+                                   dist_value_t** out_result, void* ud) {
+  return goClosureCall(strategy, (dist_closure_args_t*)args, out_result, (uintptr_t)ud);
+}
+
+dist_status_t distgo_closure_register(const char* name, uintptr_t h) {
+  return dist_closure_register(name, closure_tramp, (void*)h, free_tramp);
+}
+
+dist_status_t distgo_dataset_function_register(const char* name, uintptr_t h) {
+  return dist_dataset_function_register(name, dataset_tramp, (void*)h, free_tramp);
+}

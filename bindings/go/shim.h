@@ -33,4 +33,6 @@ dist_status_t distgo_function_register(const char* name, uintptr_t h, int32_t nu
                                        const char* const* hyperparameter_names,
                                        const double* hyperparameter_defaults,
                                        int32_t num_hyperparameters);
+dist_status_t distgo_closure_register(const char* name, uintptr_t h);
+dist_status_t distgo_dataset_function_register(const char* name, uintptr_t h);
 #endif
