@@ -82,6 +82,9 @@ pub const DIST_PARTIAL_BATCH_IN_ORDER: i32 = 0;
 pub const DIST_PARTIAL_BATCH_EVEN: i32 = 1;
 pub const DIST_PLACEMENT_ROUND_ROBIN: i32 = 0;
 pub const DIST_PLACEMENT_GREEDY_BYTES: i32 = 1;
+pub const DIST_CLOSURE_ARG_TENSOR: i32 = 0;
+pub const DIST_CLOSURE_ARG_VARIABLE: i32 = 1;
+pub const DIST_CLOSURE_ARG_ITERATOR: i32 = 2;
 pub type __uint8_t = ::std::os::raw::c_uchar;
 pub type __uint16_t = ::std::os::raw::c_ushort;
 pub type __int32_t = ::std::os::raw::c_int;
@@ -190,6 +193,30 @@ pub struct dist_parameter_server_options {
     _unused: [u8; 0],
 }
 pub type dist_parameter_server_options_t = dist_parameter_server_options;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dist_coordinator {
+    _unused: [u8; 0],
+}
+pub type dist_coordinator_t = dist_coordinator;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dist_remote_value {
+    _unused: [u8; 0],
+}
+pub type dist_remote_value_t = dist_remote_value;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dist_per_worker {
+    _unused: [u8; 0],
+}
+pub type dist_per_worker_t = dist_per_worker;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dist_closure_args {
+    _unused: [u8; 0],
+}
+pub type dist_closure_args_t = dist_closure_args;
 pub type dist_device_type_t = i32;
 extern "C" {
     #[must_use]
@@ -1644,6 +1671,182 @@ extern "C" {
         index: i32,
         out_task: *mut i32,
     ) -> dist_status_t;
+}
+pub type dist_closure_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        strategy: *mut dist_strategy_t,
+        args: *const dist_closure_args_t,
+        out_result: *mut *mut dist_value_t,
+        user_data: *mut ::std::os::raw::c_void,
+    ) -> dist_status_t,
+>;
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_register(
+        name: *const ::std::os::raw::c_char,
+        fn_: dist_closure_fn,
+        user_data: *mut ::std::os::raw::c_void,
+        free_fn: dist_free_fn,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_unregister(name: *const ::std::os::raw::c_char) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_is_registered(
+        name: *const ::std::os::raw::c_char,
+        out_registered: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_dataset_function_register(
+        name: *const ::std::os::raw::c_char,
+        fn_: dist_dataset_fn,
+        user_data: *mut ::std::os::raw::c_void,
+        free_fn: dist_free_fn,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_dataset_function_unregister(name: *const ::std::os::raw::c_char) -> dist_status_t;
+}
+pub type dist_closure_arg_kind_t = i32;
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_create(out: *mut *mut dist_closure_args_t) -> dist_status_t;
+}
+extern "C" {
+    pub fn dist_closure_args_destroy(args: *mut dist_closure_args_t);
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_add_value(
+        args: *mut dist_closure_args_t,
+        value: *const dist_value_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_add_per_worker(
+        args: *mut dist_closure_args_t,
+        value: *const dist_per_worker_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_count(
+        args: *const dist_closure_args_t,
+        out_count: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_kind(
+        args: *const dist_closure_args_t,
+        index: i32,
+        out_kind: *mut dist_closure_arg_kind_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_value(
+        args: *const dist_closure_args_t,
+        index: i32,
+        out_value: *mut *mut dist_value_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_closure_args_iterator(
+        args: *const dist_closure_args_t,
+        index: i32,
+        out_iterator: *mut *mut dist_iterator_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_create(
+        strategy: *mut dist_strategy_t,
+        out: *mut *mut dist_coordinator_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    pub fn dist_coordinator_destroy(coordinator: *mut dist_coordinator_t);
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_schedule(
+        coordinator: *mut dist_coordinator_t,
+        function: *const ::std::os::raw::c_char,
+        args: *const dist_closure_args_t,
+        out: *mut *mut dist_remote_value_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_join(coordinator: *mut dist_coordinator_t) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_done(
+        coordinator: *mut dist_coordinator_t,
+        out_done: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_num_workers(
+        coordinator: *const dist_coordinator_t,
+        out_count: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_remote_value_fetch(
+        value: *mut dist_remote_value_t,
+        out: *mut *mut dist_value_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_remote_value_is_ready(
+        value: *const dist_remote_value_t,
+        out_ready: *mut i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    pub fn dist_remote_value_destroy(value: *mut dist_remote_value_t);
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_create_per_worker_dataset(
+        coordinator: *mut dist_coordinator_t,
+        dataset_function: *const ::std::os::raw::c_char,
+        options: *const dist_input_options_t,
+        out: *mut *mut dist_per_worker_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_coordinator_create_per_worker_dataset_from_function(
+        coordinator: *mut dist_coordinator_t,
+        dataset_function: *const ::std::os::raw::c_char,
+        options: *const dist_input_options_t,
+        out: *mut *mut dist_per_worker_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_per_worker_make_iterator(
+        dataset: *const dist_per_worker_t,
+        out: *mut *mut dist_per_worker_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    pub fn dist_per_worker_destroy(value: *mut dist_per_worker_t);
 }
 pub const DLDeviceType_kDLCPU: DLDeviceType = 1;
 pub const DLDeviceType_kDLCUDA: DLDeviceType = 2;

@@ -60,6 +60,7 @@ pub use distribute_sys as sys;
 pub mod threading {}
 
 mod cluster;
+mod coordinator;
 mod dataset;
 mod error;
 mod options;
@@ -69,6 +70,7 @@ mod types;
 mod value;
 
 pub use cluster::*;
+pub use coordinator::*;
 pub use dataset::{Dataset, DatasetIterator, DistributedDataset, InputContext, InputOptions, AUTOTUNE};
 pub use error::{Code, Error, Result};
 pub use options::*;
