@@ -13,7 +13,7 @@ import os, re, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADERS = ["version", "status", "device", "value", "tensor", "cross_device_ops", "strategy", "context",
-           "variable", "dataset", "input", "cluster", "server", "dlpack_interop", "parameter_server"]
+           "variable", "dataset", "input", "cluster", "server", "dlpack_interop", "parameter_server", "coordinator"]
 # Written by hand in native/distribute_jni.c (arrays, callbacks, raw memory).
 HAND_WRITTEN = {
     "dist_strategy_create_mirrored": "NativeHand.createMirrored (Strategy.mirrored)",
@@ -44,6 +44,8 @@ HAND_WRITTEN = {
     "dist_server_key_value_set": "NativeHand.serverKeyValueSet (Server.keyValueSet)",
     "dist_function_register": "NativeHand.functionRegister (UpdateFunctions.register)",
     "dist_variable_apply_update": "NativeHand.variableApplyUpdate (Variable.applyUpdate)",
+    "dist_closure_register": "NativeHand.closureRegister (Coordinator.registerClosure)",
+    "dist_dataset_function_register": "NativeHand.datasetFunctionRegister (Coordinator.registerDatasetFunction)",
     "dist_last_error_message": "NativeHand.lastErrorMessage (Distribute.lastErrorMessage; every DistributeException's message)",
 }
 INT32 = {"int32_t"} | set()

@@ -11,7 +11,7 @@ static jclass g_exception_class;  /* org.distribute.DistributeException */
 static jmethodID g_exception_ctor;
 static jclass g_callbacks_class;  /* org.distribute.Callbacks */
 static jmethodID g_cb_replica, g_cb_value, g_cb_update, g_cb_merge, g_cb_generator, g_cb_map,
-    g_cb_dataset, g_cb_release, g_cb_registered_update;
+    g_cb_dataset, g_cb_release, g_cb_registered_update, g_cb_closure;
 static jclass g_string_class; /* java.lang.String, for the hyperparameter names of callbacks */
 static pthread_key_t g_detach_key;
 
@@ -56,6 +56,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void* reserved) {
   g_cb_release = (*env)->GetStaticMethodID(env, c, "release", "(Ljava/lang/Object;)V");
   g_cb_registered_update = (*env)->GetStaticMethodID(env, c, "registeredUpdate",
                                                      "(Ljava/lang/Object;[J[J[Ljava/lang/String;[D)[J");
+  g_cb_closure = (*env)->GetStaticMethodID(env, c, "closure", "(Ljava/lang/Object;JJ)[J");
+  if (!g_cb_closure) return JNI_ERR;
   if (!g_exception_ctor || !g_cb_replica || !g_cb_value || !g_cb_update || !g_cb_merge ||
       !g_cb_generator || !g_cb_map || !g_cb_dataset || !g_cb_release || !g_cb_registered_update)
     return JNI_ERR;
@@ -265,6 +267,21 @@ static dist_status_t dataset_tramp(const dist_input_context_t* ictx, dist_datase
   dist_value_t* v = NULL;
   dist_status_t st = unpack(env, r, &v, 1);
   *out = (dist_dataset_t*)v;
+  return st;
+}
+
+/* A closure function, called on a worker server's thread for the coordinator. */
+static dist_status_t closure_tramp(dist_strategy_t* strategy, const dist_closure_args_t* args,
+                                   dist_value_t** out_result, void* ud) {
+  JNIEnv* env = dj_env();
+  if (!env) return DIST_INTERNAL;
+  if ((*env)->PushLocalFrame(env, 8) != 0) {
+    (*env)->ExceptionClear(env);
+    return DIST_RESOURCE_EXHAUSTED;
+  }
+  jlongArray r = call_java(env, g_cb_closure, (jobject)ud, (jlong)(intptr_t)strategy, (jlong)(intptr_t)args);
+  dist_status_t st = unpack(env, r, out_result, 1);
+  (*env)->PopLocalFrame(env, NULL);
   return st;
 }
 
@@ -754,6 +771,30 @@ NATIVE(void, functionRegister)(JNIEnv* env, jclass cls, jstring name, jobject st
   if (defaults) (*env)->ReleaseDoubleArrayElements(env, hyperparameter_defaults, defaults, JNI_ABORT);
   strings_free(env, &slots);
   strings_free(env, &hypers);
+  CHECK_OR(st);
+}
+
+/* ---- Coordinator ---- */
+
+/* state: a new global reference owned by the library on success (released by free_fn when
+ * the function is unregistered). */
+NATIVE(void, closureRegister)(JNIEnv* env, jclass cls, jstring name, jobject state) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  jobject ref = (*env)->NewGlobalRef(env, state);
+  dist_status_t st = dist_closure_register(c_name, closure_tramp, ref, free_tramp);
+  if (st != DIST_OK) (*env)->DeleteGlobalRef(env, ref);
+  dj_utf_release(env, name, c_name);
+  CHECK_OR(st);
+}
+
+NATIVE(void, datasetFunctionRegister)(JNIEnv* env, jclass cls, jstring name, jobject state) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  jobject ref = (*env)->NewGlobalRef(env, state);
+  dist_status_t st = dist_dataset_function_register(c_name, dataset_tramp, ref, free_tramp);
+  if (st != DIST_OK) (*env)->DeleteGlobalRef(env, ref);
+  dj_utf_release(env, name, c_name);
   CHECK_OR(st);
 }
 

@@ -1301,3 +1301,191 @@ JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_variableShardTask(JNIEnv* e
   return (jint)out_value;
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_closureUnregister(JNIEnv* env, jclass cls, jstring name) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  if (name && !c_name) return;
+  dist_status_t st = dist_closure_unregister(c_name);
+  dj_utf_release(env, name, c_name);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_closureIsRegistered(JNIEnv* env, jclass cls, jstring name) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  if (name && !c_name) return 0;
+  int32_t out_value = 0;
+  dist_status_t st = dist_closure_is_registered(c_name, &out_value);
+  dj_utf_release(env, name, c_name);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_datasetFunctionUnregister(JNIEnv* env, jclass cls, jstring name) {
+  (void)cls;
+  const char* c_name = dj_utf(env, name);
+  if (name && !c_name) return;
+  dist_status_t st = dist_dataset_function_unregister(c_name);
+  dj_utf_release(env, name, c_name);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_closureArgsCreate(JNIEnv* env, jclass cls) {
+  (void)cls;
+  dist_closure_args_t* out_value = NULL;
+  dist_status_t st = dist_closure_args_create(&out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_closureArgsDestroy(JNIEnv* env, jclass cls, jlong args) {
+  (void)cls;
+  dist_closure_args_destroy((dist_closure_args_t*)(intptr_t)args);
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_closureArgsAddValue(JNIEnv* env, jclass cls, jlong args, jlong value) {
+  (void)cls;
+  dist_status_t st = dist_closure_args_add_value((dist_closure_args_t*)(intptr_t)args, (const dist_value_t*)(intptr_t)value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_closureArgsAddPerWorker(JNIEnv* env, jclass cls, jlong args, jlong value) {
+  (void)cls;
+  dist_status_t st = dist_closure_args_add_per_worker((dist_closure_args_t*)(intptr_t)args, (const dist_per_worker_t*)(intptr_t)value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_closureArgsCount(JNIEnv* env, jclass cls, jlong args) {
+  (void)cls;
+  int32_t out_value = 0;
+  dist_status_t st = dist_closure_args_count((const dist_closure_args_t*)(intptr_t)args, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_closureArgsKind(JNIEnv* env, jclass cls, jlong args, jint index) {
+  (void)cls;
+  dist_closure_arg_kind_t out_value = 0;
+  dist_status_t st = dist_closure_args_kind((const dist_closure_args_t*)(intptr_t)args, (int32_t)index, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_closureArgsValue(JNIEnv* env, jclass cls, jlong args, jint index) {
+  (void)cls;
+  dist_value_t* out_value = NULL;
+  dist_status_t st = dist_closure_args_value((const dist_closure_args_t*)(intptr_t)args, (int32_t)index, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_closureArgsIterator(JNIEnv* env, jclass cls, jlong args, jint index) {
+  (void)cls;
+  dist_iterator_t* out_value = NULL;
+  dist_status_t st = dist_closure_args_iterator((const dist_closure_args_t*)(intptr_t)args, (int32_t)index, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_coordinatorCreate(JNIEnv* env, jclass cls, jlong strategy) {
+  (void)cls;
+  dist_coordinator_t* out_value = NULL;
+  dist_status_t st = dist_coordinator_create((dist_strategy_t*)(intptr_t)strategy, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_coordinatorDestroy(JNIEnv* env, jclass cls, jlong coordinator) {
+  (void)cls;
+  dist_coordinator_destroy((dist_coordinator_t*)(intptr_t)coordinator);
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_coordinatorSchedule(JNIEnv* env, jclass cls, jlong coordinator, jstring function, jlong args) {
+  (void)cls;
+  const char* c_function = dj_utf(env, function);
+  if (function && !c_function) return 0;
+  dist_remote_value_t* out_value = NULL;
+  dist_status_t st = dist_coordinator_schedule((dist_coordinator_t*)(intptr_t)coordinator, c_function, (const dist_closure_args_t*)(intptr_t)args, &out_value);
+  dj_utf_release(env, function, c_function);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_coordinatorJoin(JNIEnv* env, jclass cls, jlong coordinator) {
+  (void)cls;
+  dist_status_t st = dist_coordinator_join((dist_coordinator_t*)(intptr_t)coordinator);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_coordinatorDone(JNIEnv* env, jclass cls, jlong coordinator) {
+  (void)cls;
+  int32_t out_value = 0;
+  dist_status_t st = dist_coordinator_done((dist_coordinator_t*)(intptr_t)coordinator, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_coordinatorNumWorkers(JNIEnv* env, jclass cls, jlong coordinator) {
+  (void)cls;
+  int32_t out_value = 0;
+  dist_status_t st = dist_coordinator_num_workers((const dist_coordinator_t*)(intptr_t)coordinator, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_remoteValueFetch(JNIEnv* env, jclass cls, jlong value) {
+  (void)cls;
+  dist_value_t* out_value = NULL;
+  dist_status_t st = dist_remote_value_fetch((dist_remote_value_t*)(intptr_t)value, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_remoteValueIsReady(JNIEnv* env, jclass cls, jlong value) {
+  (void)cls;
+  int32_t out_value = 0;
+  dist_status_t st = dist_remote_value_is_ready((const dist_remote_value_t*)(intptr_t)value, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jint)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_remoteValueDestroy(JNIEnv* env, jclass cls, jlong value) {
+  (void)cls;
+  dist_remote_value_destroy((dist_remote_value_t*)(intptr_t)value);
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_coordinatorCreatePerWorkerDataset(JNIEnv* env, jclass cls, jlong coordinator, jstring dataset_function, jlong options) {
+  (void)cls;
+  const char* c_dataset_function = dj_utf(env, dataset_function);
+  if (dataset_function && !c_dataset_function) return 0;
+  dist_per_worker_t* out_value = NULL;
+  dist_status_t st = dist_coordinator_create_per_worker_dataset((dist_coordinator_t*)(intptr_t)coordinator, c_dataset_function, (const dist_input_options_t*)(intptr_t)options, &out_value);
+  dj_utf_release(env, dataset_function, c_dataset_function);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_coordinatorCreatePerWorkerDatasetFromFunction(JNIEnv* env, jclass cls, jlong coordinator, jstring dataset_function, jlong options) {
+  (void)cls;
+  const char* c_dataset_function = dj_utf(env, dataset_function);
+  if (dataset_function && !c_dataset_function) return 0;
+  dist_per_worker_t* out_value = NULL;
+  dist_status_t st = dist_coordinator_create_per_worker_dataset_from_function((dist_coordinator_t*)(intptr_t)coordinator, c_dataset_function, (const dist_input_options_t*)(intptr_t)options, &out_value);
+  dj_utf_release(env, dataset_function, c_dataset_function);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_perWorkerMakeIterator(JNIEnv* env, jclass cls, jlong dataset) {
+  (void)cls;
+  dist_per_worker_t* out_value = NULL;
+  dist_status_t st = dist_per_worker_make_iterator((const dist_per_worker_t*)(intptr_t)dataset, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_perWorkerDestroy(JNIEnv* env, jclass cls, jlong value) {
+  (void)cls;
+  dist_per_worker_destroy((dist_per_worker_t*)(intptr_t)value);
+}
+

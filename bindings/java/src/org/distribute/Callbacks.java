@@ -180,6 +180,21 @@ final class Callbacks {
     }
   }
 
+  static long[] closure(Object state, long strategy, long args) {
+    State st = (State) state;
+    Strategy s = new Strategy(strategy, false);
+    ClosureArgs a = new ClosureArgs(args, false);
+    try {
+      Value v = ((Functions.ClosureFunction) st.fn).run(s, a);
+      return new long[] {OK, v == null ? 0 : v.release()};
+    } catch (Throwable t) {
+      return fail(st, t, 2);
+    } finally {
+      s.invalidate();
+      a.invalidate();
+    }
+  }
+
   static long[] registeredUpdate(Object state, long[] variables, long[] args, String[] names, double[] values) {
     State st = (State) state;
     Tensor[] vars = borrowedTensors(variables);

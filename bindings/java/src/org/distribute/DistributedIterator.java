@@ -12,6 +12,12 @@ public final class DistributedIterator extends Handle {
     this.state = state;
   }
 
+  /** A borrowed iterator (a closure function's per-worker iterator). */
+  DistributedIterator(long handle, boolean owned) {
+    super(handle, owned);
+    this.state = null;
+  }
+
   @Override
   void destroy(long handle) {
     NativeGen.iteratorDestroy(handle);

@@ -58,4 +58,14 @@ public final class Functions {
   public interface RegisteredUpdateFunction {
     void apply(Tensor[] variables, Tensor[] args, java.util.Map<String, Double> hyperparameters) throws Exception;
   }
+
+  /**
+   * dist_closure_fn: a function the coordinator schedules, run on a worker with the
+   * worker's ParameterServerStrategy and the resolved arguments (both borrowed for the
+   * call). Returns a tensor (handed to the library: the remote value's result) or null.
+   */
+  @FunctionalInterface
+  public interface ClosureFunction {
+    Value run(Strategy strategy, ClosureArgs args) throws Exception;
+  }
 }

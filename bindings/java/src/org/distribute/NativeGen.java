@@ -179,4 +179,28 @@ final class NativeGen {
   static native int functionIsRegistered(String name);
   static native int variableNumShards(long variable);
   static native int variableShardTask(long variable, int index);
+  static native void closureUnregister(String name);
+  static native int closureIsRegistered(String name);
+  static native void datasetFunctionUnregister(String name);
+  static native long closureArgsCreate();
+  static native void closureArgsDestroy(long args);
+  static native void closureArgsAddValue(long args, long value);
+  static native void closureArgsAddPerWorker(long args, long value);
+  static native int closureArgsCount(long args);
+  static native int closureArgsKind(long args, int index);
+  static native long closureArgsValue(long args, int index);
+  static native long closureArgsIterator(long args, int index);
+  static native long coordinatorCreate(long strategy);
+  static native void coordinatorDestroy(long coordinator);
+  static native long coordinatorSchedule(long coordinator, String function, long args);
+  static native void coordinatorJoin(long coordinator);
+  static native int coordinatorDone(long coordinator);
+  static native int coordinatorNumWorkers(long coordinator);
+  static native long remoteValueFetch(long value);
+  static native int remoteValueIsReady(long value);
+  static native void remoteValueDestroy(long value);
+  static native long coordinatorCreatePerWorkerDataset(long coordinator, String dataset_function, long options);
+  static native long coordinatorCreatePerWorkerDatasetFromFunction(long coordinator, String dataset_function, long options);
+  static native long perWorkerMakeIterator(long dataset);
+  static native void perWorkerDestroy(long value);
 }

@@ -34,6 +34,8 @@ final class NativeHand {
   static native void deleteGlobalRef(long ref);
   static native void serverKeyValueSet(long server, String key, byte[] value);
   static native String lastErrorMessage();
+  static native void closureRegister(String name, Object state);
+  static native void datasetFunctionRegister(String name, Object state);
   static native void functionRegister(String name, Object state, int numArgs, String[] slotNames,
       double[] slotInitialValues, String[] hyperparameterNames, double[] hyperparameterDefaults);
   static native void variableApplyUpdate(long variable, String function, long[] args,
