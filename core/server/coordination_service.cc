@@ -62,6 +62,10 @@ CoordinationService::CoordinationService(Options options)
     : options_(std::move(options)),
       barrier_set_(options_.barrier_tasks.begin(), options_.barrier_tasks.end()) {
   for (const std::string& task : options_.tasks) tasks_.try_emplace(task);
+  for (const std::string& task : options_.recoverable_tasks) {
+    auto it = tasks_.find(task);
+    if (it != tasks_.end()) it->second.recoverable = true;
+  }
   monitor_ = std::thread([this] { MonitorHeartbeats(); });
 }
 
@@ -119,7 +123,8 @@ absl::Status CoordinationService::CheckConnected(absl::string_view task, const T
 void CoordinationService::MarkLost(const std::string& task, TaskState& state, absl::string_view reason) {
   state.phase = Phase::kLost;
   state.failure = absl::UnavailableError(absl::StrCat("task ", task, " is unavailable: ", reason));
-  failures_.push_back(TaskFailure{task, state.failure});
+  // A recoverable task's loss is its own (waits naming it fail), not the job's.
+  if (!state.recoverable) failures_.push_back(TaskFailure{task, state.failure});
   cv_.notify_all();
 }
 
@@ -140,7 +145,8 @@ absl::Status CoordinationService::Register(absl::string_view task, uint64_t inca
   };
   switch (state->phase) {
     case Phase::kLost:
-      return cannot_rejoin();
+      if (!state->recoverable) return cannot_rejoin();
+      break;  // a restarted worker of a parameter-server job comes back
     case Phase::kConnected:
       if (state->incarnation == incarnation) return absl::OkStatus();
       // A live task keeps its place: the caller may be an impostor with the token, and a
@@ -153,7 +159,8 @@ absl::Status CoordinationService::Register(absl::string_view task, uint64_t inca
             options_.heartbeat_timeout_ms, " ms without heartbeats, and the job must be restarted"));
       }
       MarkLost(std::string(task), *state, absl::StrCat(kNoHeartbeat, options_.heartbeat_timeout_ms, " ms"));
-      return cannot_rejoin();
+      if (!state->recoverable) return cannot_rejoin();
+      break;
     case Phase::kNotConnected:
     case Phase::kDisconnected:
       break;

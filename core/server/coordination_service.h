@@ -15,7 +15,8 @@
 // nothing: whoever sends it, an impostor holding the job's token or a restarted process
 // whose old incarnation is not yet known dead, must not take a live task's place or kill
 // it. A restarted task is still handled as TensorFlow does, with the job failing and
-// naming it: its old incarnation's death is noticed when its Watch stream closes (within
+// naming it (a recoverable task, Options::recoverable_tasks, may come back once its old
+// incarnation is lost): its old incarnation's death is noticed when its Watch stream closes (within
 // about 100 ms) or its heartbeats stop (heartbeat_timeout_ms; a Register that finds them
 // stopped that long declares it lost at once), and a lost task cannot rejoin. A task that
 // disconnected cleanly may register again (a worker that restarts its server on purpose).
@@ -70,6 +71,10 @@ class CoordinationService {
     size_t max_barriers = kDefaultMaxBarriers;
     // How many waits of remote callers (Get, Barrier) may pend at once.
     size_t max_pending_waits = kMinDefaultPendingWaits;
+    // Tasks that may come back (the worker tasks of a parameter-server job, whose
+    // coordinator re-queues their closures): losing one is no failure of the job (peer
+    // health stays OK), and a new incarnation may register once the old one is lost.
+    std::vector<std::string> recoverable_tasks;
   };
 
   // A lost task: `status` is kUnavailable naming it and how the loss was detected.
@@ -157,6 +162,7 @@ class CoordinationService {
     bool watching = false;  // its Watch stream is open
     Clock::time_point last_heartbeat;
     absl::Status failure;  // why it was lost
+    bool recoverable = false;  // Options::recoverable_tasks
   };
   struct BarrierState {
     uint64_t generation = 0;      // passes so far; a waiter of generation g passes when it grows

@@ -171,6 +171,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     CoordinationService::Options service_options;
     for (const ClusterTask& task : cluster.tasks()) service_options.tasks.push_back(task.name());
     for (const ClusterTask& task : cluster.workers()) service_options.barrier_tasks.push_back(task.name());
+    // A parameter-server job's worker tasks only serve the coordinator, which re-queues a
+    // lost worker's closures and uses it again once it is restarted.
+    if (!cluster.tasks(Job::kPs).empty()) {
+      for (const ClusterTask& task : cluster.tasks(Job::kWorker)) {
+        service_options.recoverable_tasks.push_back(task.name());
+      }
+    }
     service_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
     service_options.max_value_bytes = MaxValueBytes(options.max_message_bytes);
     service_options.max_store_bytes = options.max_store_bytes;

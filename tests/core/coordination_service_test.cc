@@ -191,6 +191,25 @@ TEST(CoordinationServiceTest, CleanDisconnectIsNotAFailure) {
   ASSERT_TRUE(IsOk(service.Register("worker:1", 5)));  // and it may come back
 }
 
+// A parameter-server job's worker: its loss is its own (peer health stays OK), and a
+// restarted incarnation registers again; a task not declared recoverable still cannot.
+TEST(CoordinationServiceTest, ARecoverableTaskComesBackAfterItsLoss) {
+  CoordinationService::Options options = ThreeWorkers();
+  options.recoverable_tasks = {"worker:2"};
+  CoordinationService service(std::move(options));
+  RegisterAll(service);
+  service.ReportConnectionClosed("worker:2", 3);
+  EXPECT_TRUE(IsOk(service.PeerHealth()));
+  EXPECT_TRUE(IsOk(service.WaitForPeerFailure(Deadline::AfterMs(50))));
+  ASSERT_TRUE(IsOk(service.Register("worker:2", 7)));
+  EXPECT_TRUE(IsOk(service.Heartbeat("worker:2", 7)));
+  EXPECT_TRUE(HasError(service.Heartbeat("worker:2", 3), absl::StatusCode::kFailedPrecondition, {"worker:2"}));
+  service.ReportConnectionClosed("worker:1", 2);
+  EXPECT_TRUE(HasError(service.Register("worker:1", 8), absl::StatusCode::kFailedPrecondition,
+                       {"a lost task cannot rejoin"}));
+  EXPECT_TRUE(HasError(service.PeerHealth(), absl::StatusCode::kUnavailable, {"worker:1"}));
+}
+
 TEST(CoordinationServiceTest, WatchersSeeEveryFailureInOrder) {
   CoordinationService service(ThreeWorkers());
   RegisterAll(service);
