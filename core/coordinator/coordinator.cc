@@ -320,7 +320,9 @@ void CoordinatorState::Process(WorkerSlot& worker, const std::shared_ptr<Closure
         stopping = shutdown;
       }
       if (stopping) {
-        Finish(closure, absl::CancelledError("the coordinator stopped while the closure ran"), std::nullopt);
+        Finish(closure,
+               absl::CancelledError(absl::StrCat("closure ", closure->id, " was cancelled: the coordinator stopped while it ran")),
+               std::nullopt);
         return;
       }
       MarkLost(worker, sent);
