@@ -57,7 +57,7 @@ struct Closure {
 
 struct WorkerSlot {
   std::string task;
-  int32_t index = 0;  // among the worker tasks: its input pipeline
+  int32_t index = 0;  // its place among the coordinator's workers: its input pipeline
   std::unique_ptr<ClosureClient> client;
   uint64_t incarnation = 0;  // the last one it answered with; 0: none yet
   bool lost = false;
@@ -405,16 +405,21 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(std::shared_ptr
         "schedule on");
   }
   const ClusterSpec& cluster = *servers->cluster;
-  if (cluster.tasks(Job::kChief).empty()) {
-    return absl::InvalidArgumentError("the cluster has no \"chief\" task: the chief is the coordinator");
-  }
+  // The chief is the coordinator: the "chief" task, or worker 0 of a cluster without one
+  // (as distrun makes them); the other worker tasks run the closures.
   ASSIGN_OR_RETURN(const ClusterTask self, cluster.current_task());
-  if (self.job != Job::kChief) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("this process is ", self.name(), ": the coordinator runs on the chief"));
+  ASSIGN_OR_RETURN(const ClusterTask chief, cluster.chief());
+  if (self.job != chief.job || self.index != chief.index) {
+    return absl::InvalidArgumentError(absl::StrCat("this process is ", self.name(),
+                                                   ": the coordinator runs on the chief, ", chief.name()));
   }
-  const std::vector<ClusterTask> worker_tasks = cluster.tasks(Job::kWorker);
-  if (worker_tasks.empty()) return absl::InvalidArgumentError("the cluster has no \"worker\" task to schedule on");
+  std::vector<ClusterTask> worker_tasks;
+  for (const ClusterTask& task : cluster.tasks(Job::kWorker)) {
+    if (task.job != chief.job || task.index != chief.index) worker_tasks.push_back(task);
+  }
+  if (worker_tasks.empty()) {
+    return absl::InvalidArgumentError("the cluster has no worker task besides the chief to schedule on");
+  }
   if (!factory) {
     RemoteClosureClientOptions options;
     options.job_token = servers->job_token;
@@ -429,7 +434,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(std::shared_ptr
   for (const ClusterTask& task : worker_tasks) {
     auto worker = std::make_unique<WorkerSlot>();
     worker->task = task.name();
-    worker->index = task.index;
+    worker->index = static_cast<int32_t>(state->workers.size());  // its input pipeline
     ASSIGN_OR_RETURN(worker->client, factory(task.name(), task.address));
     state->workers.push_back(std::move(worker));
   }

@@ -175,7 +175,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     // lost worker's closures and uses it again once it is restarted.
     if (!cluster.tasks(Job::kPs).empty()) {
       for (const ClusterTask& task : cluster.tasks(Job::kWorker)) {
-        service_options.recoverable_tasks.push_back(task.name());
+        if (task.name() != impl->task) service_options.recoverable_tasks.push_back(task.name());
       }
     }
     service_options.heartbeat_timeout_ms = options.heartbeat_timeout_ms;

@@ -73,8 +73,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_closure_unregister(const char* name);
 DIST_API DIST_NODISCARD dist_status_t dist_closure_is_registered(const char* name, int32_t* out_registered);
 
 /* Registers dataset function `name` for dist_coordinator_create_per_worker_dataset: a
- * worker calls it with its input context (num_input_pipelines: the number of worker
- * tasks; input_pipeline_id: its own index) to build its dataset. Same rules and errors as
+ * worker calls it with its input context (num_input_pipelines: the number of workers the
+ * coordinator schedules on; input_pipeline_id: this worker's place among them) to build
+ * its dataset. Same rules and errors as
  * dist_closure_register. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_dataset_function_register(const char* name, dist_dataset_fn fn,
                                                                      void* user_data, dist_free_fn free_fn);
@@ -125,12 +126,13 @@ DIST_API DIST_NODISCARD dist_status_t dist_closure_args_iterator(const dist_clos
 
 /* ---- The coordinator (on the chief) ---- */
 
-/* A coordinator over `strategy`, a ParameterServerStrategy of a cluster with a "chief"
- * task (this process) and at least one "worker" task, created on the chief. The
+/* A coordinator over `strategy`, a ParameterServerStrategy created on the chief of its
+ * cluster (the "chief" task, or worker 0 when there is none, as under distrun): the
+ * coordinator schedules on the other "worker" tasks, at least one. The
  * coordinator keeps the strategy alive. Creation returns at once; workers that are not up
  * yet are waited for by the closures (as lost workers are).
  * Errors: DIST_INVALID_ARGUMENT for another strategy kind, a local-mode strategy, a
- * cluster without a chief or worker task, or a current task that is not the chief;
+ * cluster without a worker task besides the chief, or a current task that is not the chief;
  * DIST_ALREADY_EXISTS when the strategy has a coordinator already (TF allows one).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_coordinator_create(dist_strategy_t* strategy,
