@@ -13,8 +13,9 @@ build: deps
 	@cmake --build --preset default
 
 # The training demo (examples/c/train_mlp): one MLP trained with OneDevice, Mirrored (4
-# replicas), MultiWorkerMirrored (2 processes x 2 replicas through distrun) and
-# ParameterServer (2 workers x 2 replicas and 2 ps tasks through distrun --ps 2).
+# replicas), MultiWorkerMirrored (2 processes x 2 replicas through distrun),
+# ParameterServer (2 workers x 2 replicas and 2 ps tasks through distrun --ps 2) and the
+# ClusterCoordinator over it (the chief scheduling steps on 2 workers, distrun -n 3 --ps 2).
 demo: build
 	@./build/bin/train_mlp --all
 

@@ -54,16 +54,19 @@ extern char** environ;
 
 /* ---- Options ---- */
 
-typedef enum { ONE_DEVICE, MIRRORED, MULTI_WORKER, PARAMETER_SERVER, NUM_KINDS } strategy_kind_t;
+typedef enum { ONE_DEVICE, MIRRORED, MULTI_WORKER, PARAMETER_SERVER, COORDINATOR, NUM_KINDS } strategy_kind_t;
 
 static const char* const kKindFlag[] = {"one_device", "mirrored", "multi_worker",
-                                        "parameter_server"};
-static const char* const kKindName[] = {"OneDevice", "Mirrored", "MultiWorker", "ParameterServer"};
+                                        "parameter_server", "coordinator"};
+static const char* const kKindName[] = {"OneDevice", "Mirrored", "MultiWorker", "ParameterServer",
+                                        "Coordinator"};
 static const char* const kKindTitle[] = {"OneDeviceStrategy", "MirroredStrategy",
-                                         "MultiWorkerMirroredStrategy", "ParameterServerStrategy"};
+                                         "MultiWorkerMirroredStrategy", "ParameterServerStrategy",
+                                         "ClusterCoordinator over ParameterServerStrategy"};
 
-/* The ParameterServer row of --all is not bit-identical to the others (asynchronous
- * updates); its held-out accuracy must be at least OneDevice's minus this instead. */
+/* The ParameterServer and Coordinator rows of --all are not bit-identical to the others
+ * (asynchronous updates); their held-out accuracy must be at least OneDevice's minus this
+ * instead. */
 static const double kPsAccuracyTolerance = 0.05;
 
 typedef struct {
@@ -89,8 +92,9 @@ typedef struct {
 static void usage(FILE* out) {
   fprintf(
       out,
-      "usage: train_mlp --all [options]          train with all four strategies, print a table\n"
-      "       train_mlp --strategy one_device|mirrored|multi_worker|parameter_server [options]\n"
+      "usage: train_mlp --all [options]          train with all five setups, print a table\n"
+      "       train_mlp --strategy one_device|mirrored|multi_worker|parameter_server|coordinator\n"
+      "                 [options]\n"
       "       train_mlp --make-data DIR [--quick] [--seed N]\n"
       "\n"
       "  --strategy S          one_device (CPU:0), mirrored (--replicas CPU replicas), or\n"
@@ -98,7 +102,9 @@ static void usage(FILE* out) {
       "                        train_mlp --strategy multi_worker ...), or parameter_server\n"
       "                        (2 replicas per worker; under distrun with ps tasks: distrun\n"
       "                        -n 2 --ps 2 train_mlp --strategy parameter_server ...; without\n"
-      "                        TF_CONFIG in local mode)\n"
+      "                        TF_CONFIG in local mode), or coordinator (TF 2 parameter-server\n"
+      "                        training: distrun -n 3 --ps 2 train_mlp --strategy coordinator:\n"
+      "                        rank 0 schedules the steps on the other workers)\n"
       "  --replicas N          replicas of the mirrored strategy (default 4, also with --all)\n"
       "  --epochs N            passes over the training set (default 10; 3 with --quick)\n"
       "  --batch N             global batch size, split across the replicas (default 64)\n"
@@ -190,7 +196,8 @@ static int parse_options(int argc, char** argv, options_t* o) {
       }
       if (!found) {
         return usage_error(
-            "--strategy '%s': expected one_device, mirrored, multi_worker or parameter_server",
+            "--strategy '%s': expected one_device, mirrored, multi_worker, parameter_server or "
+            "coordinator",
             value);
       }
       have_strategy = 1;
@@ -252,7 +259,8 @@ static int parse_options(int argc, char** argv, options_t* o) {
   if (o->replicas != 0 && !o->all && o->kind != MIRRORED) {
     return usage_error("%s",
                        "--replicas is for --strategy mirrored (multi_worker takes "
-                       "DIST_REPLICAS_PER_WORKER from distrun; parameter_server runs 2 per worker)");
+                       "DIST_REPLICAS_PER_WORKER from distrun; parameter_server and coordinator "
+                       "run 2 per worker)");
   }
   if (o->replicas == 0) o->replicas = 4;
   if (o->epochs == 0) o->epochs = o->quick ? 3 : 10;
@@ -279,7 +287,8 @@ static const char* const kTempFiles[] = {
     "train.bin",          "test.bin",
     "one_device.safetensors", "mirrored.safetensors",
     "multi_worker.safetensors", "multi_worker.report",
-    "parameter_server.safetensors", "parameter_server.report"};
+    "parameter_server.safetensors", "parameter_server.report", "coordinator.safetensors",
+    "coordinator.report"};
 enum { NUM_TEMP_FILES = sizeof kTempFiles / sizeof *kTempFiles };
 static char g_temp_dir[PATH_MAX];
 static char g_temp_paths[NUM_TEMP_FILES][PATH_MAX];
@@ -699,7 +708,8 @@ static metrics_t evaluate(dist_strategy_t* strategy, const data_t* data, const o
    * Under ParameterServer only the chief evaluates, so it reads the whole held-out set
    * (its workers' input is otherwise sharded by worker). */
   dist_iterator_t* iterator = make_input(strategy, data->test_path, data->test_count,
-                                         4 * o->batch, 0, 0, o->kind == PARAMETER_SERVER);
+                                         4 * o->batch, 0, 0,
+                                         o->kind == PARAMETER_SERVER || o->kind == COORDINATOR);
   int64_t rows = 0;
   const metrics_t m = run_pass(strategy, iterator, eval_step, variables, &config, &rows);
   dist_iterator_destroy(iterator);
@@ -788,6 +798,198 @@ static result_t train(dist_strategy_t* strategy, const data_t* data, const optio
   }
   read_params(strategy, shape, variables, result.params);
   if (o->save != NULL) CHECK(dist_strategy_save_variables(strategy, o->save));
+  destroy_model(variables);
+  return result;
+}
+
+/* ---- ClusterCoordinator: TF 2 parameter-server training ----
+ * Every process registers the training step and the dataset function by name; the chief
+ * (rank 0) creates the ParameterServerStrategy, the model (on the ps tasks) and a
+ * coordinator, and schedules steps that the other workers run with their own strategy;
+ * ps tasks and workers only serve. As in TF's tutorial: a per-worker dataset, a loop of
+ * schedule + join per epoch, and a checkpoint after every epoch. */
+
+/* What the registered functions need: set in main before any server starts. */
+static struct {
+  data_t data;
+  options_t options;
+  step_config_t config;
+  int32_t task_index; /* this worker's, returned with every step's metrics */
+} g_coordinated;
+
+enum { COORDINATED_METRICS = NUM_METRICS + 1 }; /* + the worker's task index */
+
+/* dataset function "train_mlp/train": the training batches, before distribution (the
+ * coordinator distributes them with DATA sharding: every worker its rows of each batch). */
+static dist_status_t coordinated_train_data(const dist_input_context_t* context, dist_dataset_t** out,
+                                            void* user_data) {
+  (void)context;
+  (void)user_data;
+  const char* path = g_coordinated.data.train_path;
+  dist_dataset_t* records = NULL;
+  dist_dataset_t* shuffled = NULL;
+  dist_dataset_t* batches = NULL;
+  dist_status_t status = dist_dataset_from_fixed_length_records(&path, 1, GLYPHS_RECORD_BYTES,
+                                                                GLYPHS_HEADER_BYTES, 0, &records);
+  if (status == DIST_OK) {
+    status = dist_dataset_shuffle(records, g_coordinated.data.train_count, g_coordinated.options.seed,
+                                  &shuffled);
+  }
+  if (status == DIST_OK) status = dist_dataset_batch(shuffled, g_coordinated.options.batch, 1, &batches);
+  if (status == DIST_OK) status = dist_dataset_map(batches, decode_batch, NULL, NULL, 2, 2, out);
+  dist_dataset_destroy(records);
+  dist_dataset_destroy(shuffled);
+  dist_dataset_destroy(batches);
+  return status;
+}
+
+/* closure "train_mlp/step": args are the model's variables and the per-worker iterator.
+ * One training step on this worker's replicas, its updates sent to the ps tasks; returns
+ * the step's summed metrics and the worker's task index (rows 0: its data has ended). */
+static dist_status_t coordinated_step(dist_strategy_t* strategy, const dist_closure_args_t* args,
+                                      dist_value_t** out, void* user_data) {
+  (void)user_data;
+  dist_status_t status = DIST_OK;
+  dist_iterator_t* iterator = NULL;
+  dist_value_t* step_args[NUM_STEP_ARGS] = {NULL};
+  dist_value_t* per_replica = NULL;
+  dist_value_t* total = NULL;
+  int32_t has_value = 0;
+  float metrics[COORDINATED_METRICS] = {0, 0, 0, (float)g_coordinated.task_index};
+  TRY(dist_closure_args_iterator(args, MLP_NUM_PARAMS, &iterator));
+  TRY(dist_iterator_get_next_as_optional(iterator, step_args, 2, &has_value));
+  if (has_value) {
+    void* data = NULL;
+    for (int p = 0; p < MLP_NUM_PARAMS; ++p) TRY(dist_closure_args_value(args, p, &step_args[ARG_PARAMS + p]));
+    TRY(dist_strategy_run(strategy, train_step, &g_coordinated.config, (const dist_value_t* const*)step_args,
+                          NUM_STEP_ARGS, &per_replica, 1));
+    TRY(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, per_replica, &total));
+    TRY(dist_tensor_data(total, &data));
+    memcpy(metrics, data, NUM_METRICS * sizeof(float));
+  }
+  const int64_t dims[1] = {COORDINATED_METRICS};
+  TRY(dist_tensor_create(DIST_FLOAT32, dims, 1, metrics, sizeof metrics, "CPU:0", out));
+done:
+  dist_value_destroy(step_args[ARG_FEATURES]);
+  dist_value_destroy(step_args[ARG_LABELS]);
+  dist_value_destroy(per_replica);
+  dist_value_destroy(total);
+  return status;
+}
+
+static void coordinated_register(const options_t* o) {
+  g_coordinated.options = *o;
+  g_coordinated.config.shape = model_shape(o);
+  g_coordinated.config.learning_rate = o->learning_rate;
+  g_coordinated.config.parameter_server = 1;
+  CHECK(dist_closure_register("train_mlp/step", coordinated_step, NULL, NULL));
+  CHECK(dist_dataset_function_register("train_mlp/train", coordinated_train_data, NULL, NULL));
+}
+
+/* A worker other than the chief: serves the coordinator's closures until the chief (or a
+ * ps task) is gone. Returns -1 on the chief. */
+static int coordinated_serve_unless_chief(void) {
+  dist_cluster_t* cluster = NULL;
+  int32_t is_chief = 0;
+  const dist_status_t found = dist_cluster_from_tf_config(NULL, &cluster);
+  if (found == DIST_NOT_FOUND) {
+    fprintf(stderr, "train_mlp: --strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2\n");
+    return 2;
+  }
+  CHECK(found);
+  CHECK(dist_cluster_is_chief(cluster, &is_chief));
+  CHECK(dist_cluster_task_index(cluster, &g_coordinated.task_index));
+  if (is_chief) {
+    dist_cluster_destroy(cluster);
+    return -1;
+  }
+  dist_server_t* server = NULL;
+  CHECK(dist_server_create(cluster, NULL, &server));
+  dist_cluster_destroy(cluster);
+  while (dist_server_peer_health(server) == DIST_OK) {
+    const struct timespec pause = {0, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  dist_server_destroy(server);
+  return 0;
+}
+
+/* The chief's training: per epoch a fresh per-worker iterator, steps scheduled (and joined)
+ * until every worker's data has ended, then evaluation and a checkpoint. */
+static result_t train_coordinated(dist_strategy_t* strategy, const data_t* data, const options_t* o,
+                                  int32_t* out_workers) {
+  result_t result;
+  memset(&result, 0, sizeof result);
+  CHECK(dist_strategy_num_replicas_in_sync(strategy, &result.replicas));
+  const mlp_shape_t shape = model_shape(o);
+  dist_value_t* variables[MLP_NUM_PARAMS];
+  create_model(strategy, shape, o->seed, 0, DIST_AGGREGATION_MEAN, variables);
+  dist_coordinator_t* coordinator = NULL;
+  CHECK(dist_coordinator_create(strategy, &coordinator));
+  int32_t workers = 0;
+  CHECK(dist_coordinator_num_workers(coordinator, &workers));
+  *out_workers = workers;
+  dist_input_options_t* input_options = NULL;
+  CHECK(dist_input_options_create(&input_options));
+  CHECK(dist_input_options_set_auto_shard_policy(input_options, DIST_AUTO_SHARD_DATA));
+  dist_per_worker_t* dataset = NULL;
+  CHECK(dist_coordinator_create_per_worker_dataset(coordinator, "train_mlp/train", input_options, &dataset));
+  double train_seconds = 0;
+  int64_t train_rows = 0;
+  for (int32_t epoch = 1; epoch <= o->epochs; ++epoch) {
+    dist_per_worker_t* iterator = NULL;
+    CHECK(dist_per_worker_make_iterator(dataset, &iterator));
+    dist_closure_args_t* args = NULL;
+    CHECK(dist_closure_args_create(&args));
+    for (int p = 0; p < MLP_NUM_PARAMS; ++p) CHECK(dist_closure_args_add_value(args, variables[p]));
+    CHECK(dist_closure_args_add_per_worker(args, iterator));
+    double sums[NUM_METRICS] = {0, 0, 0};
+    uint64_t ended = 0; /* bit per worker task index */
+    int ended_count = 0;
+    const double start = now_seconds();
+    while (ended_count < workers) {
+      enum { ROUND = 8 };
+      dist_remote_value_t* values[ROUND];
+      for (int i = 0; i < ROUND; ++i) CHECK(dist_coordinator_schedule(coordinator, "train_mlp/step", args, &values[i]));
+      CHECK(dist_coordinator_join(coordinator));
+      for (int i = 0; i < ROUND; ++i) {
+        dist_value_t* metrics = NULL;
+        void* m = NULL;
+        CHECK(dist_remote_value_fetch(values[i], &metrics));
+        CHECK(dist_tensor_data(metrics, &m));
+        const float* f = m;
+        for (int k = 0; k < NUM_METRICS; ++k) sums[k] += f[k];
+        const int task = (int)f[NUM_METRICS];
+        if (f[METRIC_ROWS] == 0 && task >= 0 && task < 64 && !(ended & (1ULL << task))) {
+          ended |= 1ULL << task;
+          ++ended_count;
+        }
+        dist_value_destroy(metrics);
+        dist_remote_value_destroy(values[i]);
+      }
+    }
+    const double seconds = now_seconds() - start;
+    dist_closure_args_destroy(args);
+    dist_per_worker_destroy(iterator);
+    train_seconds += seconds;
+    train_rows += (int64_t)sums[METRIC_ROWS];
+    if (sums[METRIC_ROWS] > 0) {
+      result.train.loss = sums[METRIC_LOSS] / sums[METRIC_ROWS];
+      result.train.accuracy = sums[METRIC_CORRECT] / sums[METRIC_ROWS];
+    }
+    result.test = evaluate(strategy, data, o, variables);
+    /* A checkpoint every epoch, as the tutorial's training loop saves one periodically. */
+    if (o->save != NULL) CHECK(dist_strategy_save_variables(strategy, o->save));
+    printf("epoch %2d/%d  loss %.4f  accuracy %.4f  held-out accuracy %.4f  %6.0f examples/s\n", epoch,
+           o->epochs, result.train.loss, result.train.accuracy, result.test.accuracy,
+           seconds > 0 ? sums[METRIC_ROWS] / seconds : 0.0);
+    fflush(stdout);
+  }
+  result.examples_per_sec = train_seconds > 0 ? (double)train_rows / train_seconds : 0.0;
+  read_params(strategy, shape, variables, result.params);
+  dist_per_worker_destroy(dataset);
+  dist_input_options_destroy(input_options);
+  dist_coordinator_destroy(coordinator);
   destroy_model(variables);
   return result;
 }
@@ -924,7 +1126,7 @@ static int run_single(const options_t* o, const data_t* data) {
   if (o->kind == MULTI_WORKER) {
     const int bad = create_multi_worker(&strategy, &is_chief, &workers);
     if (bad) return bad;
-  } else if (o->kind == PARAMETER_SERVER) {
+  } else if (o->kind == PARAMETER_SERVER || o->kind == COORDINATOR) {
     strategy = ps_create_strategy(&is_chief, &workers);
   } else {
     strategy = create_strategy(o->kind, o->replicas);
@@ -935,6 +1137,7 @@ static int run_single(const options_t* o, const data_t* data) {
     printf("%s: %d replica%s", kKindTitle[o->kind], replicas, replicas == 1 ? "" : "s");
     if (o->kind == MULTI_WORKER) printf(" (%d workers)", workers);
     if (o->kind == PARAMETER_SERVER) printf(" per worker (%d workers)", workers);
+    if (o->kind == COORDINATOR) printf(" per worker (%d workers and the chief)", workers - 1);
     printf(", global batch %lld, %lld training and %lld held-out images\n", (long long)o->batch,
            (long long)data->train_count, (long long)data->test_count);
   }
@@ -942,13 +1145,18 @@ static int run_single(const options_t* o, const data_t* data) {
    * ParameterServer, reads the same ones from the ps tasks). */
   options_t mine = *o;
   if (!is_chief) mine.save = NULL;
-  result_t result = train(strategy, data, &mine, is_chief, workers);
+  result_t result;
+  if (o->kind == COORDINATOR) {
+    result = train_coordinated(strategy, data, &mine, &workers);
+  } else {
+    result = train(strategy, data, &mine, is_chief, workers);
+  }
   int failed = 0;
   if (mine.save != NULL) {
     /* A fresh strategy of the same kind; a fresh local Mirrored one with a worker's
      * replicas for a multi-worker or parameter-server run. */
     const int32_t fresh_replicas = o->kind == MULTI_WORKER       ? replicas / workers
-                                   : o->kind == PARAMETER_SERVER ? replicas
+                                   : o->kind == PARAMETER_SERVER || o->kind == COORDINATOR ? replicas
                                                                  : o->replicas;
     dist_strategy_t* fresh =
         create_strategy(o->kind == ONE_DEVICE ? ONE_DEVICE : MIRRORED, fresh_replicas);
@@ -966,7 +1174,7 @@ static int run_single(const options_t* o, const data_t* data) {
       failed = 1;
   }
   /* A parameter-server worker other than the chief does not evaluate. */
-  const int evaluated = is_chief || o->kind != PARAMETER_SERVER;
+  const int evaluated = is_chief || (o->kind != PARAMETER_SERVER && o->kind != COORDINATOR);
   if (evaluated && o->check_accuracy >= 0 && result.test.accuracy < o->check_accuracy) {
     fprintf(stderr, "train_mlp: held-out accuracy %.4f is below --check-accuracy %g\n",
             result.test.accuracy, o->check_accuracy);
@@ -1010,13 +1218,14 @@ static int spawn_distributed(strategy_kind_t kind, const options_t* o, const cha
   snprintf(hidden, sizeof hidden, "%d", o->hidden);
   snprintf(rate, sizeof rate, "%.17g", o->learning_rate);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-  const int ps = kind == PARAMETER_SERVER;
-  char* argv[] = {(char*)distrun, "-n", "2", ps ? "--ps" : "--replicas-per-worker", "2",
+  const int ps = kind == PARAMETER_SERVER || kind == COORDINATOR;
+  /* The coordinator's job has one more worker: rank 0 only schedules. */
+  char* argv[] = {(char*)distrun, "-n", kind == COORDINATOR ? "3" : "2", ps ? "--ps" : "--replicas-per-worker", "2",
                   "--timeout", "240", "--", self, "--strategy", (char*)kKindFlag[kind],
                   "--data", (char*)data_dir, "--epochs", epochs, "--batch", batch,
                   "--hidden", hidden, "--learning-rate", rate, "--seed", seed,
                   "--save", (char*)save, "--report", (char*)report, NULL};
-  printf("$ distrun -n 2 %s 2 train_mlp --strategy %s ...\n",
+  printf("$ distrun -n %d %s 2 train_mlp --strategy %s ...\n", kind == COORDINATOR ? 3 : 2,
          ps ? "--ps" : "--replicas-per-worker", kKindFlag[kind]);
   fflush(stdout);
   fflush(stderr);
@@ -1097,7 +1306,7 @@ static int run_all(const options_t* o) {
   char report_paths[RUNS][PATH_MAX];
   int failed = 0;
   int have[RUNS] = {0};
-  int32_t workers[RUNS] = {1, 1, 1, 1};
+  int32_t workers[RUNS] = {1, 1, 1, 1, 1};
   for (int k = 0; k < RUNS; ++k) {
     char name[64];
     snprintf(name, sizeof name, "%s.safetensors", kKindFlag[k]);
@@ -1129,10 +1338,11 @@ static int run_all(const options_t* o) {
 
   /* Two processes of two replicas each, started by distrun (with two ps tasks for the
    * parameter-server run); the chief saves and reports. */
-  for (int k = MULTI_WORKER; k <= PARAMETER_SERVER; ++k) {
-    print_header(k == MULTI_WORKER
-                     ? "MultiWorkerMirroredStrategy, 2 workers x 2 replicas"
-                     : "ParameterServerStrategy, 2 workers x 2 replicas, 2 ps tasks");
+  for (int k = MULTI_WORKER; k <= COORDINATOR; ++k) {
+    print_header(k == MULTI_WORKER       ? "MultiWorkerMirroredStrategy, 2 workers x 2 replicas"
+                 : k == PARAMETER_SERVER ? "ParameterServerStrategy, 2 workers x 2 replicas, 2 ps tasks"
+                                         : "ClusterCoordinator over ParameterServerStrategy: the chief "
+                                           "schedules, 2 workers x 2 replicas, 2 ps tasks");
     const int status = spawn_distributed((strategy_kind_t)k, o, distrun, data_dir, saved[k],
                                          report_paths[k]);
     if (status != 0) {
@@ -1150,7 +1360,7 @@ static int run_all(const options_t* o) {
     /* Its weights, from the chief's checkpoint, for the comparison below; evaluated again
      * here (the table checks the accuracy is the one the chief reported). A
      * parameter-server report counts one worker's replicas, a multi-worker one all. */
-    const int32_t per_worker = k == PARAMETER_SERVER ? results[k].replicas
+    const int32_t per_worker = k == PARAMETER_SERVER || k == COORDINATOR ? results[k].replicas
                                                      : results[k].replicas / workers[k];
     dist_strategy_t* fresh = create_strategy(MIRRORED, per_worker);
     results[k].restored = restore_and_evaluate(fresh, saved[k], &data, o, results[k].params);
@@ -1165,7 +1375,7 @@ static int run_all(const options_t* o) {
   for (int k = 0; k < RUNS; ++k) {
     if (!have[k]) continue;
     char replicas[32];
-    if (k == MULTI_WORKER || k == PARAMETER_SERVER) {
+    if (k == MULTI_WORKER || k == PARAMETER_SERVER || k == COORDINATOR) {
       snprintf(replicas, sizeof replicas, "%dx%d", workers[k], results[k].replicas);
     } else {
       snprintf(replicas, sizeof replicas, "%d", results[k].replicas);
@@ -1189,7 +1399,7 @@ static int run_all(const options_t* o) {
               kKindName[k], results[k].test.accuracy, o->check_accuracy);
       failed = 1;
     }
-    if (k == PARAMETER_SERVER) {
+    if (k == PARAMETER_SERVER || k == COORDINATOR) {
       if (have[ONE_DEVICE] && !(results[k].test.accuracy >=
                                 results[ONE_DEVICE].test.accuracy - kPsAccuracyTolerance)) {
         fprintf(stderr,
@@ -1215,6 +1425,13 @@ static int run_all(const options_t* o) {
         "examples/s are the chief's own (its half of the data).\n",
         kPsAccuracyTolerance);
   }
+  if (have[COORDINATOR]) {
+    printf(
+        "Coordinator is TF 2's parameter-server training: the chief schedules every step on\n"
+        "whichever worker is free, the workers update the ps tasks asynchronously, and the\n"
+        "chief checkpoints after every epoch. Its accuracy is checked as ParameterServer's;\n"
+        "its loss and examples/s cover both workers' steps.\n");
+  }
   for (int k = 0; k < RUNS; ++k) free_params(results[k].params);
 
   return failed;
@@ -1226,7 +1443,8 @@ int main(int argc, char** argv) {
   if (bad) return bad;
   if (o.make_data != NULL) return make_data(o.make_data, o.quick, o.seed) == 0 ? 0 : 1;
   if (o.all) return run_all(&o);
-  if (o.kind == PARAMETER_SERVER) {
+  if (o.kind == COORDINATOR) coordinated_register(&o);
+  if (o.kind == PARAMETER_SERVER || o.kind == COORDINATOR) {
     /* A ps task of the job only serves the variables: it needs no data. */
     const int served = ps_serve_if_ps_task();
     if (served >= 0) return served;
@@ -1239,5 +1457,11 @@ int main(int argc, char** argv) {
     if ((data_dir = make_temp_dir()) == NULL || make_data(data_dir, o.quick, o.seed) != 0) return 1;
   }
   const int status = open_data(data_dir, &data);
-  return status != 0 ? status : run_single(&o, &data);
+  if (status != 0) return status;
+  if (o.kind == COORDINATOR) {
+    g_coordinated.data = data;
+    const int served = coordinated_serve_unless_chief();
+    if (served >= 0) return served;
+  }
+  return run_single(&o, &data);
 }
