@@ -86,7 +86,8 @@ constexpr double kTargetLatency8Us = 2.0;
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
   std::fprintf(problem != nullptr ? stderr : stdout,
-               "usage: %s [--quick] [--input] [--multi-worker] [--parameter-server] [--max-bytes N]\n"
+               "usage: %s [--quick] [--input] [--multi-worker] [--parameter-server] [--coordinator]\n"
+               "          [--max-bytes N]\n"
                "          [--algo shared|one|hier]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
                "                 sections use batches up to 1 MiB and a 16 MiB TFRecord file\n"
@@ -98,6 +99,9 @@ constexpr double kTargetLatency8Us = 2.0;
                "  --parameter-server  a ps task's variable service on loopback: Read and\n"
                "                 AssignAdd next to the raw gRPC round trip of the same bytes\n"
                "                 (default max 64 MiB, at most 256 MiB; runs dist-bench-ps)\n"
+               "  --coordinator  scheduled closures on 1-3 loopback workers: schedule + fetch\n"
+               "                 latency and throughput next to a raw gRPC round trip (runs\n"
+               "                 dist-bench-coordinator)\n"
                "  --max-bytes N  largest all-reduce and copy-baseline size in bytes\n"
                "                 (>= 8; default 256 MiB; suffixes K, M, G allowed)\n"
                "  --algo A       cross-device ops: shared (shared-memory all-reduce, the\n"
@@ -112,6 +116,7 @@ struct Options {
   bool input_only = false;
   bool multi_worker = false;
   bool parameter_server = false;
+  bool coordinator = false;
   bool max_bytes_given = false;
   int64_t max_bytes = kDefaultMaxBytes;
   std::string algo = "shared";
@@ -171,6 +176,8 @@ Options ParseArgs(int argc, char** argv) {
       options.multi_worker = true;
     } else if (arg == "--parameter-server") {
       options.parameter_server = true;
+    } else if (arg == "--coordinator") {
+      options.coordinator = true;
     } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
       const char* text = value("--max-bytes");
       options.max_bytes_given = true;
@@ -610,8 +617,9 @@ void WakePathTable(const Options& options) {
 
 const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
-// Replaces this process with dist-bench-ps from this program's directory.
-[[noreturn]] void RunParameterServerBench(const Options& options) {
+// Replaces this process with `program` (dist-bench-ps, dist-bench-coordinator) from this
+// program's directory.
+[[noreturn]] void RunCoreBench(const Options& options, const char* program) {
   char self[PATH_MAX];
   const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (length <= 0) {
@@ -619,10 +627,10 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
     std::exit(1);
   }
   std::string path(self, static_cast<size_t>(length));
-  path = path.substr(0, path.rfind('/') + 1) + "dist-bench-ps";
+  path = path.substr(0, path.rfind('/') + 1) + program;
   std::vector<std::string> args = {path};
   if (options.quick) args.push_back("--quick");
-  if (options.max_bytes_given) {
+  if (options.max_bytes_given && !options.coordinator) {
     args.push_back("--max-bytes");
     args.push_back(std::to_string(options.max_bytes));
   }
@@ -639,7 +647,8 @@ const char* Verdict(bool met) { return met ? "met" : "NOT met"; }
 
 int main(int argc, char** argv) {
   const Options options = ParseArgs(argc, argv);
-  if (options.parameter_server) RunParameterServerBench(options);
+  if (options.parameter_server) RunCoreBench(options, "dist-bench-ps");
+  if (options.coordinator) RunCoreBench(options, "dist-bench-coordinator");
   if (options.multi_worker) {
     const int64_t max_bytes = options.max_bytes_given ? options.max_bytes
                               : options.quick        ? kMiB
