@@ -891,12 +891,7 @@ static void coordinated_register(const options_t* o) {
 static int coordinated_serve_unless_chief(void) {
   dist_cluster_t* cluster = NULL;
   int32_t is_chief = 0;
-  const dist_status_t found = dist_cluster_from_tf_config(NULL, &cluster);
-  if (found == DIST_NOT_FOUND) {
-    fprintf(stderr, "train_mlp: --strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2\n");
-    return 2;
-  }
-  CHECK(found);
+  CHECK(dist_cluster_from_tf_config(NULL, &cluster)); /* main checked that TF_CONFIG is set */
   CHECK(dist_cluster_is_chief(cluster, &is_chief));
   CHECK(dist_cluster_task_index(cluster, &g_coordinated.task_index));
   if (is_chief) {
@@ -1443,6 +1438,9 @@ int main(int argc, char** argv) {
   if (bad) return bad;
   if (o.make_data != NULL) return make_data(o.make_data, o.quick, o.seed) == 0 ? 0 : 1;
   if (o.all) return run_all(&o);
+  if (o.kind == COORDINATOR && getenv("TF_CONFIG") == NULL) {
+    return usage_error("%s", "--strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2");
+  }
   if (o.kind == COORDINATOR) coordinated_register(&o);
   if (o.kind == PARAMETER_SERVER || o.kind == COORDINATOR) {
     /* A ps task of the job only serves the variables: it needs no data. */
