@@ -107,6 +107,18 @@ static dist_status_t sleep_briefly(dist_strategy_t* strategy, const dist_closure
   return DIST_OK;
 }
 
+/* Keeps its worker busy, so that what is scheduled after it queues up. */
+static dist_status_t sleep_long(dist_strategy_t* strategy, const dist_closure_args_t* args,
+                                dist_value_t** out_result, void* user_data) {
+  struct timespec pause = {0, 500 * 1000 * 1000};
+  (void)strategy;
+  (void)args;
+  (void)out_result;
+  (void)user_data;
+  nanosleep(&pause, NULL);
+  return DIST_OK;
+}
+
 /* args: a per-worker iterator; returns its next element, or -1 at its end. */
 static dist_status_t next_element(dist_strategy_t* strategy, const dist_closure_args_t* args,
                                   dist_value_t** out_result, void* user_data) {
@@ -180,6 +192,7 @@ static int setup_job(void** state) {
   if (dist_closure_register("add_and_echo", add_and_echo, NULL, NULL) != DIST_OK ||
       dist_closure_register("always_fails", always_fails, NULL, NULL) != DIST_OK ||
       dist_closure_register("sleep_briefly", sleep_briefly, NULL, NULL) != DIST_OK ||
+      dist_closure_register("sleep_long", sleep_long, NULL, NULL) != DIST_OK ||
       dist_closure_register("next_element", next_element, NULL, NULL) != DIST_OK ||
       dist_closure_register("next_or_end", next_or_end, NULL, NULL) != DIST_OK ||
       dist_dataset_function_register("batched_range", batched_range, NULL, NULL) != DIST_OK ||
@@ -270,8 +283,12 @@ static void test_a_failing_closure_cancels_the_queue(void** state) {
   dist_remote_value_t* failing = NULL;
   dist_remote_value_t* queued[kQueued];
   dist_value_t* result = DT_SENTINEL_PTR;
+  dist_remote_value_t* busy[kWorkers];
   int cancelled = 0;
   (void)state;
+  /* Both workers busy for 500 ms: the failing closure and those after it queue up, so the
+   * failure finds closures to cancel. */
+  for (int w = 0; w < kWorkers; ++w) DT_OK(dist_coordinator_schedule(the_job.coordinator, "sleep_long", NULL, &busy[w]));
   DT_OK(dist_coordinator_schedule(the_job.coordinator, "always_fails", NULL, &failing));
   for (int i = 0; i < kQueued; ++i) {
     dist_status_t status = dist_coordinator_schedule(the_job.coordinator, "sleep_briefly", NULL, &queued[i]);
@@ -298,6 +315,7 @@ static void test_a_failing_closure_cancels_the_queue(void** state) {
   }
   assert_true(cancelled > 0);
   DT_OK(dist_coordinator_join(the_job.coordinator)); /* reported once */
+  for (int w = 0; w < kWorkers; ++w) dist_remote_value_destroy(busy[w]);
   dist_remote_value_destroy(failing);
   /* An unknown function is the closure's error (NOT_FOUND naming it). */
   DT_OK(dist_coordinator_schedule(the_job.coordinator, "nobody_registered_this", NULL, &failing));
@@ -314,7 +332,10 @@ static void pull_every_element(const dist_per_worker_t* dataset) {
   int ends = 0;
   int total = 0;
   DT_OK(dist_per_worker_make_iterator(dataset, &iterator));
-  for (int round = 0; round < 10 * kElements && ends < 4 * kWorkers; ++round) {
+  /* Until kElements elements came back (a duplicate would leave another one unseen), then
+   * the workers' ends. The closures go to whichever worker is free, so one worker may
+   * report its end many times before the other's elements are all pulled. */
+  for (int round = 0; round < 40 * kElements && (total < kElements || ends < kWorkers); ++round) {
     dist_closure_args_t* args = NULL;
     dist_remote_value_t* value = NULL;
     dist_value_t* element = NULL;

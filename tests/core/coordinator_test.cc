@@ -36,6 +36,7 @@ class FakeWorker final : public ClosureClient {
 
   absl::Status RunClosure(const closures::RunClosureRequest& request, closures::RunClosureResponse* response,
                           Deadline) override {
+    while (held_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::lock_guard<std::mutex> lock(mu_);
     if (!up_) return absl::UnavailableError(absl::StrCat(task_, " is down"));
     if (die_on_next_run_) {
@@ -92,6 +93,8 @@ class FakeWorker final : public ClosureClient {
   }
   void Cancel() override {}
 
+  // While held, a closure sent to this worker waits (the queue behind it fills up).
+  void Hold(bool held) { held_.store(held); }
   void Down() {
     std::lock_guard<std::mutex> lock(mu_);
     up_ = false;
@@ -125,6 +128,7 @@ class FakeWorker final : public ClosureClient {
   std::mutex mu_;
   bool up_ = true;
   bool die_on_next_run_ = false;
+  std::atomic<bool> held_{false};
   uint64_t incarnation_ = 1;
   std::set<uint64_t> resources_;
   int runs_ = 0;
@@ -290,6 +294,7 @@ TEST_F(CoordinatorTest, ARestartedWorkerGetsItsResourcesBackBeforeItsNextClosure
 
 TEST_F(CoordinatorTest, AFailedClosureIsReportedOnceAndCancelsTheQueue) {
   workers_[1]->Down();
+  workers_[0]->Hold(true);  // its failure comes once everything below is queued
   std::shared_ptr<RemoteValue> failing = *coordinator_->Schedule("fails", ClosureArguments{});
   std::vector<std::shared_ptr<RemoteValue>> queued;
   for (int i = 0; i < 200; ++i) {
@@ -300,6 +305,7 @@ TEST_F(CoordinatorTest, AFailedClosureIsReportedOnceAndCancelsTheQueue) {
     }
     queued.push_back(*value);
   }
+  workers_[0]->Hold(false);
   const absl::Status joined = coordinator_->Join();
   EXPECT_TRUE(joined.ok() || HasError(joined, absl::StatusCode::kInvalidArgument, {"the function failed"}));
   EXPECT_TRUE(IsOk(coordinator_->Join()));

@@ -16,7 +16,7 @@
  *                  DIR/scheduled the script SIGKILLs ps 0: join must fail with
  *                  DIST_UNAVAILABLE naming ps:0 within the timeout + 1 s of the kill
  *                  (DIR/killed holds the kill's CLOCK_REALTIME ms).
- *   fail           a failing closure then 50 sleeping ones: join reports its error once,
+ *   fail           every worker kept busy, then a failing closure and 50 sleeping ones: join reports its error once,
  *                  closures queued behind it are DIST_CANCELLED, join is then OK.
  *   data POLICY    per-worker dataset of range(60) batched by 3 workers (DATA), or of the
  *                  6 files DIR/shard.<i> holding 10 lines each (FILE): every element once
@@ -131,6 +131,17 @@ static dist_status_t Nap(dist_strategy_t* strategy, const dist_closure_args_t* a
   (void)out;
   (void)user_data;
   SleepMs(20);
+  return DIST_OK;
+}
+
+/* Keeps a worker busy for 500 ms, so that what is scheduled after it queues up. */
+static dist_status_t NapLong(dist_strategy_t* strategy, const dist_closure_args_t* args, dist_value_t** out,
+                             void* user_data) {
+  (void)strategy;
+  (void)args;
+  (void)out;
+  (void)user_data;
+  SleepMs(500);
   return DIST_OK;
 }
 
@@ -387,6 +398,9 @@ static void RunFail(dist_coordinator_t* c) {
   dist_value_t* out = NULL;
   int cancelled = 0, reported_by_schedule = 0;
   dist_status_t joined;
+  dist_remote_value_t* busy[3];
+  /* Every worker busy first: the failing closure and the naps behind it queue up. */
+  for (int w = 0; w < 3; ++w) CHECK(dist_coordinator_schedule(c, "nap_long", NULL, &busy[w]));
   CHECK(dist_coordinator_schedule(c, "fails", NULL, &failing));
   for (int i = 0; i < 50; ++i) {
     naps[i] = NULL;
@@ -410,6 +424,7 @@ static void RunFail(dist_coordinator_t* c) {
   EXPECT(cancelled > 0, "no queued closure was cancelled");
   printf("ok the failure was reported once; %d queued closures were cancelled\n", cancelled);
   dist_remote_value_destroy(failing);
+  for (int w = 0; w < 3; ++w) dist_remote_value_destroy(busy[w]);
 }
 
 static void RunData(dist_coordinator_t* c, const char* policy) {
@@ -468,6 +483,7 @@ int main(int argc, char** argv) {
   CHECK(dist_closure_register("count", Count, NULL, NULL));
   CHECK(dist_closure_register("fails", Fails, NULL, NULL));
   CHECK(dist_closure_register("nap", Nap, NULL, NULL));
+  CHECK(dist_closure_register("nap_long", NapLong, NULL, NULL));
   CHECK(dist_closure_register("next_element", NextElement, NULL, NULL));
   CHECK(dist_dataset_function_register("range", RangeDataset, NULL, NULL));
   CHECK(dist_dataset_function_register("files", FileDataset, NULL, NULL));
