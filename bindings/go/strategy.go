@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -306,6 +307,12 @@ type callbackState struct {
 }
 
 func (st *callbackState) fail(err error) C.dist_status_t {
+	// The message travels with the status (dist_set_last_error_message, on this callback's
+	// thread): the library passes it on to every caller the failure reaches, generator and
+	// map functions' callers included.
+	msg := C.CString(strings.ReplaceAll(err.Error(), "\x00", " "))
+	C.dist_set_last_error_message(msg)
+	C.free(unsafe.Pointer(msg))
 	st.mu.Lock()
 	if st.first == nil {
 		st.first = err

@@ -30,4 +30,6 @@ absl::Status NullArgument(absl::string_view argument) {
 
 const char* LastErrorMessage() { return LastError().c_str(); }
 
+void SetLastErrorMessage(absl::string_view message) { LastError().assign(message.data(), message.size()); }
+
 }  // namespace distribute::c_api

@@ -19,6 +19,10 @@ const char* LastErrorMessage();
 // Records `status` as this thread's last error (cleared when OK) and returns its code.
 dist_status_t Record(absl::string_view function, const absl::Status& status);
 
+// Replaces this thread's last error message with `message` (a callback's own, through
+// dist_set_last_error_message).
+void SetLastErrorMessage(absl::string_view message);
+
 // Clears this thread's last error before a C callback runs, so that CallbackStatus reports
 // the callback's own message and never a stale one.
 inline void ClearLastError() { Record("", absl::OkStatus()); }

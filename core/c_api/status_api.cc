@@ -1,4 +1,7 @@
 // C entry points: status names, the thread-local error message, the version.
+#include <cstring>
+
+#include "absl/strings/string_view.h"
 #include "core/c_api/api_guard.h"
 #include "distribute/status.h"
 #include "distribute/version.h"
@@ -29,6 +32,21 @@ const char* dist_status_name(dist_status_t code) {
 }
 
 const char* dist_last_error_message(void) { return distribute::c_api::LastErrorMessage(); }
+
+void dist_set_last_error_message(const char* message) {
+  if (message == nullptr) {
+    distribute::c_api::SetLastErrorMessage("");
+    return;
+  }
+  // Bounded before anything is copied: strnlen never reads past the limit.
+  size_t length = strnlen(message, DIST_MAX_ERROR_MESSAGE_BYTES + 1);
+  if (length > DIST_MAX_ERROR_MESSAGE_BYTES) {
+    length = DIST_MAX_ERROR_MESSAGE_BYTES;
+    // Back off to the start of a UTF-8 character (continuation bytes are 10xxxxxx).
+    while (length > 0 && (static_cast<unsigned char>(message[length]) & 0xC0) == 0x80) --length;
+  }
+  distribute::c_api::SetLastErrorMessage(absl::string_view(message, length));
+}
 
 const char* dist_version(void) { return DIST_VERSION_STRING; }
 

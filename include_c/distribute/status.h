@@ -48,6 +48,21 @@ DIST_API const char* dist_status_name(dist_status_t code);
  * Thread-safety: safe; each thread has its own message. */
 DIST_API const char* dist_last_error_message(void);
 
+/* Sets this thread's last error message to a copy of `message` (NULL or "" clears it).
+ * For a callback the library calls (a replica, merge, value, update, generator, map or
+ * closure function) that is about to return a status other than DIST_OK: the library
+ * reports that status with this message, prefixed with where it came from ("replica 1:
+ * <message>"), to every caller the failure reaches, as it does with the message of a
+ * failed dist_ call. Call it last, just before returning: any other dist_ call on the
+ * thread replaces the message. A message longer than DIST_MAX_ERROR_MESSAGE_BYTES is cut
+ * there, at a UTF-8 character boundary. Outside a callback it only changes what
+ * dist_last_error_message() returns until the next dist_ call.
+ * Thread-safety: safe; each thread has its own message. */
+DIST_API void dist_set_last_error_message(const char* message);
+
+/* The longest message dist_set_last_error_message keeps, in bytes. */
+#define DIST_MAX_ERROR_MESSAGE_BYTES 4096
+
 DIST_EXTERN_C_END
 
 #endif /* DISTRIBUTE_STATUS_H_ */

@@ -341,7 +341,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_value_container(dist_strateg
                                                                     dist_value_t** out);
 
 /* Lets this thread act as replica `replica_id` without `run` (bring your own threads):
- * every thread 0 ... num_replicas-1 joins, uses the context with the usual replica calls
+ * every thread 0 ... n-1 joins, n being this process's replicas (under
+ * MultiWorkerMirrored its replicas per worker: `replica_id` is local, and
+ * dist_context_replica_id gives the replica's id among all workers' replicas), uses the
+ * context with the usual replica calls
  * (collectives rendezvous as under `run`), and leaves with dist_context_leave. A replica
  * id can be joined by one thread at a time, and not while `run` is active. *out is owned
  * by the caller and released with dist_context_leave (never dist_*_destroy). Never

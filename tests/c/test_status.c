@@ -1,4 +1,5 @@
-/* Tests for status.h: dist_status_name and dist_last_error_message. */
+/* Tests for status.h: dist_status_name, dist_last_error_message and
+ * dist_set_last_error_message. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -152,6 +153,123 @@ static void test_message_is_per_thread(void** state) {
   assert_string_equal(dist_last_error_message(), copy);
 }
 
+/* ---- dist_set_last_error_message ---- */
+
+static void test_set_message_is_read_back(void** state) {
+  (void)state;
+  dist_set_last_error_message("the engine is not ready");
+  assert_string_equal(dist_last_error_message(), "the engine is not ready");
+  dist_set_last_error_message("");
+  assert_string_equal(dist_last_error_message(), "");
+}
+
+/* Misuse: NULL clears; an over-long message is cut at the bound, never read past it. */
+static void test_set_message_null_and_bounds(void** state) {
+  char* long_message;
+  (void)state;
+  dt_leave_error();
+  dist_set_last_error_message(NULL);
+  assert_string_equal(dist_last_error_message(), "");
+
+  /* DIST_MAX_ERROR_MESSAGE_BYTES + 100 bytes, not NUL-terminated within the bound. */
+  long_message = (char*)malloc(DIST_MAX_ERROR_MESSAGE_BYTES + 101);
+  assert_non_null(long_message);
+  memset(long_message, 'x', DIST_MAX_ERROR_MESSAGE_BYTES + 100);
+  long_message[DIST_MAX_ERROR_MESSAGE_BYTES + 100] = '\0';
+  dist_set_last_error_message(long_message);
+  assert_int_equal(strlen(dist_last_error_message()), DIST_MAX_ERROR_MESSAGE_BYTES);
+
+  /* A two-byte character (U+00E9, C3 A9) ending at the bound is kept whole... */
+  memset(long_message, 'x', DIST_MAX_ERROR_MESSAGE_BYTES + 100);
+  long_message[DIST_MAX_ERROR_MESSAGE_BYTES - 2] = (char)0xC3;
+  long_message[DIST_MAX_ERROR_MESSAGE_BYTES - 1] = (char)0xA9;
+  dist_set_last_error_message(long_message);
+  assert_int_equal(strlen(dist_last_error_message()), DIST_MAX_ERROR_MESSAGE_BYTES);
+  /* ...and one straddling it is dropped whole, never split. */
+  long_message[DIST_MAX_ERROR_MESSAGE_BYTES - 2] = 'x';
+  long_message[DIST_MAX_ERROR_MESSAGE_BYTES - 1] = (char)0xC3;
+  long_message[DIST_MAX_ERROR_MESSAGE_BYTES] = (char)0xA9;
+  dist_set_last_error_message(long_message);
+  assert_int_equal(strlen(dist_last_error_message()), DIST_MAX_ERROR_MESSAGE_BYTES - 1);
+  free(long_message);
+
+  /* The next dist_ call that returns a status replaces it. */
+  dist_set_last_error_message("stale");
+  {
+    size_t size = 0;
+    assert_int_equal(dist_dtype_size(DIST_FLOAT32, &size), DIST_OK);
+  }
+  assert_string_equal(dist_last_error_message(), "");
+}
+
+/* A replica function's own message reaches the caller of run, naming the replica. */
+static dist_status_t failing_replica(dist_context_t* context, const dist_value_t* const* args,
+                                     int32_t num_args, dist_value_t** results, int32_t num_results,
+                                     void* user_data) {
+  int32_t id = -1;
+  (void)args;
+  (void)num_args;
+  (void)results;
+  (void)num_results;
+  (void)user_data;
+  if (dist_context_replica_id(context, &id) != DIST_OK) return DIST_INTERNAL;
+  if (id != 1) return DIST_OK;
+  dist_set_last_error_message("sensor 7 went dark");
+  return DIST_UNAVAILABLE;
+}
+
+static dist_status_t failing_merge(dist_strategy_t* strategy, const dist_value_t* const* args,
+                                   int32_t num_args, dist_value_t** out, void* user_data) {
+  (void)strategy;
+  (void)args;
+  (void)num_args;
+  (void)out;
+  (void)user_data;
+  dist_set_last_error_message("the merge found no quorum");
+  return DIST_FAILED_PRECONDITION;
+}
+
+/* Every replica calls merge_call; the merge function fails with its own message, which
+ * every replica's merge_call reports (whichever replica ran the function). */
+static dist_status_t merging_replica(dist_context_t* context, const dist_value_t* const* args,
+                                     int32_t num_args, dist_value_t** results, int32_t num_results,
+                                     void* user_data) {
+  dist_value_t* merged = NULL;
+  int* seen = (int*)user_data;
+  int32_t id = -1;
+  dist_status_t status;
+  (void)args;
+  (void)num_args;
+  (void)results;
+  (void)num_results;
+  if (dist_context_replica_id(context, &id) != DIST_OK || id < 0 || id > 1) return DIST_INTERNAL;
+  status = dist_context_merge_call(context, failing_merge, NULL, NULL, 0, &merged);
+  seen[id] = status == DIST_FAILED_PRECONDITION &&
+             strstr(dist_last_error_message(), "the merge found no quorum") != NULL;
+  return status;
+}
+
+static void test_callback_message_reaches_the_caller(void** state) {
+  const char* devices[] = {"CPU:0", "CPU:1"};
+  dist_strategy_t* strategy = NULL;
+  int seen[2] = {0, 0};
+  (void)state;
+  DT_OK(dist_set_logical_cpu_device_count(2));
+  DT_OK(dist_strategy_create_mirrored(devices, 2, NULL, &strategy));
+
+  assert_int_equal(dist_strategy_run(strategy, failing_replica, NULL, NULL, 0, NULL, 0),
+                   DIST_UNAVAILABLE);
+  assert_non_null(strstr(dist_last_error_message(), "sensor 7 went dark"));
+  assert_non_null(strstr(dist_last_error_message(), "replica 1"));
+
+  assert_int_equal(dist_strategy_run(strategy, merging_replica, seen, NULL, 0, NULL, 0),
+                   DIST_FAILED_PRECONDITION);
+  assert_non_null(strstr(dist_last_error_message(), "the merge found no quorum"));
+  assert_true(seen[0]);
+  assert_true(seen[1]);
+  dist_strategy_destroy(strategy);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_codes_have_abseil_numbers),
@@ -161,6 +279,9 @@ int main(void) {
       cmocka_unit_test(test_message_survives_status_name_and_rereading),
       cmocka_unit_test(test_a_new_failure_replaces_the_message),
       cmocka_unit_test(test_message_is_per_thread),
+      cmocka_unit_test(test_set_message_is_read_back),
+      cmocka_unit_test(test_set_message_null_and_bounds),
+      cmocka_unit_test(test_callback_message_reaches_the_caller),
   };
   return cmocka_run_group_tests_name("status", tests, NULL, NULL);
 }

@@ -62,6 +62,12 @@ if command -v ldd >/dev/null; then
   esac
 fi
 
+cpp_exe=$(find "$consumer_build" -type f -name cpp_consumer -perm -u+x | head -n 1)
+[[ -n $cpp_exe ]] || fail "no cpp_consumer executable under $consumer_build"
+cpp_output=$("$cpp_exe") || { echo "$cpp_output"; fail "the C++ wrapper consumer failed"; }
+echo "$cpp_output"
+[[ $cpp_output == "cpp consumer OK: distribute $version, 2 elements" ]] || fail "unexpected C++ consumer output"
+
 # 2. An incompatible version (next major) must be rejected by distributeConfigVersion.cmake.
 major=${version%%.*}
 bad_version=$((major + 1)).0

@@ -18,6 +18,14 @@ JNIEXPORT jstring JNICALL Java_org_distribute_NativeGen_statusName(JNIEnv* env, 
   return dj_string(env, r);
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_setLastErrorMessage(JNIEnv* env, jclass cls, jstring message) {
+  (void)cls;
+  const char* c_message = dj_utf(env, message);
+  if (message && !c_message) return;
+  dist_set_last_error_message(c_message);
+  dj_utf_release(env, message, c_message);
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_deviceParse(JNIEnv* env, jclass cls, jstring name) {
   (void)cls;
   const char* c_name = dj_utf(env, name);

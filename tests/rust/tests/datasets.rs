@@ -121,11 +121,15 @@ fn failing_generator_and_map_reach_get_next() {
     let mut it = gen.make_iterator().unwrap();
     it.get_next(1).unwrap();
     it.get_next(1).unwrap();
-    assert_eq!(it.get_next(1).unwrap_err().code(), Code::DataLoss);
+    // The callback's own message travels with its status (dist_set_last_error_message).
+    let e = it.get_next(1).unwrap_err();
+    assert_eq!(e.code(), Code::DataLoss);
+    assert!(e.message().contains("generator broke"), "{}", e.message());
     quiet_expected_panics();
     let m = Dataset::range(0, 3, 1).unwrap().map(1, 1, |_| panic!("map boom")).unwrap();
     let e = m.make_iterator().unwrap().get_next(1).unwrap_err();
     assert_eq!(e.code(), Code::Unknown);
+    assert!(e.message().contains("map boom"), "{}", e.message());
     // A wrong component count is an error, not a crash.
     assert_eq!(
         Dataset::range(0, 3, 1).unwrap().make_iterator().unwrap().get_next(2).unwrap_err().code(),

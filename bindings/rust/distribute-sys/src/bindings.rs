@@ -18,6 +18,7 @@ pub const DIST_INTERNAL: i32 = 13;
 pub const DIST_UNAVAILABLE: i32 = 14;
 pub const DIST_DATA_LOSS: i32 = 15;
 pub const DIST_UNAUTHENTICATED: i32 = 16;
+pub const DIST_MAX_ERROR_MESSAGE_BYTES: i32 = 4096;
 pub const DIST_VERSION_MAJOR: i32 = 0;
 pub const DIST_VERSION_MINOR: i32 = 1;
 pub const DIST_VERSION_PATCH: i32 = 0;
@@ -96,6 +97,9 @@ extern "C" {
 }
 extern "C" {
     pub fn dist_last_error_message() -> *const ::std::os::raw::c_char;
+}
+extern "C" {
+    pub fn dist_set_last_error_message(message: *const ::std::os::raw::c_char);
 }
 extern "C" {
     pub fn dist_version() -> *const ::std::os::raw::c_char;

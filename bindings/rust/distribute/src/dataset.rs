@@ -103,7 +103,7 @@ unsafe extern "C" fn generator_trampoline(
             }
             sys::DIST_OK
         }
-        Err(e) => e.status(),
+        Err(e) => e.report(),
     }
 }
 
@@ -128,7 +128,7 @@ unsafe extern "C" fn map_trampoline(
             }
             sys::DIST_OK
         }
-        Err(e) => e.status(),
+        Err(e) => e.report(),
     }
 }
 

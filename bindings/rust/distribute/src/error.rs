@@ -126,6 +126,20 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// Hands this error to the library as a callback's failure and returns its status: the
+    /// message becomes the thread's last error (`dist_set_last_error_message`), which the
+    /// library passes on with the status to every caller the failure reaches. Call it on the
+    /// callback's thread, as the last thing before returning the status.
+    pub(crate) fn report(&self) -> sys::dist_status_t {
+        if let Ok(text) = std::ffi::CString::new(self.message.replace('\0', " ")) {
+            // SAFETY: a valid NUL-terminated string; the library copies it.
+            unsafe { sys::dist_set_last_error_message(text.as_ptr()) };
+        }
+        self.status()
+    }
+}
+
 /// The result type of every fallible call.
 pub type Result<T> = std::result::Result<T, Error>;
 

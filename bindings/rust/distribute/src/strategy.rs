@@ -66,7 +66,7 @@ impl FirstError {
         FirstError(Mutex::new(Vec::new()))
     }
     pub(crate) fn record(&self, e: Error) -> sys::dist_status_t {
-        let code = e.status();
+        let code = e.report();
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(e);
         code
     }

@@ -64,6 +64,10 @@ final class Callbacks {
     r[0] = t instanceof DistributeException ? ((DistributeException) t).getCode()
         : t instanceof IllegalArgumentException ? INVALID_ARGUMENT : UNKNOWN;
     if (r[0] == OK) r[0] = UNKNOWN;
+    // The message travels with the status (dist_set_last_error_message, on this callback's
+    // thread): the library passes it on to every caller the failure reaches.
+    String message = t.getMessage();
+    NativeGen.setLastErrorMessage(message != null ? message : t.getClass().getName());
     return r;
   }
 

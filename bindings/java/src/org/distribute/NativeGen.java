@@ -12,6 +12,7 @@ final class NativeGen {
   static native String version();
   static native int versionNumber();
   static native String statusName(int code);
+  static native void setLastErrorMessage(String message);
   static native long deviceParse(String name);
   static native void deviceDestroy(long device);
   static native String deviceName(long device);

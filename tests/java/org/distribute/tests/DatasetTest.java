@@ -162,6 +162,8 @@ class DatasetTest {
       Value.closeAll(it.next(1));
       DistributeException e = assertThrows(DistributeException.class, () -> it.next(1));
       assertEquals(Status.DATA_LOSS, e.getStatus());
+      // The callback's own message travels with the status (dist_set_last_error_message).
+      assertTrue(e.getMessage().contains("bad record"), e.getMessage());
     }
   }
 

@@ -1,0 +1,23 @@
+// distribute — the header-only C++17 wrapper of the C API (namespace dist).
+//
+// RAII handles (move-only; destroyed with the object), Result<T>/Status for errors (see
+// cpp/status.hpp for why not exceptions), dist::Span for tensor data (std::span under
+// C++20), and lambdas as replica, merge, value and update functions. The wrapper adds no
+// allocation to a step. Link with libdistribute as for C (pkg-config distribute).
+//
+// It wraps tensors, values and variables, strategies (creation, scopes, run, joined
+// replicas, the cross-replica reductions, update, saving), replica contexts (the
+// collectives and merge_call), clusters, communication options and cross-device ops.
+// Everything else (datasets and input, servers, parameter servers, the coordinator) is
+// used through the C API: every wrapper exposes its handle with get(), and Value::adopt /
+// Strategy::adopt take ownership of handles the C API returned.
+#ifndef DISTRIBUTE_DISTRIBUTE_HPP_
+#define DISTRIBUTE_DISTRIBUTE_HPP_
+
+#include "distribute/cpp/options.hpp"
+#include "distribute/cpp/span.hpp"
+#include "distribute/cpp/status.hpp"
+#include "distribute/cpp/strategy.hpp"
+#include "distribute/cpp/value.hpp"
+
+#endif  // DISTRIBUTE_DISTRIBUTE_HPP_

@@ -1,0 +1,48 @@
+// Built with -fno-exceptions: the wrapper compiles, Results carry errors, lambdas run as
+// replicas. Prints "no-exceptions build OK" when everything held.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "distribute/distribute.hpp"
+
+static_assert(DIST_CPP_EXCEPTIONS == 0, "this file must be built with -fno-exceptions");
+
+namespace {
+
+int failures = 0;
+
+void Expect(bool condition, const char* what) {
+  if (!condition) {
+    std::fprintf(stderr, "no_exceptions_test: expected %s\n", what);
+    ++failures;
+  }
+}
+
+}  // namespace
+
+int main() {
+  dist::Result<dist::Value> bad = dist::tensor<float>({1.0f}, {2});
+  Expect(!bad.ok() && bad.status().code() == DIST_INVALID_ARGUMENT, "a size mismatch to be INVALID_ARGUMENT");
+
+  Expect(dist::set_logical_cpu_device_count(2).ok(), "two logical CPU devices");
+  const char* devices[] = {"CPU:0", "CPU:1"};
+  dist::Result<dist::Strategy> strategy = dist::Strategy::mirrored(devices);
+  Expect(strategy.ok(), "a Mirrored strategy");
+  if (!strategy.ok()) return 1;
+  std::vector<int32_t> sums(2, 0);
+  dist::Status run = strategy->run([&](dist::ReplicaContext& ctx) -> dist::Status {
+    dist::Result<int32_t> id = ctx.replica_id();
+    if (!id) return id.status();
+    dist::Result<dist::Value> one = dist::scalar<int32_t>(*id + 5);
+    if (!one) return one.status();
+    dist::Result<dist::Value> sum = ctx.all_reduce(DIST_REDUCE_SUM, *one);
+    if (!sum) return sum.status();
+    sums[static_cast<size_t>(*id)] = sum->scalar<int32_t>().value_or(-1);
+    return *id == 1 ? dist::Status(DIST_CANCELLED, "stop") : dist::Status();
+  });
+  Expect(run.code() == DIST_CANCELLED && run.message().find("replica 1: stop") != std::string::npos, "replica 1's status from run");
+  Expect(sums[0] == 11 && sums[1] == 11, "5 + 6 on both replicas");
+  if (failures == 0) std::printf("no-exceptions build OK\n");
+  return failures == 0 ? 0 : 1;
+}
