@@ -588,6 +588,86 @@ static void test_registration_misuse(void** state) {
          "not registered");
 }
 
+/* The coordinator's four handle types (types.h, "Misuse detection"), with a value and a
+ * strategy: each passed where each other is expected is INVALID_ARGUMENT naming both
+ * types and changes nothing; another type's destroy does nothing; a destroyed handle is
+ * named as destroyed. */
+enum { kHCoordinator, kHRemoteValue, kHPerWorker, kHClosureArgs, kHValue, kHStrategy, kHNumTypes };
+static const char* const kHTypeNames[kHNumTypes] = {"dist_coordinator_t", "dist_remote_value_t",
+                                                    "dist_per_worker_t",  "dist_closure_args_t",
+                                                    "dist_value_t",       "dist_strategy_t"};
+
+static dist_status_t use_handle_as(int type, void* handle, dist_per_worker_t** made_iterator) {
+  int32_t i32 = 0;
+  dist_value_kind_t kind = 0;
+  switch (type) {
+    case kHCoordinator: return dist_coordinator_num_workers((const dist_coordinator_t*)handle, &i32);
+    case kHRemoteValue: return dist_remote_value_is_ready((const dist_remote_value_t*)handle, &i32);
+    case kHPerWorker: return dist_per_worker_make_iterator((const dist_per_worker_t*)handle, made_iterator);
+    case kHClosureArgs: return dist_closure_args_count((const dist_closure_args_t*)handle, &i32);
+    case kHValue: return dist_value_kind((const dist_value_t*)handle, &kind);
+    default: return dist_strategy_num_replicas_in_sync((const dist_strategy_t*)handle, &i32);
+  }
+}
+
+static void destroy_handle_as(int type, void* handle) {
+  switch (type) {
+    case kHCoordinator: dist_coordinator_destroy((dist_coordinator_t*)handle); break;
+    case kHRemoteValue: dist_remote_value_destroy((dist_remote_value_t*)handle); break;
+    case kHPerWorker: dist_per_worker_destroy((dist_per_worker_t*)handle); break;
+    case kHClosureArgs: dist_closure_args_destroy((dist_closure_args_t*)handle); break;
+    case kHValue: dist_value_destroy((dist_value_t*)handle); break;
+    default: dist_strategy_destroy((dist_strategy_t*)handle); break;
+  }
+}
+
+static void test_coordinator_handle_types(void** state) {
+  void* handles[kHNumTypes];
+  dist_per_worker_t* iterator = NULL;
+  char expected[160];
+  int have, want;
+  (void)state;
+  handles[kHCoordinator] = the_job.coordinator;
+  DT_OK(dist_coordinator_schedule(the_job.coordinator, "sleep_briefly", NULL,
+                                  (dist_remote_value_t**)&handles[kHRemoteValue]));
+  DT_OK(dist_coordinator_create_per_worker_dataset_from_function(
+      the_job.coordinator, "batched_range", NULL, (dist_per_worker_t**)&handles[kHPerWorker]));
+  DT_OK(dist_closure_args_create((dist_closure_args_t**)&handles[kHClosureArgs]));
+  handles[kHValue] = dts_f32_scalar(1.0f, "CPU:0");
+  DT_OK(dist_strategy_create_one_device("CPU:0", (dist_strategy_t**)&handles[kHStrategy]));
+
+  for (have = 0; have < kHNumTypes; ++have) {
+    for (want = 0; want < kHNumTypes; ++want) {
+      dist_status_t status;
+      if (have == want) continue;
+      iterator = DT_SENTINEL_PTR;
+      status = use_handle_as(want, handles[have], &iterator);
+      snprintf(expected, sizeof(expected), "is not a %s (it is a %s)", kHTypeNames[want], kHTypeNames[have]);
+      if (status != DIST_INVALID_ARGUMENT || strstr(dist_last_error_message(), expected) == NULL) {
+        print_error("%s as %s: %s \"%s\"\n", kHTypeNames[have], kHTypeNames[want], dist_status_name(status),
+                    dist_last_error_message());
+        fail();
+      }
+      if (want == kHPerWorker) assert_null(iterator);
+      destroy_handle_as(want, handles[have]); /* another type's destroy: nothing happens */
+    }
+  }
+  /* Every handle is still alive and usable. */
+  for (have = 0; have < kHNumTypes; ++have) {
+    iterator = NULL;
+    DT_OK(use_handle_as(have, handles[have], &iterator));
+    dist_per_worker_destroy(iterator);
+  }
+  DT_OK(dist_coordinator_join(the_job.coordinator));
+  /* Destroyed handles are named as such, and a second destroy does nothing. */
+  for (have = kHRemoteValue; have < kHNumTypes; ++have) {
+    destroy_handle_as(have, handles[have]);
+    iterator = NULL;
+    DT_ERR(use_handle_as(have, handles[have], &iterator), DIST_INVALID_ARGUMENT, NULL, "was destroyed");
+    destroy_handle_as(have, handles[have]);
+  }
+}
+
 /* A worker whose server stops: the closures still queued run on the other worker. */
 static void test_closures_survive_a_stopped_worker(void** state) {
   enum { kClosures = 30 };
@@ -615,6 +695,7 @@ int main(void) {
       cmocka_unit_test(test_per_worker_dataset_from_function),
       cmocka_unit_test(test_closure_args_misuse),
       cmocka_unit_test(test_coordinator_misuse),
+      cmocka_unit_test(test_coordinator_handle_types),
       cmocka_unit_test(test_closures_survive_a_stopped_worker),
   };
   if (dist_set_logical_cpu_device_count(DTS_NUM_CPUS) != DIST_OK) return 1;

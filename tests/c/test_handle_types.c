@@ -18,7 +18,10 @@
  *  11. update's function returning the variable it was lent;
  *  12. a map function returning its input;
  *  13. a dataset function storing a strategy as its dataset;
- *  14. distribute_values_from_function's function storing a destroyed value. */
+ *  14. distribute_values_from_function's function storing a destroyed value.
+ * The coordinator's handle types (dist_coordinator_t, dist_remote_value_t,
+ * dist_per_worker_t, dist_closure_args_t) need a running job: test_coordinator.c covers
+ * them the same way (test_coordinator_handle_types). */
 #include "dist_ports_test.h"
 #include "dist_test.h"
 
