@@ -320,6 +320,61 @@ func ClusterFromTFConfig(json string) (*Cluster, error) {
 	return &Cluster{p: out}, nil
 }
 
+// SlurmJob is one job of ClusterFromSlurm: a job name and its task count.
+type SlurmJob struct {
+	Name  string
+	Tasks int32
+}
+
+// ClusterFromSlurm is the cluster of a Slurm job step for this task
+// (dist_cluster_from_slurm, TF's SlurmClusterResolver): jobs nil makes every task a
+// worker; portBase 0 means 8888; tasksPerNode 0 means Slurm's count.
+func ClusterFromSlurm(jobs []SlurmJob, portBase, tasksPerNode int32) (*Cluster, error) {
+	names := make([]string, len(jobs))
+	counts := make([]C.int32_t, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+		counts[i] = C.int32_t(j.Tasks)
+	}
+	p, free := cStrings(names)
+	defer free()
+	var countsPtr *C.int32_t
+	if len(counts) > 0 {
+		countsPtr = &counts[0]
+	}
+	var out *C.dist_cluster_t
+	err := call("dist_cluster_from_slurm", func() C.dist_status_t {
+		return C.dist_cluster_from_slurm(p, countsPtr, C.int32_t(len(jobs)), C.int32_t(portBase), C.int32_t(tasksPerNode), &out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{p: out}, nil
+}
+
+// ClusterFromStatefulSet is the cluster of a Kubernetes StatefulSet pod behind a headless
+// service (dist_cluster_from_statefulset); "" and 0 are read from POD_NAME/HOSTNAME,
+// DIST_K8S_SERVICE, DIST_K8S_REPLICAS and DIST_K8S_PORT.
+func ClusterFromStatefulSet(podName, service string, replicas, port int32) (*Cluster, error) {
+	var pod, svc *C.char
+	if podName != "" {
+		pod = cStr(podName)
+		defer freeStr(pod)
+	}
+	if service != "" {
+		svc = cStr(service)
+		defer freeStr(svc)
+	}
+	var out *C.dist_cluster_t
+	err := call("dist_cluster_from_statefulset", func() C.dist_status_t {
+		return C.dist_cluster_from_statefulset(pod, svc, C.int32_t(replicas), C.int32_t(port), &out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{p: out}, nil
+}
+
 // NewCluster is an empty cluster (dist_cluster_create).
 func NewCluster() (*Cluster, error) {
 	var out *C.dist_cluster_t

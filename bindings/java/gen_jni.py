@@ -18,6 +18,7 @@ HEADERS = ["version", "status", "device", "value", "tensor", "cross_device_ops",
 HAND_WRITTEN = {
     "dist_strategy_create_mirrored": "NativeHand.createMirrored (Strategy.mirrored)",
     "dist_strategy_create_central_storage": "NativeHand.createCentralStorage (Strategy.centralStorage)",
+    "dist_cluster_from_slurm": "NativeHand.clusterFromSlurm (Cluster.fromSlurm)",
     "dist_strategy_run": "NativeHand.run (Strategy.run)",
     "dist_strategy_distribute_values_from_function": "NativeHand.distributeValuesFromFunction (Strategy.distributeValuesFromFunction)",
     "dist_strategy_batch_reduce_to": "NativeHand.batchReduceTo (Strategy.batchReduceTo)",

@@ -1,10 +1,14 @@
 // C entry points for cluster specs (TF_CONFIG and explicit ones).
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handle_destroy.h"
 #include "core/c_api/handles.h"
 #include "core/cluster/cluster_spec.h"
+#include "core/cluster/slurm_resolver.h"
+#include "core/cluster/statefulset_resolver.h"
 #include "core/cluster/tf_config.h"
 #include "core/util/status_macros.h"
 #include "distribute/cluster.h"
@@ -40,6 +44,45 @@ dist_status_t dist_cluster_from_tf_config(const char* json, dist_cluster_t** out
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(ClusterSpec spec, json == nullptr ? distribute::ClusterSpecFromEnvironment()
                                                        : distribute::ParseTfConfig(json));
+    *out = new dist_cluster{std::move(spec)};
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_cluster_from_slurm(const char* const* jobs, const int32_t* task_counts, int32_t num_jobs,
+                                      int32_t port_base, int32_t tasks_per_node, dist_cluster_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    if (num_jobs < 0 || num_jobs > distribute::kNumJobs) {
+      return absl::InvalidArgumentError(absl::StrCat("num_jobs is ", num_jobs, " (0 to ", distribute::kNumJobs, ")"));
+    }
+    if (num_jobs > 0 && jobs == nullptr) return NullArgument("jobs");
+    if (num_jobs > 0 && task_counts == nullptr) return NullArgument("task_counts");
+    distribute::SlurmSettings settings;
+    for (int32_t i = 0; i < num_jobs; ++i) {
+      if (jobs[i] == nullptr) return NullArgument(absl::StrCat("jobs[", i, "]"));
+      settings.jobs.push_back(distribute::SlurmJob{jobs[i], task_counts[i]});
+    }
+    settings.port_base = port_base == 0 ? distribute::kDefaultSlurmPortBase : port_base;
+    settings.tasks_per_node = tasks_per_node;
+    ASSIGN_OR_RETURN(ClusterSpec spec, distribute::ClusterSpecFromSlurm(settings));
+    *out = new dist_cluster{std::move(spec)};
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_cluster_from_statefulset(const char* pod_name, const char* service, int32_t replicas,
+                                            int32_t port, dist_cluster_t** out) {
+  ClearOut(out);
+  return Guard(__func__, [&]() -> absl::Status {
+    if (out == nullptr) return NullArgument("out");
+    distribute::StatefulSetSettings settings;
+    if (pod_name != nullptr) settings.pod_name = pod_name;
+    if (service != nullptr) settings.service = service;
+    settings.replicas = replicas;
+    settings.port = port;
+    ASSIGN_OR_RETURN(ClusterSpec spec, distribute::ClusterSpecFromStatefulSet(settings));
     *out = new dist_cluster{std::move(spec)};
     return absl::OkStatus();
   });

@@ -53,6 +53,52 @@ DIST_EXTERN_C_BEGIN
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_tf_config(const char* json,
                                                                   dist_cluster_t** out);
 
+/* ---- Cluster resolvers (TF's SlurmClusterResolver, and a Kubernetes StatefulSet) ---- */
+
+/* The cluster of a Slurm job step, for the task calling it (TF's SlurmClusterResolver),
+ * from the environment srun gives every task:
+ *   SLURM_PROCID               this task's rank, 0 ... tasks-1
+ *   SLURM_STEP_NUM_TASKS       the step's task count (else SLURM_NTASKS)
+ *   SLURM_STEP_NODELIST        its nodes in Slurm's hostlist syntax, "node[01-04,07],gpu5"
+ *                              (else SLURM_JOB_NODELIST)
+ *   SLURM_STEP_TASKS_PER_NODE  tasks on each node, "2(x3),1" (else SLURM_TASKS_PER_NODE)
+ * `jobs` and `task_counts` give num_jobs job names ("chief", "worker", "ps", "evaluator")
+ * and their task counts, which must add up to the step's task count; NULL and 0 make
+ * every task a worker. As in TF, the jobs take the ranks in the order of their names
+ * (chief, evaluator, ps, worker), each the next `count` ranks, and the ranks fill the
+ * nodes' task slots in node order; task j on a node listens on port_base + j (port_base 0:
+ * 8888). tasks_per_node > 0 puts that many tasks on every node, whatever Slurm says.
+ * On success *out is a new cluster owned by the caller, with this task as its current one.
+ * Errors: DIST_NOT_FOUND naming a variable that is missing (not under srun);
+ * DIST_INVALID_ARGUMENT naming a malformed variable (with the byte at fault), jobs whose
+ * counts differ from the step's, an unknown or repeated job, too few task slots, a port
+ * past 65535, a NULL `out`, or NULL arrays with num_jobs > 0. Lists are bounded at 65536
+ * hosts and tasks. Thread-safety: safe, as long as no thread changes the environment
+ * during the call. */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_slurm(const char* const* jobs,
+                                                              const int32_t* task_counts,
+                                                              int32_t num_jobs, int32_t port_base,
+                                                              int32_t tasks_per_node,
+                                                              dist_cluster_t** out);
+
+/* The cluster of a Kubernetes StatefulSet of workers behind a headless service: pod
+ * "<set>-<i>" is worker i (worker 0 is the chief) and reaches worker j at
+ * "<set>-<j>.<service>:<port>", the DNS name the headless service gives that pod. Each
+ * argument left NULL (or 0) is read from the pod's environment, as the manifest sets it:
+ *   pod_name  POD_NAME (the downward API's metadata.name), else HOSTNAME
+ *   service   DIST_K8S_SERVICE   ("train", or a longer name: "train.ml.svc.cluster.local")
+ *   replicas  DIST_K8S_REPLICAS  (1 ... 65536)
+ *   port      DIST_K8S_PORT      (1 ... 65535; default 2222)
+ * On success *out is a new cluster owned by the caller, with this pod as its current task.
+ * Errors: DIST_NOT_FOUND naming a setting neither given nor in the environment;
+ * DIST_INVALID_ARGUMENT for a pod name without an ordinal, an ordinal past the replicas,
+ * a malformed service name, count or port (each named), a NULL `out`.
+ * Thread-safety: safe, as long as no thread changes the environment during the call. */
+DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_statefulset(const char* pod_name,
+                                                                    const char* service,
+                                                                    int32_t replicas, int32_t port,
+                                                                    dist_cluster_t** out);
+
 /* Creates an empty cluster without a current task, to fill with dist_cluster_add_task and
  * dist_cluster_set_task. On success *out is owned by the caller.
  * Thread-safety: safe. */

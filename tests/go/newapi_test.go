@@ -542,3 +542,40 @@ func TestIntegerMeanVariableRefused(t *testing.T) {
 		return nil
 	}))
 }
+
+// The cluster resolvers: a Slurm step's environment and a StatefulSet pod.
+func TestClusterFromSlurmAndStatefulSet(t *testing.T) {
+	t.Setenv("SLURM_PROCID", "3")
+	t.Setenv("SLURM_STEP_NUM_TASKS", "4")
+	t.Setenv("SLURM_STEP_NODELIST", "gpu[1-2]")
+	t.Setenv("SLURM_STEP_TASKS_PER_NODE", "2(x2)")
+	c, err := distribute.ClusterFromSlurm([]distribute.SlurmJob{{Name: "worker", Tasks: 3}, {Name: "chief", Tasks: 1}}, 9000, 0)
+	ok(t, err)
+	addr, err := c.TaskAddress("chief", 0)
+	ok(t, err)
+	if addr != "gpu1:9000" {
+		t.Fatalf("chief at %q, want gpu1:9000", addr)
+	}
+	idx, err := c.TaskIndex()
+	ok(t, err)
+	if idx != 2 {
+		t.Fatalf("rank 3 is worker %d, want 2", idx)
+	}
+	c.Close()
+	_, err = distribute.ClusterFromSlurm([]distribute.SlurmJob{{Name: "worker", Tasks: 5}}, 0, 0)
+	wantErr(t, err, distribute.ErrInvalidArgument, "the jobs ask for 5 tasks")
+
+	s, err := distribute.ClusterFromStatefulSet("sim-2", "sim", 3, 0)
+	ok(t, err)
+	addr, err = s.TaskAddress("worker", 0)
+	ok(t, err)
+	if addr != "sim-0.sim:2222" {
+		t.Fatalf("pod 0 at %q", addr)
+	}
+	s.Close()
+	t.Setenv("POD_NAME", "sim-9")
+	t.Setenv("DIST_K8S_SERVICE", "sim")
+	t.Setenv("DIST_K8S_REPLICAS", "3")
+	_, err = distribute.ClusterFromStatefulSet("", "", 0, 0)
+	wantErr(t, err, distribute.ErrInvalidArgument, "has 3 replicas")
+}

@@ -161,6 +161,15 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
     int32_t workers = 0, rank = 0, in_sync = 0;
     Check(dist_cluster_num_workers(cluster, &workers), "dist_cluster_num_workers");
     Check(dist_cluster_task_index(cluster, &rank), "dist_cluster_task_index");
+    // Raw Gloo listens on this task's own host, as the strategy's transport does (a
+    // loopback address under distrun, the host's address across hosts).
+    const char* task_type = nullptr;
+    const char* address = nullptr;
+    Check(dist_cluster_task_type(cluster, &task_type), "dist_cluster_task_type");
+    Check(dist_cluster_task_address(cluster, task_type, rank, &address), "dist_cluster_task_address");
+    std::string host(address, std::strrchr(address, ':'));
+    if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    if (host == "localhost") host = "127.0.0.1";
     Check(dist_strategy_num_replicas_in_sync(strategy, &in_sync), "dist_strategy_num_replicas_in_sync");
     dist_cluster_destroy(cluster);
     Check(dist_strategy_scope_enter(strategy), "dist_strategy_scope_enter");
@@ -168,7 +177,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
     const std::string directory = AgreeOnDirectory();
     std::filesystem::create_directories(directory);
     gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
+    attr.hostname = host;
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, workers);
     gloo::rendezvous::FileStore store(directory);

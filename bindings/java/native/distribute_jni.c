@@ -360,6 +360,27 @@ NATIVE(jlong, createMirrored)(JNIEnv* env, jclass cls, jobjectArray devices, jlo
   return (jlong)(intptr_t)out;
 }
 
+NATIVE(jlong, clusterFromSlurm)(JNIEnv* env, jclass cls, jobjectArray jobs, jintArray counts, jint port_base,
+                                jint tasks_per_node) {
+  (void)cls;
+  strings s;
+  dist_cluster_t* out = NULL;
+  jint* c = NULL;
+  if (!strings_get(env, jobs, &s)) { strings_free(env, &s); return 0; }
+  if (counts && (*env)->GetArrayLength(env, counts) != s.n) {
+    strings_free(env, &s);
+    dj_throw_illegal(env, "Cluster.fromSlurm: as many task counts as jobs are needed");
+    return 0;
+  }
+  if (counts) c = (*env)->GetIntArrayElements(env, counts, NULL);
+  dist_status_t st = dist_cluster_from_slurm(jobs ? s.c : NULL, (const int32_t*)c, s.n, port_base,
+                                             tasks_per_node, &out);
+  if (c) (*env)->ReleaseIntArrayElements(env, counts, c, JNI_ABORT);
+  strings_free(env, &s);
+  CHECK_OR(st, 0);
+  return (jlong)(intptr_t)out;
+}
+
 NATIVE(jlong, createCentralStorage)(JNIEnv* env, jclass cls, jobjectArray devices,
                                     jstring parameter_device) {
   (void)cls;

@@ -963,6 +963,20 @@ JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_clusterFromTfConfig(JNIEnv
   return (jlong)(intptr_t)out_value;
 }
 
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_clusterFromStatefulset(JNIEnv* env, jclass cls, jstring pod_name, jstring service, jint replicas, jint port) {
+  (void)cls;
+  const char* c_pod_name = dj_utf(env, pod_name);
+  if (pod_name && !c_pod_name) return 0;
+  const char* c_service = dj_utf(env, service);
+  if (service && !c_service) return 0;
+  dist_cluster_t* out_value = NULL;
+  dist_status_t st = dist_cluster_from_statefulset(c_pod_name, c_service, (int32_t)replicas, (int32_t)port, &out_value);
+  dj_utf_release(env, pod_name, c_pod_name);
+  dj_utf_release(env, service, c_service);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_clusterCreate(JNIEnv* env, jclass cls) {
   (void)cls;
   dist_cluster_t* out_value = NULL;

@@ -113,6 +113,23 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// The cluster resolvers: a StatefulSet pod from arguments; Slurm outside srun is NotFound.
+#[test]
+fn cluster_resolvers() {
+    let c = Cluster::from_statefulset(Some("train-1"), Some("train"), 3, 7000).unwrap();
+    assert_eq!(c.task_index().unwrap(), 1);
+    assert_eq!(c.task_address("worker", 2).unwrap(), "train-2.train:7000");
+    let e = Cluster::from_statefulset(Some("train"), Some("train"), 3, 0).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("<set>-<ordinal>"), "{}", e.message());
+    if std::env::var_os("SLURM_PROCID").is_none() {
+        let e = Cluster::from_slurm(&[("worker", 2)], 0, 0).unwrap_err();
+        assert_eq!(e.code(), Code::NotFound);
+        assert!(e.message().contains("SLURM_PROCID"), "{}", e.message());
+    }
+    assert_eq!(Cluster::from_slurm(&[], 70000, 0).unwrap_err().code(), Code::InvalidArgument);
+}
+
 #[test]
 fn cluster_and_server() {
     let json = r#"{"cluster": {"chief": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}, "task": {"type": "worker", "index": 1}}"#;

@@ -1352,6 +1352,27 @@ extern "C" {
 }
 extern "C" {
     #[must_use]
+    pub fn dist_cluster_from_slurm(
+        jobs: *const *const ::std::os::raw::c_char,
+        task_counts: *const i32,
+        num_jobs: i32,
+        port_base: i32,
+        tasks_per_node: i32,
+        out: *mut *mut dist_cluster_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_cluster_from_statefulset(
+        pod_name: *const ::std::os::raw::c_char,
+        service: *const ::std::os::raw::c_char,
+        replicas: i32,
+        port: i32,
+        out: *mut *mut dist_cluster_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
     pub fn dist_cluster_create(out: *mut *mut dist_cluster_t) -> dist_status_t;
 }
 extern "C" {

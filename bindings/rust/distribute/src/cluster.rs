@@ -99,6 +99,30 @@ impl Cluster {
         let j = cstr(json)?;
         Cluster::out(|o| unsafe { sys::dist_cluster_from_tf_config(j.as_ptr(), o) })
     }
+    /// The cluster of a Slurm job step for this task (`dist_cluster_from_slurm`, TF's
+    /// SlurmClusterResolver): `jobs` are (name, task count) pairs, empty for every task a
+    /// worker; `port_base` 0 means 8888; `tasks_per_node` 0 means Slurm's count.
+    pub fn from_slurm(jobs: &[(&str, i32)], port_base: i32, tasks_per_node: i32) -> Result<Cluster> {
+        let names = jobs.iter().map(|(n, _)| cstr(n)).collect::<Result<Vec<_>>>()?;
+        let name_ptrs: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let counts: Vec<i32> = jobs.iter().map(|(_, c)| *c).collect();
+        let (np, cp) = if jobs.is_empty() {
+            (std::ptr::null(), std::ptr::null())
+        } else {
+            (name_ptrs.as_ptr(), counts.as_ptr())
+        };
+        Cluster::out(|o| unsafe { sys::dist_cluster_from_slurm(np, cp, jobs.len() as i32, port_base, tasks_per_node, o) })
+    }
+    /// The cluster of a Kubernetes StatefulSet pod behind a headless service
+    /// (`dist_cluster_from_statefulset`); `None` and 0 are read from POD_NAME/HOSTNAME,
+    /// DIST_K8S_SERVICE, DIST_K8S_REPLICAS and DIST_K8S_PORT.
+    pub fn from_statefulset(pod_name: Option<&str>, service: Option<&str>, replicas: i32, port: i32) -> Result<Cluster> {
+        let pod = pod_name.map(cstr).transpose()?;
+        let svc = service.map(cstr).transpose()?;
+        let pp = pod.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        let sp = svc.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        Cluster::out(|o| unsafe { sys::dist_cluster_from_statefulset(pp, sp, replicas, port, o) })
+    }
     pub fn new() -> Result<Cluster> {
         Cluster::out(|o| unsafe { sys::dist_cluster_create(o) })
     }

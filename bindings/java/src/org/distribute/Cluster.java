@@ -12,6 +12,34 @@ public final class Cluster extends Handle {
 
   public static Cluster fromTfConfig(String json) { return new Cluster(NativeGen.clusterFromTfConfig(json)); }
 
+  /**
+   * The cluster of a Slurm job step for this task (dist_cluster_from_slurm, TF's
+   * SlurmClusterResolver): {@code jobs} maps job names to task counts (null or empty: every
+   * task a worker); portBase 0 means 8888; tasksPerNode 0 means Slurm's count.
+   */
+  public static Cluster fromSlurm(java.util.Map<String, Integer> jobs, int portBase, int tasksPerNode) {
+    int n = jobs == null ? 0 : jobs.size();
+    String[] names = new String[n];
+    int[] counts = new int[n];
+    int i = 0;
+    if (jobs != null) {
+      for (java.util.Map.Entry<String, Integer> e : jobs.entrySet()) {
+        names[i] = e.getKey();
+        counts[i++] = e.getValue() == null ? 0 : e.getValue();
+      }
+    }
+    return new Cluster(NativeHand.clusterFromSlurm(names, counts, portBase, tasksPerNode));
+  }
+
+  /**
+   * The cluster of a Kubernetes StatefulSet pod behind a headless service
+   * (dist_cluster_from_statefulset); null or 0 arguments are read from POD_NAME/HOSTNAME,
+   * DIST_K8S_SERVICE, DIST_K8S_REPLICAS and DIST_K8S_PORT.
+   */
+  public static Cluster fromStatefulSet(String podName, String service, int replicas, int port) {
+    return new Cluster(NativeGen.clusterFromStatefulset(podName, service, replicas, port));
+  }
+
   @Override
   void destroy(long handle) {
     NativeGen.clusterDestroy(handle);

@@ -136,6 +136,7 @@ final class NativeGen {
   static native int inputContextNumReplicasInSync(long context);
   static native long inputContextPerReplicaBatchSize(long context, long global_batch_size);
   static native long clusterFromTfConfig(String json);
+  static native long clusterFromStatefulset(String pod_name, String service, int replicas, int port);
   static native long clusterCreate();
   static native void clusterAddTask(long cluster, String job, int index, String address);
   static native void clusterSetTask(long cluster, String job, int index);

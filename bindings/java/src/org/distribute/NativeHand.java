@@ -12,6 +12,7 @@ final class NativeHand {
 
   static native long createMirrored(String[] devices, long crossDeviceOps);
   static native long createCentralStorage(String[] devices, String parameterDevice);
+  static native long clusterFromSlurm(String[] jobs, int[] taskCounts, int portBase, int tasksPerNode);
   static native long[] run(long strategy, Object state, long[] args, int numResults);
   static native long distributeValuesFromFunction(long strategy, Object state);
   static native long[] batchReduceTo(long strategy, int op, long[] values, long[] destinations);

@@ -43,6 +43,25 @@ class MiscTest {
     assertNotNull(Distribute.lastErrorMessage());
   }
 
+  /** The cluster resolvers: a StatefulSet pod from arguments; Slurm outside srun is NOT_FOUND. */
+  @Test
+  void clusterResolvers() {
+    try (Cluster c = Cluster.fromStatefulSet("train-1", "train", 3, 7000)) {
+      assertEquals(1, c.taskIndex());
+      assertEquals(3, c.numWorkers());
+      assertEquals("train-2.train:7000", c.taskAddress("worker", 2));
+    }
+    DistributeException e = assertThrows(DistributeException.class, () -> Cluster.fromStatefulSet("train", "train", 3, 0));
+    assertEquals(Status.INVALID_ARGUMENT, e.getStatus());
+    if (System.getenv("SLURM_PROCID") == null) {
+      e = assertThrows(DistributeException.class, () -> Cluster.fromSlurm(java.util.Map.of("worker", 2), 0, 0));
+      assertEquals(Status.NOT_FOUND, e.getStatus());
+      assertTrue(e.getMessage().contains("SLURM_PROCID"), e.getMessage());
+    }
+    e = assertThrows(DistributeException.class, () -> Cluster.fromSlurm(java.util.Map.of("worker", 2), 70000, 0));
+    assertEquals(Status.INVALID_ARGUMENT, e.getStatus());
+  }
+
   @Test
   void clusterAndServer() throws Exception {
     int port = freePort();
