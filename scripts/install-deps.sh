@@ -23,6 +23,8 @@ packages=(
   zlib1g-dev
   # the multi-host tests (tests/multihost): network namespaces, veth, bridges, tc and ss
   iproute2
+  # the deployment examples' check (deploy/): the Kubernetes manifests parsed as YAML
+  python3-yaml
   # Java binding (bindings/java, make test-java): JDK 17, JUnit 5's console launcher, and
   # python3 for the check that the generated JNI glue matches the header
   openjdk-17-jdk-headless default-jdk-headless junit5 python3

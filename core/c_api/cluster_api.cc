@@ -64,7 +64,7 @@ dist_status_t dist_cluster_from_slurm(const char* const* jobs, const int32_t* ta
       if (jobs[i] == nullptr) return NullArgument(absl::StrCat("jobs[", i, "]"));
       settings.jobs.push_back(distribute::SlurmJob{jobs[i], task_counts[i]});
     }
-    settings.port_base = port_base == 0 ? distribute::kDefaultSlurmPortBase : port_base;
+    settings.port_base = port_base;
     settings.tasks_per_node = tasks_per_node;
     ASSIGN_OR_RETURN(ClusterSpec spec, distribute::ClusterSpecFromSlurm(settings));
     *out = new dist_cluster{std::move(spec)};

@@ -40,7 +40,18 @@ absl::StatusOr<int64_t> NonNegative(const Variable& variable) {
 
 }  // namespace
 
-absl::StatusOr<ClusterSpec> ClusterSpecFromSlurm(const SlurmSettings& settings, const EnvironmentLookup& environment) {
+absl::StatusOr<ClusterSpec> ClusterSpecFromSlurm(const SlurmSettings& given, const EnvironmentLookup& environment) {
+  SlurmSettings settings = given;
+  if (settings.port_base == 0) {
+    settings.port_base = kDefaultSlurmPortBase;
+    if (std::optional<std::string> text = environment("DIST_SLURM_PORT_BASE"); text.has_value()) {
+      ASSIGN_OR_RETURN(const int64_t base, NonNegative(Variable{"DIST_SLURM_PORT_BASE", *text}));
+      if (base < 1 || base > 65535) {
+        return absl::InvalidArgumentError(absl::StrCat("DIST_SLURM_PORT_BASE is ", base, " (1 to 65535)"));
+      }
+      settings.port_base = static_cast<int32_t>(base);
+    }
+  }
   if (settings.port_base < 1 || settings.port_base > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("port_base is ", settings.port_base, " (1 to 65535)"));
   }

@@ -4,7 +4,8 @@
 //   SLURM_STEP_NUM_TASKS          the step's task count (else SLURM_NTASKS)
 //   SLURM_STEP_NODELIST           its nodes, a hostlist (else SLURM_JOB_NODELIST)
 //   SLURM_STEP_TASKS_PER_NODE     tasks on each node, "2(x3),1" (else SLURM_TASKS_PER_NODE)
-// Task j on a node listens on port_base + j. The jobs and their task counts are the
+// Task j on a node listens on port_base + j (port_base 0: the DIST_SLURM_PORT_BASE
+// variable, else 8888, so that a batch script can move the ports). The jobs and their task counts are the
 // caller's (every task a worker when none are given); as TF does, they take the ranks in
 // the order of their names (chief, evaluator, ps, worker), each the next `count` ranks,
 // and the ranks take the nodes' task slots in node order.
@@ -33,7 +34,7 @@ struct SlurmJob {
 
 struct SlurmSettings {
   std::vector<SlurmJob> jobs;  // empty: every task is a worker
-  int32_t port_base = 8888;    // 1 ... 65535
+  int32_t port_base = 0;       // 1 ... 65535; 0: DIST_SLURM_PORT_BASE, else 8888
   int32_t tasks_per_node = 0;  // > 0: this many on every node, whatever Slurm says
 };
 

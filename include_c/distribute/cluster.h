@@ -67,7 +67,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_tf_config(const char* js
  * every task a worker. As in TF, the jobs take the ranks in the order of their names
  * (chief, evaluator, ps, worker), each the next `count` ranks, and the ranks fill the
  * nodes' task slots in node order; task j on a node listens on port_base + j (port_base 0:
- * 8888). tasks_per_node > 0 puts that many tasks on every node, whatever Slurm says.
+ * the DIST_SLURM_PORT_BASE environment variable, else 8888). tasks_per_node > 0 puts that many tasks on every node, whatever Slurm says.
  * On success *out is a new cluster owned by the caller, with this task as its current one.
  * Errors: DIST_NOT_FOUND naming a variable that is missing (not under srun);
  * DIST_INVALID_ARGUMENT naming a malformed variable (with the byte at fault), jobs whose

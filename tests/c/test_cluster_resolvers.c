@@ -9,7 +9,8 @@ static void clear_environment(void) {
   const char* names[] = {"SLURM_PROCID",           "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
                          "SLURM_STEP_NODELIST",    "SLURM_JOB_NODELIST",   "SLURM_STEP_TASKS_PER_NODE",
                          "SLURM_TASKS_PER_NODE",   "POD_NAME",             "HOSTNAME",
-                         "DIST_K8S_SERVICE",       "DIST_K8S_REPLICAS",    "DIST_K8S_PORT"};
+                         "DIST_K8S_SERVICE",       "DIST_K8S_REPLICAS",    "DIST_K8S_PORT",
+                         "DIST_SLURM_PORT_BASE"};
   size_t i;
   for (i = 0; i < sizeof(names) / sizeof(names[0]); ++i) unsetenv(names[i]);
 }

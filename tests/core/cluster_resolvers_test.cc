@@ -174,11 +174,18 @@ TEST(SlurmResolverTest, ErrorsNameWhatIsWrong) {
   EXPECT_TRUE(HasError(error(jobs, env), absl::StatusCode::kInvalidArgument, {"given twice"}));
   jobs.jobs = {{"chief", 2}, {"worker", 2}};
   EXPECT_FALSE(ClusterSpecFromSlurm(jobs, Env(env)).ok()) << "a second chief";
+  std::map<std::string, std::string> base = env;
+  base["DIST_SLURM_PORT_BASE"] = "7100";
+  absl::StatusOr<ClusterSpec> moved = ClusterSpecFromSlurm(SlurmSettings{}, Env(base));
+  ASSERT_TRUE(IsOk(moved));
+  EXPECT_EQ(Address(*moved, "worker", 3), "node2:7101") << "port_base 0: DIST_SLURM_PORT_BASE";
+  base["DIST_SLURM_PORT_BASE"] = "99999";
+  EXPECT_TRUE(HasError(error({}, base), absl::StatusCode::kInvalidArgument, {"DIST_SLURM_PORT_BASE is 99999"}));
   SlurmSettings port;
   port.port_base = 65535;
   EXPECT_TRUE(HasError(error(port, env), absl::StatusCode::kInvalidArgument, {"port 65536 is past 65535"}));
-  port.port_base = 0;
-  EXPECT_TRUE(HasError(error(port, env), absl::StatusCode::kInvalidArgument, {"port_base is 0"}));
+  port.port_base = -1;
+  EXPECT_TRUE(HasError(error(port, env), absl::StatusCode::kInvalidArgument, {"port_base is -1"}));
 }
 
 std::map<std::string, std::string> Pod(const std::string& name) {

@@ -85,6 +85,7 @@ typedef struct {
   const char* save;
   const char* report;
   const char* distrun;
+  const char* cluster;    /* multi_worker: "tf_config" (default), "slurm", "statefulset" */
   double check_accuracy;  /* < 0: not checked */
   double check_agreement; /* < 0: not checked */
 } options_t;
@@ -122,6 +123,11 @@ static void usage(FILE* out) {
       "  --report FILE         write the results as 'key value' lines\n"
       "  --distrun PATH        --all: the launcher (default: distrun next to this program)\n"
       "  --check-accuracy X    exit 1 unless every held-out accuracy is >= X\n"
+      "  --cluster C           multi_worker: where the cluster comes from: tf_config\n"
+      "                        (TF_CONFIG, the default: distrun, Kubernetes TFJob), slurm (the\n"
+      "                        srun step: every task a worker, ports 8888 up on each node) or\n"
+      "                        statefulset (a Kubernetes StatefulSet pod: POD_NAME,\n"
+      "                        DIST_K8S_SERVICE, DIST_K8S_REPLICAS, DIST_K8S_PORT)\n"
       "  --check-agreement X   --all: exit 1 unless every synchronous run's weights are\n"
       "                        within X of the OneDevice run's (--all always checks the\n"
       "                        ParameterServer run's accuracy: at least OneDevice's - 0.05)\n");
@@ -181,7 +187,8 @@ static int parse_options(int argc, char** argv, options_t* o) {
     static const char* const kWithValue[] = {
         "--strategy",      "--replicas", "--epochs",  "--batch",          "--hidden",
         "--learning-rate", "--seed",     "--data",    "--make-data",      "--workdir",
-        "--save",          "--report",   "--distrun", "--check-accuracy", "--check-agreement"};
+        "--save",          "--report",   "--distrun", "--check-accuracy", "--check-agreement",
+        "--cluster"};
     int known = 0;
     for (size_t k = 0; k < sizeof kWithValue / sizeof *kWithValue; ++k)
       known |= strcmp(flag, kWithValue[k]) == 0;
@@ -240,6 +247,10 @@ static int parse_options(int argc, char** argv, options_t* o) {
       o->save = value;
     } else if (strcmp(flag, "--report") == 0) {
       o->report = value;
+    } else if (strcmp(flag, "--cluster") == 0) {
+      if (strcmp(value, "tf_config") != 0 && strcmp(value, "slurm") != 0 && strcmp(value, "statefulset") != 0)
+        return usage_error("--cluster '%s': expected tf_config, slurm or statefulset", value);
+      o->cluster = value;
     } else {
       o->distrun = value;
     }
@@ -256,6 +267,8 @@ static int parse_options(int argc, char** argv, options_t* o) {
   if (!o->all && (o->workdir || o->distrun || o->check_agreement >= 0)) {
     return usage_error("%s", "--workdir, --distrun and --check-agreement go with --all");
   }
+  if (o->cluster && (o->all || o->kind != MULTI_WORKER))
+    return usage_error("%s", "--cluster goes with --strategy multi_worker");
   if (o->replicas != 0 && !o->all && o->kind != MIRRORED) {
     return usage_error("%s",
                        "--replicas is for --strategy mirrored (multi_worker takes "
@@ -1024,10 +1037,18 @@ static dist_strategy_t* create_strategy(strategy_kind_t kind, int32_t replicas) 
   return strategy;
 }
 
-/* The multi-worker strategy of this distrun rank. Returns 2 (usage) without TF_CONFIG. */
-static int create_multi_worker(dist_strategy_t** out, int32_t* is_chief, int32_t* workers) {
+/* The multi-worker strategy of this task: its cluster from TF_CONFIG (distrun, TFJob),
+ * from the Slurm step (srun; every task a worker, ports from 8888) or from a Kubernetes
+ * StatefulSet pod (POD_NAME, DIST_K8S_SERVICE, DIST_K8S_REPLICAS, DIST_K8S_PORT).
+ * Returns 2 (usage) without TF_CONFIG. */
+static int create_multi_worker(const char* source, dist_strategy_t** out, int32_t* is_chief, int32_t* workers) {
   dist_cluster_t* cluster = NULL;
-  const dist_status_t found = dist_cluster_from_tf_config(NULL, &cluster);
+  if (source != NULL && strcmp(source, "slurm") == 0) {
+    CHECK(dist_cluster_from_slurm(NULL, NULL, 0, 0, 0, &cluster));
+  } else if (source != NULL && strcmp(source, "statefulset") == 0) {
+    CHECK(dist_cluster_from_statefulset(NULL, NULL, 0, 0, &cluster));
+  }
+  const dist_status_t found = cluster != NULL ? DIST_OK : dist_cluster_from_tf_config(NULL, &cluster);
   if (found == DIST_NOT_FOUND) {
     return usage_error("%s",
                        "--strategy multi_worker needs TF_CONFIG: start it with\n"
@@ -1119,7 +1140,7 @@ static int run_single(const options_t* o, const data_t* data) {
   dist_strategy_t* strategy = NULL;
   int32_t is_chief = 1, workers = 1;
   if (o->kind == MULTI_WORKER) {
-    const int bad = create_multi_worker(&strategy, &is_chief, &workers);
+    const int bad = create_multi_worker(o->cluster, &strategy, &is_chief, &workers);
     if (bad) return bad;
   } else if (o->kind == PARAMETER_SERVER || o->kind == COORDINATOR) {
     strategy = ps_create_strategy(&is_chief, &workers);
