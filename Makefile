@@ -19,8 +19,8 @@ build: deps
 demo: build
 	@./build/bin/train_mlp --all
 
-# The C and core suites under ASan+UBSan, every suite in the default build, the C and core
-# suites under ThreadSanitizer (less the gRPC server tests: Debian's gRPC and Abseil are
+# The C, core and C++-wrapper suites under ASan+UBSan, every suite in the default build, the
+# same three under ThreadSanitizer (less the gRPC server tests: Debian's gRPC and Abseil are
 # not instrumented, and TSan reports races inside them), the bindings' suites, and a
 # bounded fuzzing run of every libFuzzer target (built with clang).
 test: test-asan test-default test-tsan test-java test-go test-rust test-fuzz
