@@ -12,6 +12,10 @@
 #   partition   3 hosts all-reducing in a loop; host 3's cable is pulled (no process dies):
 #               every process fails with a clear error within the deadline and exits, and
 #               every listener was bound to its host's address (not 0.0.0.0, not loopback)
+#   ps          ParameterServerStrategy across 4 hosts: 2 workers, 2 ps tasks; asynchronous
+#               assign_add from every replica sums exactly
+#   coordinator the ClusterCoordinator across 5 hosts (chief, 3 workers, a ps task): 100
+#               closures, every result fetched once, the ps counter exactly 100
 #   stray       2 hosts all-reducing in a loop while a process on a third host, without the
 #               job token, tries to join as a worker and writes garbage to the chief's
 #               port: it is refused (UNAUTHENTICATED) and the job goes on, every result right
@@ -176,6 +180,57 @@ case $case_name in
     done
     echo "the job went on: worker 0 at $(grep '^ALIVE' "$work/worker0.log" | tail -1 | awk '{print $2}') checked all-reduces"
     kill "${pids[@]}" 2>/dev/null || true
+    ;;
+
+  ps)
+    # 2 workers on hosts 1-2 and 2 ps tasks on hosts 3-4: 100 asynchronous assign_add(1.0)
+    # from each worker's 2 replicas (SUM: 2 per step) to a variable on the ps tasks: exactly 400.
+    hosts_up 4
+    trap cleanup EXIT
+    cluster="\"worker\": [\"${IP[1]}:$port\", \"${IP[2]}:$port\"], \"ps\": [\"${IP[3]}:$port\", \"${IP[4]}:$port\"]"
+    ps_pids=()
+    for index in 0 1; do
+      on_host $((index + 3)) env TF_CONFIG="{\"cluster\": {$cluster}, \"task\": {\"type\": \"ps\", \"index\": $index}}" \
+        DIST_WORLD_SIZE=2 DIST_JOB_TOKEN="$token" timeout 120 "$bin/ps_worker" "$work" assign_add 100 400 sum \
+        >"$work/ps$index.log" 2>&1 &
+      ps_pids+=($!)
+    done
+    pids=()
+    for rank in 0 1; do
+      on_host $((rank + 1)) env TF_CONFIG="{\"cluster\": {$cluster}, \"task\": {\"type\": \"worker\", \"index\": $rank}}" \
+        DIST_RANK="$rank" DIST_WORLD_SIZE=2 DIST_REPLICAS_PER_WORKER=2 DIST_JOB_TOKEN="$token" \
+        timeout 120 "$bin/ps_worker" "$work" assign_add 100 400 sum >"$work/worker$rank.log" 2>&1 &
+      pids+=($!)
+    done
+    for rank in 0 1; do
+      wait "${pids[rank]}" || fail "worker $rank failed"
+      grep -qx "final 400" "$work/worker$rank.log" || fail "worker $rank did not read exactly 400"
+    done
+    for index in 0 1; do
+      kill -0 "${ps_pids[index]}" 2>/dev/null || fail "ps task $index died during the job"
+    done
+    kill "${ps_pids[@]}" 2>/dev/null || true
+    echo "2 workers x 2 replicas on hosts ${IP[1]}, ${IP[2]}, variables on ps tasks at ${IP[3]}, ${IP[4]}: exactly 400"
+    ;;
+
+  coordinator)
+    # The ClusterCoordinator across 5 hosts: the chief schedules 100 closures on 3 workers,
+    # each adding 1 to a variable on the ps task: every result once, the counter exactly 100.
+    hosts_up 5
+    trap cleanup EXIT
+    cluster="\"chief\": [\"${IP[1]}:$port\"], \"worker\": [\"${IP[2]}:$port\", \"${IP[3]}:$port\", \"${IP[4]}:$port\"], \"ps\": [\"${IP[5]}:$port\"]"
+    tasks=("chief 0" "worker 0" "worker 1" "worker 2" "ps 0")
+    pids=()
+    for host in 5 2 3 4 1; do
+      set -- ${tasks[host - 1]}
+      on_host "$host" env TF_CONFIG="{\"cluster\": {$cluster}, \"task\": {\"type\": \"$1\", \"index\": $2}}" \
+        DIST_JOB_TOKEN="$token" timeout 120 "$bin/coordinator_worker" "$work" count 100 >"$work/$1.$2.log" 2>&1 &
+      pids[host]=$!
+    done
+    wait "${pids[1]}" || fail "the chief failed"
+    grep '^ok' "$work/chief.0.log" || fail "the chief printed no ok line"
+    kill "${pids[@]}" 2>/dev/null || true
+    echo "coordinator on ${IP[1]}, workers on ${IP[2]} ${IP[3]} ${IP[4]}, ps on ${IP[5]}: every closure once"
     ;;
 
   bench)
