@@ -95,6 +95,9 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmHostlist(absl::string_view w
       }
     }
     if (pos == item_start) return Bad(what, hostlist, pos, "an empty host name");
+    if (hosts.size() + names.size() > kMaxSlurmHosts) {
+      return Bad(what, hostlist, pos, absl::StrCat("the list names more than ", kMaxSlurmHosts, " hosts"));
+    }
     hosts.insert(hosts.end(), names.begin(), names.end());
     if (pos == hostlist.size()) break;
     ++pos;  // the ','

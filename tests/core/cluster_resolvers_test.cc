@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/cluster/slurm_hostlist.h"
 #include "core/cluster/slurm_resolver.h"
 #include "core/cluster/statefulset_resolver.h"
@@ -59,6 +60,9 @@ TEST(SlurmHostlistTest, MalformedListsAreClearErrors) {
       {"r[1-300]-n[1-300]", "more than 65536 hosts"},
       {"bad$host", "'$' cannot be part of a host name"},
   };
+  std::string many;
+  for (int i = 0; i <= 65536; ++i) absl::StrAppend(&many, many.empty() ? "" : ",", "h", i);
+  EXPECT_TRUE(HasError(ExpandSlurmHostlist("L", many), absl::StatusCode::kInvalidArgument, {"more than 65536 hosts"}));
   for (const Case& c : cases) {
     absl::StatusOr<std::vector<std::string>> hosts = ExpandSlurmHostlist("SLURM_JOB_NODELIST", c.list);
     EXPECT_TRUE(HasError(hosts.status(), absl::StatusCode::kInvalidArgument, {"SLURM_JOB_NODELIST: "})) << c.list;
