@@ -56,7 +56,8 @@ absl::StatusOr<ClusterSpec> ClusterSpecFromSlurm(const SlurmSettings& given, con
     return absl::InvalidArgumentError(absl::StrCat("port_base is ", settings.port_base, " (1 to 65535)"));
   }
   if (settings.tasks_per_node < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("tasks_per_node is ", settings.tasks_per_node, " (0: Slurm's)"));
+    return absl::InvalidArgumentError(absl::StrCat("tasks_per_node is ", settings.tasks_per_node,
+                                                   ": expected 0 (Slurm's count) or more"));
   }
   ASSIGN_OR_RETURN(const Variable rank_variable, FirstSet(environment, {"SLURM_PROCID"}));
   ASSIGN_OR_RETURN(const int64_t rank, NonNegative(rank_variable));
@@ -93,7 +94,8 @@ absl::StatusOr<ClusterSpec> ClusterSpecFromSlurm(const SlurmSettings& given, con
   for (const SlurmJob& job : jobs) {
     RETURN_IF_ERROR(JobFromName(job.name).status());
     if (job.tasks < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("job ", Quoted(job.name), " has ", job.tasks, " tasks"));
+      return absl::InvalidArgumentError(absl::StrCat("job ", Quoted(job.name), " has ", job.tasks,
+                                                     " tasks: expected at least 1"));
     }
     asked += job.tasks;
   }

@@ -44,8 +44,9 @@ class Results {
   int32_t size() const { return count_; }
   Status set(int32_t index, Value value) {
     if (index < 0 || index >= count_) {
-      return Status(DIST_OUT_OF_RANGE, "dist::Results::set: slot " + std::to_string(index) +
-                                           " of " + std::to_string(count_));
+      return Status(DIST_OUT_OF_RANGE, "dist::Results::set: slot " + std::to_string(index) + " of " +
+                                           std::to_string(count_) + ": run has room for " +
+                                           std::to_string(count_) + " results (slots from 0)");
     }
     dist_value_destroy(slots_[index]);
     slots_[index] = value.release();
@@ -98,6 +99,13 @@ Status guard(const char* what, Body&& body) {
   (void)what;
   return body();
 #endif
+}
+
+// What every trampoline returns to the library: `body`'s status, exceptions included,
+// handed over with report().
+template <class Body>
+dist_status_t guarded(const char* what, Body&& body) {
+  return report(guard(what, std::forward<Body>(body)));
 }
 
 }  // namespace detail
@@ -377,10 +385,9 @@ struct ReplicaCall {
                                   dist_value_t** results, int32_t num_results, void* user_data) {
     auto* self = static_cast<ReplicaCall*>(user_data);
     ReplicaContext ctx(context);
-    Status status = guard("the replica function", [&] {
+    return guarded("the replica function", [&] {
       return invoke_status(*self->fn, ctx, Args(args, num_args), Results(results, num_results));
     });
-    return report(status);
   }
 };
 
@@ -392,10 +399,9 @@ struct MergeCall {
                                   dist_value_t** out, void* user_data) {
     auto* self = static_cast<MergeCall*>(user_data);
     Strategy borrowed = Strategy::borrow(strategy);
-    Status status = guard("the merge function", [&] {
+    return guarded("the merge function", [&] {
       return store_result((*self->fn)(borrowed, Args(args, num_args)), out);
     });
-    return report(status);
   }
 };
 
@@ -405,10 +411,9 @@ struct ValueCall {
 
   static dist_status_t trampoline(int32_t replica_id, int32_t num_replicas, dist_value_t** out, void* user_data) {
     auto* self = static_cast<ValueCall*>(user_data);
-    Status status = guard("the value function", [&] {
+    return guarded("the value function", [&] {
       return store_result((*self->fn)(replica_id, num_replicas), out);
     });
-    return report(status);
   }
 };
 
@@ -419,10 +424,9 @@ struct UpdateCall {
   static dist_status_t trampoline(dist_value_t* variable, const dist_value_t* const* args, int32_t num_args,
                                   dist_value_t** out, void* user_data) {
     auto* self = static_cast<UpdateCall*>(user_data);
-    Status status = guard("the update function", [&] {
+    return guarded("the update function", [&] {
       return store_result((*self->fn)(ValueView(variable), Args(args, num_args)), out);
     });
-    return report(status);
   }
 };
 
