@@ -1,7 +1,9 @@
 #include "core/backend/transport_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/gloo/gloo_transport.h"
+#include "core/shm/shm_transport.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -22,21 +24,76 @@ absl::StatusOr<TransportKind> ChooseTransport(const CommunicationOptions& option
     case CommunicationImplementation::kRing:
       break;
   }
-  return TransportKind::kGlooTcp;
+  ASSIGN_OR_RETURN(const SharedMemoryMode shared_memory, options.ResolveSharedMemory());
+  switch (shared_memory) {
+    case SharedMemoryMode::kOn: return TransportKind::kSharedMemory;
+    case SharedMemoryMode::kOff: return TransportKind::kGlooTcp;
+    case SharedMemoryMode::kAuto: break;
+  }
+  return TransportKind::kSharedMemoryOnOneHost;
 }
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
+                                                       const Deadline& deadline) {
+  ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
+                   GlooTransport::Connect(*request.coordination, absl::StrCat(request.key_prefix, "gloo/"),
+                                          request.rank, request.task_names, request.listen_host,
+                                          request.job_token, deadline));
+  return std::unique_ptr<Transport>(std::move(gloo));
+}
+
+// `refusal`, once every worker has reached it too: the chief, whose process ends with its
+// refusal, must not take the coordination service away from a worker still reading
+// what it needs to refuse as well.
+absl::Status Refuse(const TransportRequest& request, absl::Status refusal, const Deadline& deadline) {
+  (void)request.coordination->Barrier(absl::StrCat(request.key_prefix, "shm/refused"), deadline);
+  return refusal;
+}
+
+// The shared-memory transport, or (when it is not required) Gloo's where the workers
+// cannot share memory: on several hosts, or with /dev/shm apart.
+absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRequest& request,
+                                                               bool required, const Deadline& deadline) {
+  const std::string& prefix = request.key_prefix;
+  const int32_t workers = static_cast<int32_t>(request.task_names.size());
+  std::vector<std::string> hosts;
+  ASSIGN_OR_RETURN(const bool one_host, shm::AllOnOneHost(*request.coordination, prefix, request.rank,
+                                                          workers, deadline, &hosts));
+  if (!one_host) {
+    if (!required) return ConnectGloo(request, deadline);
+    std::vector<std::string> where;
+    for (int32_t w = 0; w < workers; ++w) {
+      where.push_back(absl::StrCat(request.task_names[w], " on \"", hosts[w], "\""));
+    }
+    return Refuse(request, absl::FailedPreconditionError(absl::StrCat(
+        "shared memory between the workers was required, but they are not on one host (or more than 64 "
+        "share it): ", absl::StrJoin(where, ", "))), deadline);
+  }
+  absl::StatusOr<std::unique_ptr<shm::ShmTransport>> shared =
+      shm::ShmTransport::Connect(*request.coordination, prefix, request.rank, request.task_names, deadline);
+  if (shared.ok()) return std::unique_ptr<Transport>(*std::move(shared));
+  // Every worker saw the same refusal (ShmTransport agrees on it): all fall back alike.
+  if (absl::IsFailedPrecondition(shared.status())) {
+    if (!required) return ConnectGloo(request, deadline);
+    return Refuse(request, shared.status(), deadline);
+  }
+  return shared.status();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline) {
   switch (kind) {
-    case TransportKind::kGlooTcp: {
-      ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
-                       GlooTransport::Connect(*request.coordination,
-                                              absl::StrCat(request.key_prefix, "gloo/"), request.rank,
-                                              request.task_names, request.listen_host, request.job_token,
-                                              deadline));
-      return std::unique_ptr<Transport>(std::move(gloo));
-    }
+    case TransportKind::kSharedMemory:
+      return ConnectSharedMemory(request, true, deadline);
+    case TransportKind::kSharedMemoryOnOneHost:
+      return ConnectSharedMemory(request, false, deadline);
+    case TransportKind::kGlooTcp:
+      return ConnectGloo(request, deadline);
   }
   return absl::InternalError(absl::StrCat("unknown transport kind ", static_cast<int32_t>(kind)));
 }

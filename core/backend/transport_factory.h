@@ -1,7 +1,8 @@
 // The one place that picks the cross-worker transport from data: the communication
-// options' implementation and the replicas' device kind. Gloo's TCP transport carries CPU
-// workers today; a shared-memory transport for workers on one host and NCCL for GPU
-// workers are added here as peers, without touching any collective algorithm.
+// options' implementation and shared-memory mode and the replicas' device kind. Gloo's TCP
+// transport carries CPU workers on several hosts, the shared-memory transport those on one
+// host; NCCL for GPU workers is added here as their peer, without touching any collective
+// algorithm.
 #ifndef DISTRIBUTE_CORE_BACKEND_TRANSPORT_FACTORY_H_
 #define DISTRIBUTE_CORE_BACKEND_TRANSPORT_FACTORY_H_
 
@@ -19,7 +20,11 @@
 
 namespace distribute {
 
-enum class TransportKind : int32_t { kGlooTcp = 1 };
+enum class TransportKind : int32_t {
+  kGlooTcp = 1,
+  kSharedMemory = 2,            // required (SharedMemoryMode::kOn)
+  kSharedMemoryOnOneHost = 3,   // when every worker shares this host (and its /dev/shm), else Gloo
+};
 
 // The transport for workers whose replicas are on `device_type` devices, as `options`
 // asks; a combination that cannot work (NCCL for CPU replicas) is kFailedPrecondition,
@@ -38,7 +43,8 @@ struct TransportRequest {
 };
 
 // Connects this worker to every other one (until `deadline`, naming the tasks that did
-// not connect).
+// not connect). For kSharedMemoryOnOneHost every worker reaches the same choice: each
+// says which host it is on, through the coordination service, before anything connects.
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline);

@@ -49,6 +49,12 @@ dist_status_t dist_communication_options_set_implementation(
   });
 }
 
+dist_status_t dist_communication_options_set_shared_memory(dist_communication_options_t* options,
+                                                           dist_shared_memory_t mode) {
+  return Change(__func__, options,
+                [&](CommunicationOptions& o) { o.shared_memory = static_cast<distribute::SharedMemoryMode>(mode); });
+}
+
 dist_status_t dist_communication_options_set_bytes_per_pack(dist_communication_options_t* options,
                                                             int64_t bytes_per_pack) {
   return Change(__func__, options, [&](CommunicationOptions& o) { o.bytes_per_pack = bytes_per_pack; });

@@ -22,6 +22,16 @@ absl::Status CommunicationOptions::Validate() const {
           "implementation ", static_cast<int32_t>(implementation),
           " is unknown: expected AUTO (0), RING (1) or NCCL (2)"));
   }
+  switch (shared_memory) {
+    case SharedMemoryMode::kAuto:
+    case SharedMemoryMode::kOn:
+    case SharedMemoryMode::kOff:
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shared memory mode ", static_cast<int32_t>(shared_memory),
+          " is unknown: expected AUTO (0), ON (1) or OFF (2)"));
+  }
   if (bytes_per_pack < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("bytes_per_pack is ", bytes_per_pack, ": expected >= 0 (0: the default)"));
@@ -52,6 +62,18 @@ absl::StatusOr<int32_t> CommunicationOptions::ResolveReplicasPerWorker() const {
                                                    kMaxLogicalCpuDevices));
   }
   return count;
+}
+
+absl::StatusOr<SharedMemoryMode> CommunicationOptions::ResolveSharedMemory() const {
+  if (shared_memory != SharedMemoryMode::kAuto) return shared_memory;
+  const char* env = std::getenv(kSharedMemoryEnv);
+  if (env == nullptr) return SharedMemoryMode::kAuto;
+  const std::string value = env;
+  if (value == "auto" || value.empty()) return SharedMemoryMode::kAuto;
+  if (value == "on") return SharedMemoryMode::kOn;
+  if (value == "off") return SharedMemoryMode::kOff;
+  return absl::InvalidArgumentError(
+      absl::StrCat(kSharedMemoryEnv, " is ", Quoted(env), ": expected auto, on or off"));
 }
 
 }  // namespace distribute

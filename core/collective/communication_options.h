@@ -18,6 +18,18 @@ enum class CommunicationImplementation : int32_t {
   kNccl = 2,  // GPUs only
 };
 
+// Whether workers on one host exchange their bytes through shared memory (the shm
+// transport) instead of TCP.
+enum class SharedMemoryMode : int32_t {
+  kAuto = 0,  // kSharedMemoryEnv when set, else shared memory when every worker is on this host
+  kOn = 1,    // required: start-up fails when the workers are on several hosts
+  kOff = 2,   // never: TCP even on one host
+};
+
+// The environment variable that sets the shared-memory mode when the options do not:
+// "auto", "on" or "off".
+inline constexpr char kSharedMemoryEnv[] = "DIST_SHARED_MEMORY";
+
 // The environment variable that sets the replicas per worker when the options do not.
 inline constexpr char kReplicasPerWorkerEnv[] = "DIST_REPLICAS_PER_WORKER";
 
@@ -32,6 +44,7 @@ struct CommunicationOptions {
   int64_t timeout_ms = 0;
   // This worker's replicas; 0: kReplicasPerWorkerEnv when set, else 1 (TF's default).
   int32_t replicas_per_worker = 0;
+  SharedMemoryMode shared_memory = SharedMemoryMode::kAuto;
   // The job's secret for its servers (core/server/job_token.h); "": DIST_JOB_TOKEN.
   std::string job_token;
   // TLS for the strategy's server (core/server/tls_credentials.h); none: DIST_TLS_*.
@@ -42,6 +55,9 @@ struct CommunicationOptions {
   int64_t TimeoutMsOr(int64_t default_ms) const { return timeout_ms > 0 ? timeout_ms : default_ms; }
   // The replica count this worker runs, resolving the default (reads the environment).
   absl::StatusOr<int32_t> ResolveReplicasPerWorker() const;
+  // The shared-memory mode in force, resolving kAuto through kSharedMemoryEnv (a value
+  // there that is not auto, on or off is kInvalidArgument naming it).
+  absl::StatusOr<SharedMemoryMode> ResolveSharedMemory() const;
 };
 
 }  // namespace distribute

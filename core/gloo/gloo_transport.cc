@@ -10,6 +10,7 @@
 #include "core/gloo/gloo_connect.h"
 #include "core/gloo/sigpipe_guard.h"
 #include "core/server/peer_failure.h"
+#include "core/server/transport_failure.h"
 #include "core/util/status_macros.h"
 #include "gloo/common/error.h"
 #include "gloo/context.h"
@@ -21,13 +22,6 @@ namespace {
 
 // The slot prefix of point-to-point exchanges, apart from Gloo's collectives' (0x01-0x08).
 constexpr uint8_t kExchangeSlotPrefix = 0x40;
-
-// How long a transport error waits for the coordination service to name the lost task:
-// it learns of a dead process from its closed connection within a few hundred ms.
-constexpr int64_t kNameLostTaskMs = 1500;
-// The same wait when the call's own deadline is due within it: how long past the deadline
-// the transport error may still be blamed on a lost task rather than on the timeout.
-constexpr int64_t kNameLostNearDeadlineMs = 500;
 
 }  // namespace
 
@@ -82,47 +76,12 @@ void GlooTransport::WatchPeers() {
 }
 
 absl::Status GlooTransport::Fail(const char* what, const std::string& error,
-                                    const Deadline& deadline) {
-  const bool timed_out = absl::StrContains(error, "Timed out") || deadline.Expired();
-  if (timed_out) {
-    // Gloo has closed every connection of this context (a timed-out wait signals all its
-    // pairs). A task that died meanwhile is the cause: Gloo does not release every wait on
-    // a dead peer (a send it had queued for one waits out the deadline).
-    if (const absl::Status peer = coordination_.PeerHealth(); PeerDied(peer)) {
-      context_.reset();
-      failure_ = absl::UnavailableError(
-          absl::StrCat(what, " across workers failed: ", peer.message(), " (", error, ")"));
-      return failure_;
-    }
-    failure_ = absl::DeadlineExceededError(absl::StrCat(
-        what, " across workers timed out after ", deadline.timeout_ms,
-        " ms (a worker stopped responding): ", error));
-    return failure_;
-  }
-  // Close every connection now: a survivor still waiting on this worker learns at once
-  // that the communicator is gone, instead of waiting for its deadline.
-  context_.reset();
-  // Wait to hear which task died; when this call's own deadline is near, only a short while
-  // past it.
-  const Clock::time_point now = Clock::now();
-  const Clock::time_point naming_until =
-      std::min(now + std::chrono::milliseconds(kNameLostTaskMs),
-               std::max(deadline.when, now + std::chrono::milliseconds(kNameLostNearDeadlineMs)));
-  const absl::Status peer = coordination_.WaitForPeerFailure(Deadline{naming_until, kNameLostTaskMs});
-  if (!PeerDied(peer) && deadline.when <= naming_until) {
-    // No task died, and this call's deadline has come: a peer whose wait on the same
-    // silent worker timed out a moment earlier closed its connections (and maybe left).
-    // This call has timed out as well.
-    std::this_thread::sleep_until(deadline.when);
-    failure_ = absl::DeadlineExceededError(absl::StrCat(
-        what, " across workers timed out after ", deadline.timeout_ms,
-        " ms (a worker stopped responding; a peer whose wait timed out first closed its "
-        "connections): ", error));
-    return failure_;
-  }
-  failure_ = absl::UnavailableError(
-      peer.ok() ? absl::StrCat(what, " across workers failed: lost the connection to a peer: ", error)
-                : absl::StrCat(what, " across workers failed: ", peer.message(), " (", error, ")"));
+                                 const Deadline& deadline) {
+  // A timed-out Gloo wait has closed every connection of this context already; either way
+  // the context is unusable now.
+  const bool timed_out = absl::StrContains(error, "Timed out");
+  failure_ = ExplainTransportFailure(coordination_, what, error, timed_out, deadline,
+                                     [&] { context_.reset(); });
   return failure_;
 }
 

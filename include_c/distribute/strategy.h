@@ -120,12 +120,29 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_central_storage(
  * DIST_COMMUNICATION_* constants. */
 typedef int32_t dist_communication_implementation_t;
 
-/* Chosen by the library: Gloo over TCP for CPU replicas. */
+/* Chosen by the library: for CPU replicas, shared memory between workers on one host and
+ * Gloo over TCP between hosts (see dist_communication_options_set_shared_memory). */
 #define DIST_COMMUNICATION_AUTO 0
-/* Gloo's TCP transport (TF's RING). */
+/* TF's RING: for CPU replicas the same transports as AUTO (the collectives are
+ * reduce-scatter + all-gather either way). */
 #define DIST_COMMUNICATION_RING 1
 /* NCCL: GPU replicas only (not available yet: creation fails with DIST_FAILED_PRECONDITION). */
 #define DIST_COMMUNICATION_NCCL 2
+
+/* Whether workers on one host exchange bytes through shared memory (a POSIX segment per
+ * worker, unlinked as soon as every worker has mapped it) instead of TCP. Values are the
+ * DIST_SHARED_MEMORY_* constants. */
+typedef int32_t dist_shared_memory_t;
+
+/* The DIST_SHARED_MEMORY environment variable ("auto", "on" or "off") when it is set, else
+ * shared memory when every worker is on this host: the same hostname, boot id and network
+ * namespace, and each worker can open the others' segments. */
+#define DIST_SHARED_MEMORY_AUTO 0
+/* Shared memory required: creation fails with DIST_FAILED_PRECONDITION naming each
+ * worker's host when the workers are not all on one host. */
+#define DIST_SHARED_MEMORY_ON 1
+/* Never: Gloo over TCP even between workers on one host. */
+#define DIST_SHARED_MEMORY_OFF 2
 
 /* New communication options with the defaults: AUTO, the default pack size, the
  * strategy's default timeout (60000 ms) and the default replicas per worker (see
@@ -141,6 +158,15 @@ DIST_API void dist_communication_options_destroy(dist_communication_options_t* o
  * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_implementation(
     dist_communication_options_t* options, dist_communication_implementation_t implementation);
+/* Sets the shared-memory mode (a DIST_SHARED_MEMORY_* constant; the default is AUTO).
+ * A failing worker behaves as over TCP: a worker that dies makes the others' collectives
+ * fail with DIST_UNAVAILABLE naming it, one that stops responding makes them fail with
+ * DIST_DEADLINE_EXCEEDED at the timeout. Errors: DIST_INVALID_ARGUMENT for another value
+ * (nothing changes); an invalid DIST_SHARED_MEMORY value makes strategy creation fail
+ * with DIST_INVALID_ARGUMENT naming it.
+ * Thread-safety: one thread at a time per handle. */
+DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_shared_memory(
+    dist_communication_options_t* options, dist_shared_memory_t mode);
 /* The largest pack small tensors are fused into (bytes, >= 0; 0: the default).
  * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_bytes_per_pack(
@@ -194,7 +220,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_tls_files(
  *
  * Creation starts this task's server (dist_server_t; on the chief it hosts the
  * coordination service) at the task's address, waits for every worker at a start-up
- * barrier, and connects the workers' Gloo transport. `options` may be NULL (defaults).
+ * barrier, and connects the workers' transport (shared memory on one host, else Gloo
+ * over TCP; dist_communication_options_set_shared_memory). `options` may be NULL
+ * (defaults).
  *
  * Collectives (all_reduce, all_gather, broadcast, and reduce, gather, reduce_to and
  * batch_reduce_to in cross-replica context) span all workers: local reduce, cross-worker

@@ -2,7 +2,8 @@
  * setter, rejected values that change nothing), a MultiWorkerMirroredStrategy of one
  * worker in this process (its replicas, collectives and variables behave as a Mirrored
  * strategy's), creation from TF_CONFIG, and misuse (NULL arguments, a cluster without a
- * current task, a ps task, NCCL on CPU replicas, a port in use). Several workers in
+ * current task, a ps task, NCCL on CPU replicas, a port in use), and the shared-memory
+ * modes. Several workers in
  * several processes are tested in tests/multiworker. */
 #define _POSIX_C_SOURCE 200112L
 
@@ -42,6 +43,13 @@ static void test_options_setters_and_rejections(void** state) {
   DT_OK(dist_communication_options_set_replicas_per_worker(options, 1));
   DT_OK(dist_communication_options_set_replicas_per_worker(options, DIST_MAX_LOGICAL_CPU_DEVICES));
   DT_OK(dist_communication_options_set_replicas_per_worker(options, 0)); /* the default */
+  DT_OK(dist_communication_options_set_shared_memory(options, DIST_SHARED_MEMORY_ON));
+  DT_OK(dist_communication_options_set_shared_memory(options, DIST_SHARED_MEMORY_OFF));
+  DT_OK(dist_communication_options_set_shared_memory(options, DIST_SHARED_MEMORY_AUTO));
+  DT_ERR(dist_communication_options_set_shared_memory(options, 3), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_shared_memory", "shared memory mode 3");
+  DT_ERR(dist_communication_options_set_shared_memory(options, -1), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_shared_memory", "shared memory mode -1");
   DT_ERR(dist_communication_options_set_implementation(options, 7), DIST_INVALID_ARGUMENT,
          "dist_communication_options_set_implementation", "implementation");
   DT_ERR(dist_communication_options_set_implementation(options, -1), DIST_INVALID_ARGUMENT,
@@ -75,6 +83,8 @@ static void test_options_misuse(void** state) {
          "dist_communication_options_set_timeout_ms", "options");
   DT_ERR(dist_communication_options_set_replicas_per_worker(NULL, 1), DIST_INVALID_ARGUMENT,
          "dist_communication_options_set_replicas_per_worker", "options");
+  DT_ERR(dist_communication_options_set_shared_memory(NULL, DIST_SHARED_MEMORY_ON), DIST_INVALID_ARGUMENT,
+         "dist_communication_options_set_shared_memory", "options");
 }
 
 /* Replica g contributes g + 1; an all-reduce SUM over n replicas gives n(n+1)/2. */
@@ -139,6 +149,49 @@ static void test_one_worker_behaves_as_mirrored(void** state) {
   dist_strategy_destroy(strategy);
   dist_communication_options_destroy(options);
   dist_cluster_destroy(cluster);
+}
+
+/* One worker over each shared-memory mode (its transport has no peer to talk to, but it
+ * is set up, and torn down, all the same); DIST_SHARED_MEMORY decides only when the
+ * options say AUTO, and a bad value there fails creation naming it. Two processes on one
+ * host, and several hosts, are tested in tests/multiworker and tests/multihost. */
+static void test_shared_memory_modes(void** state) {
+  const dist_shared_memory_t modes[3] = {DIST_SHARED_MEMORY_ON, DIST_SHARED_MEMORY_OFF, DIST_SHARED_MEMORY_AUTO};
+  int k;
+  (void)state;
+  DT_OK(dist_set_logical_cpu_device_count(2));
+  for (k = 0; k < 4; ++k) {
+    int32_t port = 0;
+    dist_cluster_t* cluster;
+    dist_communication_options_t* options = short_timeout();
+    dist_strategy_t* strategy = NULL;
+    dist_value_t* results[1] = {NULL};
+    dt_free_ports(&port, 1);
+    cluster = one_worker_cluster(port);
+    DT_OK(dist_communication_options_set_replicas_per_worker(options, 2));
+    if (k < 3) {
+      DT_OK(dist_communication_options_set_shared_memory(options, modes[k]));
+    } else {
+      /* The options' own choice comes before the variable, which is then never read. */
+      assert_int_equal(setenv("DIST_SHARED_MEMORY", "sometimes", 1), 0);
+      DT_OK(dist_communication_options_set_shared_memory(options, DIST_SHARED_MEMORY_OFF));
+    }
+    DT_OK(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy));
+    DT_OK(dist_strategy_run(strategy, sum_of_ids, NULL, NULL, 0, results, 1));
+    assert_float_equal(first_float(results[0]), 3.0f, 0.0f);
+    dist_value_destroy(results[0]);
+    dist_strategy_destroy(strategy);
+    if (k == 3) {
+      strategy = DT_SENTINEL_PTR;
+      DT_OK(dist_communication_options_set_shared_memory(options, DIST_SHARED_MEMORY_AUTO));
+      DT_ERR(dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy), DIST_INVALID_ARGUMENT,
+             "dist_strategy_create_multi_worker_mirrored", "DIST_SHARED_MEMORY");
+      assert_null(strategy);
+      assert_int_equal(unsetenv("DIST_SHARED_MEMORY"), 0);
+    }
+    dist_communication_options_destroy(options);
+    dist_cluster_destroy(cluster);
+  }
 }
 
 /* TF_CONFIG names the cluster; DIST_REPLICAS_PER_WORKER the replicas per worker, and with
@@ -303,6 +356,7 @@ int main(void) {
       cmocka_unit_test(test_options_setters_and_rejections),
       cmocka_unit_test(test_options_misuse),
       cmocka_unit_test(test_one_worker_behaves_as_mirrored),
+      cmocka_unit_test(test_shared_memory_modes),
       cmocka_unit_test(test_created_from_tf_config),
       cmocka_unit_test(test_no_tf_config_runs_one_local_worker),
       cmocka_unit_test(test_create_misuse),

@@ -4,6 +4,7 @@
 // one-process job, against results computed here.
 #include "core/backend/collective_backend.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -65,10 +66,31 @@ TEST(CollectiveBackendTest, WhatNoBackendServesIsRefusedUpFront) {
   request.ops.reduce_device = "CPU:99";  // no such logical device here
   EXPECT_FALSE(CreateCollectiveBackend(request).ok());
 
+  unsetenv(kSharedMemoryEnv);
   CommunicationOptions options;
-  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kGlooTcp);
+  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kSharedMemoryOnOneHost);
   options.implementation = CommunicationImplementation::kRing;
+  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kSharedMemoryOnOneHost);
+  options.shared_memory = SharedMemoryMode::kOff;
   EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kGlooTcp);
+  options.shared_memory = SharedMemoryMode::kOn;
+  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kSharedMemory);
+  // AUTO defers to the environment; the options' own choice comes first.
+  options.shared_memory = SharedMemoryMode::kAuto;
+  setenv(kSharedMemoryEnv, "off", 1);
+  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kGlooTcp);
+  setenv(kSharedMemoryEnv, "on", 1);
+  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kSharedMemory);
+  options.shared_memory = SharedMemoryMode::kOff;
+  EXPECT_EQ(*ChooseTransport(options, DeviceType::kCpu), TransportKind::kGlooTcp);
+  options.shared_memory = SharedMemoryMode::kAuto;
+  setenv(kSharedMemoryEnv, "sometimes", 1);
+  EXPECT_TRUE(HasError(ChooseTransport(options, DeviceType::kCpu), absl::StatusCode::kInvalidArgument,
+                       {"DIST_SHARED_MEMORY", "sometimes", "auto, on or off"}));
+  unsetenv(kSharedMemoryEnv);
+  options.shared_memory = static_cast<SharedMemoryMode>(7);
+  EXPECT_TRUE(HasError(options.Validate(), absl::StatusCode::kInvalidArgument, {"shared memory mode 7"}));
+  options.shared_memory = SharedMemoryMode::kAuto;
   options.implementation = CommunicationImplementation::kNccl;
   EXPECT_TRUE(HasError(ChooseTransport(options, DeviceType::kCpu), absl::StatusCode::kFailedPrecondition,
                        {"NCCL needs GPU replicas"}));

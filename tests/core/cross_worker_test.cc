@@ -1,5 +1,6 @@
-// CrossWorker over real Gloo connections between threads of this process (one thread per
-// worker, an in-process coordination service as the rendezvous): all-reduce in both
+// CrossWorker over each transport between threads of this process (real Gloo connections,
+// real shared-memory segments; one thread per worker, an in-process coordination service
+// as the rendezvous): all-reduce in both
 // paths (inline, and reduce-scatter + all-gather with the header in the first frame, one
 // and several frames) against a tree reduction computed here, every worker getting the
 // same bits; all-gather, broadcast and barrier; and a disagreement that every worker
@@ -18,12 +19,14 @@
 #include "core/gloo/gloo_transport.h"
 #include "core/server/coordination_service.h"
 #include "core/server/local_coordination_client.h"
+#include "core/shm/shm_transport.h"
+#include "core/util/status_macros.h"
 #include "status_test_util.h"
 
 namespace distribute {
 namespace {
 
-class CrossWorkerTest : public ::testing::Test {
+class CrossWorkerTest : public ::testing::TestWithParam<std::string> {
  protected:
   // Every worker all-reduces `count` floats of its own; every one must get the tree sum.
   void CheckAllReduce(int32_t workers, size_t count);
@@ -41,14 +44,25 @@ class CrossWorkerTest : public ::testing::Test {
     for (int32_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         LocalCoordinationClient client(&service, names[w]);
-        auto transport = GlooTransport::Connect(client, prefix, w, names, "127.0.0.1", "",
-                                                   Deadline::AfterMs(30000));
+        absl::StatusOr<std::unique_ptr<Transport>> transport = Connect(client, prefix, w, names);
         ASSERT_TRUE(transport.ok()) << transport.status();
         CrossWorker cross(*std::move(transport));
         fn(cross);
       });
     }
     for (std::thread& t : threads) t.join();
+  }
+
+  // The transport this instance of the suite runs on.
+  absl::StatusOr<std::unique_ptr<Transport>> Connect(CoordinationClient& client, const std::string& prefix,
+                                                     int32_t w, const std::vector<std::string>& names) {
+    const Deadline deadline = Deadline::AfterMs(30000);
+    if (GetParam() == "shm") {
+      ASSIGN_OR_RETURN(auto shared, shm::ShmTransport::Connect(client, prefix, w, names, deadline));
+      return std::unique_ptr<Transport>(std::move(shared));
+    }
+    ASSIGN_OR_RETURN(auto gloo, GlooTransport::Connect(client, prefix, w, names, "127.0.0.1", "", deadline));
+    return std::unique_ptr<Transport>(std::move(gloo));
   }
 
   static inline int instance_ = 0;
@@ -93,18 +107,18 @@ void CrossWorkerTest::CheckAllReduce(int32_t workers, size_t count) {
   }
 }
 
-TEST_F(CrossWorkerTest, AllReduceInlineSmallPack) { CheckAllReduce(3, 5); }
+TEST_P(CrossWorkerTest, AllReduceInlineSmallPack) { CheckAllReduce(3, 5); }
 
-TEST_F(CrossWorkerTest, AllReduceScatterOneFrame) {
+TEST_P(CrossWorkerTest, AllReduceScatterOneFrame) {
   CheckAllReduce(2, 1000);
   CheckAllReduce(4, 37);  // some workers' chunks are empty
 }
 
-TEST_F(CrossWorkerTest, AllReduceScatterSeveralFrames) {
+TEST_P(CrossWorkerTest, AllReduceScatterSeveralFrames) {
   CheckAllReduce(2, 700000);  // 1.4 MiB chunks: more than the 1 MiB first frame
 }
 
-TEST_F(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
+TEST_P(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
   // float16 sums in float32 and int8 MEAN in int64, as a single process would.
   constexpr int32_t kWorkers = 2;
   RunWorkers(kWorkers, [&](CrossWorker& cross) {
@@ -136,7 +150,7 @@ TEST_F(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
   });
 }
 
-TEST_F(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
+TEST_P(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
   RunWorkers(3, [&](CrossWorker& cross) {
     const int32_t w = cross.worker();
     // Worker w has w + 1 rows of 2 int32: row r = {100 w + r, -1}.
@@ -167,7 +181,7 @@ TEST_F(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
   });
 }
 
-TEST_F(CrossWorkerTest, DisagreementFailsEveryWorkerNamingTheTasks) {
+TEST_P(CrossWorkerTest, DisagreementFailsEveryWorkerNamingTheTasks) {
   for (const size_t large : {size_t{16}, size_t{4096}}) {  // inline, and in the first frame
     RunWorkers(2, [&](CrossWorker& cross) {
       const size_t count = cross.worker() == 0 ? large : large * 2;
@@ -189,7 +203,7 @@ TEST_F(CrossWorkerTest, DisagreementFailsEveryWorkerNamingTheTasks) {
   }
 }
 
-TEST_F(CrossWorkerTest, ALargeAllReduceMetByAnotherCallFailsAtOnce) {
+TEST_P(CrossWorkerTest, ALargeAllReduceMetByAnotherCallFailsAtOnce) {
   // Worker 1 makes a different call (as a worker does that failed the all-reduce locally):
   // worker 0, in the large all-reduce, must not wait for a data frame that never comes.
   RunWorkers(2, [&](CrossWorker& cross) {
@@ -211,6 +225,9 @@ TEST_F(CrossWorkerTest, ALargeAllReduceMetByAnotherCallFailsAtOnce) {
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "waited for the deadline";
   });
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, CrossWorkerTest, ::testing::Values("gloo", "shm"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace distribute

@@ -19,6 +19,9 @@
 #   stray       2 hosts all-reducing in a loop while a process on a third host, without the
 #               job token, tries to join as a worker and writes garbage to the chief's
 #               port: it is refused (UNAUTHENTICATED) and the job goes on, every result right
+#   shm_required 2 hosts whose workers require shared memory (DIST_SHARED_MEMORY=on): both
+#               fail at start-up, naming each worker's host; with the default (auto) the
+#               same job runs over TCP (collectives2)
 #   bench       (by hand, not in ctest) dist-bench --multi-worker on 2 hosts over links of
 #               10 Gbit/s and 1 Gbit/s (and 100 us / 5 ms of delay with netem)
 # Exit 77 (SKIPPED) where namespaces cannot be made.
@@ -102,6 +105,23 @@ case $case_name in
     [[ $HAVE_NETEM == 1 ]] && echo "links: 1 Gbit/s, 5 ms each way" ||
       echo "links: 1 Gbit/s (this kernel has no netem: no delay emulated)"
     collectives 2
+    ;;
+
+  shm_required)
+    hosts_up 2
+    trap cleanup EXIT
+    pids=()
+    for rank in 0 1; do
+      start_worker 2 "$rank" "$work/worker$rank.log" env DIST_SHARED_MEMORY=on timeout 60 "$bin/mw_collectives" --out "$work/result"
+      pids+=($!)
+    done
+    for rank in 0 1; do
+      if wait "${pids[rank]}"; then fail "worker $rank ran without shared memory across hosts"; fi
+      grep -q "not on one host" "$work/worker$rank.log" || fail "worker $rank does not say why it failed"
+      grep -q "worker:1 on" "$work/worker$rank.log" || fail "worker $rank does not name the hosts"
+    done
+    echo "shared memory required across 2 hosts: both workers refused at start-up:"
+    grep -h -m1 "not on one host" "$work/worker0.log"
     ;;
 
   partition)

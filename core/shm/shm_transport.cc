@@ -1,0 +1,423 @@
+#include "core/shm/shm_transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/server/peer_failure.h"
+#include "core/server/transport_failure.h"
+#include "core/shm/doorbell.h"
+#include "core/shm/host_identity.h"
+#include "core/util/spin.h"
+#include "core/util/status_macros.h"
+
+namespace distribute::shm {
+namespace {
+
+// The most workers one host's communicator takes: every worker maps every other's
+// segment, so memory grows with the square of the count.
+constexpr int32_t kMaxWorkers = 64;
+// A record's payload: large enough that per-record costs vanish, small enough that the
+// receiver starts copying out while the sender still copies in.
+constexpr size_t kMaxRecordPayload = size_t{128} << 10;
+// The smallest piece a send is cut into when the ring has little room left: smaller
+// records would cost more in headers and wake-ups than they gain in overlap.
+constexpr size_t kMinRecordPayload = size_t{4} << 10;
+// How long one sleep on the doorbell lasts before the waiter looks at the deadline and at
+// its peers again (a peer that died rings nobody).
+constexpr int64_t kSleepSliceNs = 10'000'000;
+
+std::string Key(const std::string& prefix, const char* what, int32_t rank) {
+  return absl::StrCat(prefix, "shm/", what, "/", rank);
+}
+
+RingControl* RingAt(char* segment, uint64_t ring_bytes, int32_t index) {
+  return reinterpret_cast<RingControl*>(segment + kRingsOffset + RingStride(ring_bytes) * static_cast<size_t>(index));
+}
+
+char* RingData(RingControl* ring) { return reinterpret_cast<char*>(ring) + sizeof(RingControl); }
+
+// Why `segment` (of the worker at `rank`) is not what this communicator expects, or OK.
+absl::Status CheckHeader(const SharedSegment& segment, int32_t rank, int32_t workers, uint64_t ring_bytes) {
+  SegmentHeader header;
+  std::memcpy(static_cast<void*>(&header), segment.data(), offsetof(SegmentHeader, doorbell));
+  if (header.magic != kSegmentMagic || header.workers != workers || header.rank != rank ||
+      header.ring_bytes != ring_bytes) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "shared memory of worker ", rank, " has an unexpected header (", header.workers, " workers, rank ",
+        header.rank, ", rings of ", header.ring_bytes, " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> AllOnOneHost(CoordinationClient& coordination, const std::string& key_prefix,
+                                  int32_t rank, int32_t workers, const Deadline& deadline,
+                                  std::vector<std::string>* hosts) {
+  RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "host", rank), HostIdentity()));
+  bool same = true;
+  std::string first;
+  for (int32_t w = 0; w < workers; ++w) {
+    ASSIGN_OR_RETURN(std::string host, coordination.Get(Key(key_prefix, "host", w), deadline));
+    if (w == 0) first = host;
+    same = same && host == first;
+    if (hosts != nullptr) hosts->push_back(std::move(host));
+  }
+  return same && workers <= kMaxWorkers;
+}
+
+uint64_t ShmTransport::RingBytes(int32_t workers) {
+  const uint64_t peers = static_cast<uint64_t>(std::max(workers - 1, 1));
+  const uint64_t ring = std::clamp<uint64_t>((uint64_t{4} << 20) / peers, uint64_t{256} << 10, uint64_t{1} << 20);
+  return ring / 4096 * 4096;
+}
+
+absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(CoordinationClient& coordination,
+                                                                     const std::string& key_prefix,
+                                                                     int32_t rank,
+                                                                     std::vector<std::string> task_names,
+                                                                     const Deadline& deadline) {
+  const int32_t workers = static_cast<int32_t>(task_names.size());
+  if (rank < 0 || rank >= workers) {
+    return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " is not in 0..", workers - 1));
+  }
+  if (workers > kMaxWorkers) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "shared memory connects at most ", kMaxWorkers, " workers on a host; this job has ", workers));
+  }
+  const uint64_t ring_bytes = RingBytes(workers);
+  const size_t segment_bytes = SegmentBytes(workers, ring_bytes);
+
+  // Every name this worker heard of is unlinked before Connect returns, on every path: the
+  // segments stay mapped, and nothing is left behind for a crash to leak.
+  std::vector<std::string> names(static_cast<size_t>(workers));
+  struct UnlinkAll {
+    std::vector<std::string>& names;
+    ~UnlinkAll() {
+      for (const std::string& name : names) {
+        if (!name.empty()) UnlinkSegment(name);
+      }
+    }
+  } unlink_all{names};
+
+  // The name is published before the segment exists, so a worker that dies between the
+  // two leaves a name its peers know and remove.
+  names[rank] = NewSegmentName(rank);
+  RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "name", rank), names[rank]));
+  std::vector<Peer> peers(static_cast<size_t>(workers));
+  std::string verdict = "ok";
+  absl::StatusOr<std::unique_ptr<SharedSegment>> own = SharedSegment::Create(names[rank], segment_bytes);
+  if (own.ok()) {
+    auto* header = new ((*own)->data()) SegmentHeader();
+    header->magic = kSegmentMagic;
+    header->workers = workers;
+    header->rank = rank;
+    header->ring_bytes = ring_bytes;
+    peers[rank].segment = *std::move(own);
+    RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "ready", rank), names[rank]));
+  } else {
+    verdict = std::string(own.status().message());
+    RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "ready", rank), absl::StrCat("!", verdict)));
+  }
+
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == rank) continue;
+    absl::StatusOr<std::string> ready = coordination.Get(Key(key_prefix, "ready", w), deadline);
+    if (!ready.ok()) {
+      // Whatever name it published is removed on the way out.
+      if (absl::StatusOr<std::string> name = coordination.Get(Key(key_prefix, "name", w), Deadline::AfterMs(1));
+          name.ok() && IsSegmentName(*name)) {
+        names[w] = *name;
+      }
+      return absl::Status(ready.status().code(),
+                          absl::StrCat("task ", task_names[w], " did not set up its shared memory: ",
+                                       ready.status().message()));
+    }
+    if (!IsSegmentName(*ready)) {
+      if (verdict == "ok") verdict = absl::StrCat("task ", task_names[w], " has no shared memory");
+      continue;
+    }
+    names[w] = *ready;
+    if (verdict != "ok") continue;
+    absl::StatusOr<std::unique_ptr<SharedSegment>> theirs = SharedSegment::Open(*ready, segment_bytes);
+    absl::Status usable = theirs.ok() ? CheckHeader(**theirs, w, workers, ring_bytes) : theirs.status();
+    if (!usable.ok()) {
+      verdict = std::string(usable.message());
+      continue;
+    }
+    peers[w].segment = *std::move(theirs);
+  }
+
+  // Everyone says whether it mapped every segment; all decide alike from the same verdicts.
+  RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "opened", rank), verdict));
+  std::vector<std::string> refusals;
+  for (int32_t w = 0; w < workers; ++w) {
+    ASSIGN_OR_RETURN(const std::string theirs, coordination.Get(Key(key_prefix, "opened", w), deadline));
+    if (theirs != "ok") refusals.push_back(absl::StrCat("task ", task_names[w], ": ", theirs));
+  }
+  if (!refusals.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("the workers cannot share memory (",
+                                                      absl::StrJoin(refusals, "; "), ")"));
+  }
+
+  for (int32_t w = 0; w < workers; ++w) {
+    Peer& peer = peers[w];
+    peer.header = reinterpret_cast<SegmentHeader*>(peer.segment->data());
+    if (w == rank) continue;
+    peer.out = RingAt(peer.segment->data(), ring_bytes, rank);
+    peer.out_data = RingData(peer.out);
+    peer.in = RingAt(peers[rank].segment->data(), ring_bytes, w);
+    peer.in_data = RingData(peer.in);
+  }
+  return std::unique_ptr<ShmTransport>(
+      new ShmTransport(coordination, rank, std::move(task_names), std::move(peers)));
+}
+
+ShmTransport::ShmTransport(CoordinationClient& coordination, int32_t rank,
+                           std::vector<std::string> task_names, std::vector<Peer> peers)
+    : coordination_(coordination),
+      rank_(rank),
+      task_names_(std::move(task_names)),
+      peers_(std::move(peers)),
+      self_(peers_[rank].header),
+      ring_bytes_(RingBytes(static_cast<int32_t>(task_names_.size()))),
+      spin_ns_(SpinBudgetNs(static_cast<int32_t>(task_names_.size()))),
+      yield_(Oversubscribed(static_cast<int32_t>(task_names_.size()))),
+      watcher_([this] { WatchPeers(); }) {}
+
+ShmTransport::~ShmTransport() {
+  stopping_ = true;
+  watcher_.join();
+  Close();
+}
+
+void ShmTransport::Close() {
+  self_->closed.store(1, std::memory_order_seq_cst);
+  for (int32_t w = 0; w < size(); ++w) {
+    if (w != rank_) Ring(*peers_[w].header);
+  }
+}
+
+void ShmTransport::WatchPeers() {
+  constexpr int64_t kSliceMs = 100;  // bounds how long destruction waits for this thread
+  while (!stopping_) {
+    const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kSliceMs));
+    if (PeerDied(peer)) {
+      {
+        MutexLock lock(&died_mu_);
+        died_ = peer;
+      }
+      peer_died_ = true;
+      Ring(*self_);  // wakes this worker's waiting call
+      return;
+    }
+    // A failure that is no death comes back at once: do not spin on it.
+    if (!peer.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));
+  }
+}
+
+absl::Status ShmTransport::Fail(const std::string& error, bool timed_out, const Deadline& deadline) {
+  failure_ = ExplainTransportFailure(coordination_, "exchange", error, timed_out, deadline, [&] { Close(); });
+  return failure_;
+}
+
+absl::StatusOr<bool> ShmTransport::PushSends(int32_t w) {
+  Peer& peer = peers_[w];
+  if (peer.sends.empty()) return false;
+  const uint64_t tail = peer.out->tail.load(std::memory_order_acquire);
+  if (tail > peer.out_head || peer.out_head - tail > ring_bytes_) {
+    return absl::DataLossError(absl::StrCat("task ", task_names_[w], " corrupted the ring this worker writes to"));
+  }
+  bool moved = false;
+  while (!peer.sends.empty()) {
+    Peer::Send& send = peer.sends.front();
+    const uint64_t free = ring_bytes_ - (peer.out_head - tail);
+    const uint64_t position = peer.out_head % ring_bytes_;
+    const uint64_t contiguous = ring_bytes_ - position;
+    const size_t remaining = send.transfer.bytes - send.sent;
+    const uint64_t wanted = kRecordHeaderBytes + std::min(remaining, kMinRecordPayload);
+    const uint64_t room = std::min(free, contiguous);
+    char* at = peer.out_data + position;
+    if (room < wanted) {
+      if (contiguous >= free || contiguous >= wanted) break;  // full until the receiver drains it
+      const RecordHeader padding{static_cast<uint32_t>(RecordKind::kPadding), tag_, 0, 0, 0, 0};
+      std::memcpy(at, &padding, sizeof padding);
+      peer.out_head += contiguous;
+      moved = true;
+      continue;
+    }
+    const size_t bytes = std::min({remaining, kMaxRecordPayload, static_cast<size_t>(room - kRecordHeaderBytes)});
+    const RecordHeader record{static_cast<uint32_t>(RecordKind::kData), tag_, send.transfer.channel,
+                              static_cast<uint32_t>(bytes), send.transfer.bytes, send.sent};
+    std::memcpy(at, &record, sizeof record);
+    if (bytes > 0) std::memcpy(at + kRecordHeaderBytes, static_cast<const char*>(send.transfer.data) + send.sent, bytes);
+    peer.out_head += RoundUpToLine(kRecordHeaderBytes + bytes);
+    send.sent += bytes;
+    moved = true;
+    if (send.sent == send.transfer.bytes) peer.sends.pop_front();
+  }
+  if (moved) {
+    peer.out->head.store(peer.out_head, std::memory_order_release);
+    Ring(*peer.header);
+  }
+  return moved;
+}
+
+absl::StatusOr<ShmTransport::Receive*> ShmTransport::MatchReceive(int32_t w, const RecordHeader& record) {
+  for (Receive& receive : receives_) {
+    if (receive.done || receive.transfer.peer != w || receive.transfer.channel != record.channel) continue;
+    if (!receive.started) {
+      if (record.message_bytes > receive.transfer.bytes) {
+        return absl::InternalError(absl::StrCat("task ", task_names_[w], " sent ", record.message_bytes,
+                                                " bytes on channel ", record.channel, " where at most ",
+                                                receive.transfer.bytes, " were expected"));
+      }
+      receive.started = true;
+      receive.message_bytes = record.message_bytes;
+    }
+    if (record.message_bytes != receive.message_bytes || record.offset != receive.arrived ||
+        record.bytes > receive.message_bytes - receive.arrived) {
+      return absl::DataLossError(absl::StrCat("task ", task_names_[w], " sent a record out of place on channel ",
+                                              record.channel));
+    }
+    return &receive;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<bool> ShmTransport::Drain(int32_t w) {
+  Peer& peer = peers_[w];
+  const uint64_t head = peer.in->head.load(std::memory_order_acquire);
+  if (head == peer.in_tail) return false;
+  if (head < peer.in_tail || head - peer.in_tail > ring_bytes_) {
+    return absl::DataLossError(absl::StrCat("task ", task_names_[w], " corrupted the ring it writes to"));
+  }
+  bool moved = false;
+  while (peer.in_tail < head) {
+    const uint64_t position = peer.in_tail % ring_bytes_;
+    const uint64_t contiguous = ring_bytes_ - position;
+    const uint64_t available = head - peer.in_tail;
+    const char* at = peer.in_data + position;
+    RecordHeader record;
+    std::memcpy(&record, at, sizeof record);  // read once: the peer could change it meanwhile
+    if (record.kind == static_cast<uint32_t>(RecordKind::kPadding)) {
+      if (contiguous > available) return absl::DataLossError(absl::StrCat("task ", task_names_[w], " padded past its data"));
+      peer.in_tail += contiguous;
+      moved = true;
+      continue;
+    }
+    const uint64_t length = RoundUpToLine(kRecordHeaderBytes + uint64_t{record.bytes});
+    if (record.kind != static_cast<uint32_t>(RecordKind::kData) || length > contiguous || length > available) {
+      return absl::DataLossError(absl::StrCat("task ", task_names_[w], " wrote a malformed record"));
+    }
+    if (record.tag != tag_) {
+      if (static_cast<int32_t>(record.tag - tag_) > 0) break;  // its next call's: it stays for then
+      return absl::DataLossError(absl::StrCat("task ", task_names_[w], " sent a record of an earlier call"));
+    }
+    ASSIGN_OR_RETURN(Receive * receive, MatchReceive(w, record));
+    // A message no receive of this call expects stays where it is, as it would on a
+    // socket: the peer is making another call (CrossWorker's header check says which).
+    if (receive == nullptr) break;
+    if (record.bytes > 0) {
+      std::memcpy(static_cast<char*>(receive->transfer.data) + record.offset, at + kRecordHeaderBytes, record.bytes);
+    }
+    receive->arrived += record.bytes;
+    receive->done = receive->arrived == receive->message_bytes;
+    peer.in_tail += length;
+    moved = true;
+  }
+  if (moved) {
+    peer.in->tail.store(peer.in_tail, std::memory_order_release);
+    Ring(*peer.header);  // the peer may be waiting for room
+  }
+  return moved;
+}
+
+absl::StatusOr<bool> ShmTransport::Progress() {
+  bool moved = false;
+  for (int32_t w = 0; w < size(); ++w) {
+    if (w == rank_) continue;
+    ASSIGN_OR_RETURN(const bool pushed, PushSends(w));
+    ASSIGN_OR_RETURN(const bool drained, Drain(w));
+    moved = moved || pushed || drained;
+  }
+  return moved;
+}
+
+bool ShmTransport::Awaits(int32_t w) const {
+  if (!peers_[w].sends.empty()) return true;
+  return std::any_of(receives_.begin(), receives_.end(),
+                     [&](const Receive& r) { return !r.done && r.transfer.peer == w; });
+}
+
+absl::Status ShmTransport::Wait(uint32_t seen, const Deadline& deadline) {
+  auto rung = [&] { return self_->doorbell.load(std::memory_order_acquire) != seen; };
+  if (SpinUntil(spin_ns_, rung, yield_)) return absl::OkStatus();
+  if (peer_died_) {
+    MutexLock lock(&died_mu_);
+    return Fail(std::string(died_.message()), false, deadline);
+  }
+  for (int32_t w = 0; w < size(); ++w) {
+    if (w == rank_ || !Awaits(w) || peers_[w].header->closed.load(std::memory_order_seq_cst) == 0) continue;
+    // Whatever it sent before closing rang the doorbell first: take that before failing.
+    if (self_->doorbell.load(std::memory_order_seq_cst) != seen) return absl::OkStatus();
+    return Fail(absl::StrCat("task ", task_names_[w], " closed its end of the communicator"), false, deadline);
+  }
+  if (deadline.Expired()) return Fail("a peer sent nothing before the deadline", true, deadline);
+  const int64_t left_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.when - Clock::now()).count();
+  SleepUnlessRung(*self_, seen, std::clamp<int64_t>(left_ns, 1, kSleepSliceNs));
+  return absl::OkStatus();
+}
+
+absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
+                                    const Deadline& deadline, const OnReceived& on_received) {
+  if (!failure_.ok()) {
+    return absl::Status(failure_.code(),
+                        absl::StrCat("the workers' communicator failed earlier: ", failure_.message()));
+  }
+  auto valid = [&](const Transfer& t) { return t.peer >= 0 && t.peer < size() && t.peer != rank_; };
+  for (const Transfer& t : sends) {
+    if (!valid(t)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to send to"));
+  }
+  for (const Transfer& t : receives) {
+    if (!valid(t)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to receive from"));
+  }
+  ++tag_;
+  receives_.clear();
+  for (const Transfer& t : receives) receives_.push_back(Receive{t});
+  for (const Transfer& t : sends) peers_[t.peer].sends.push_back({t, 0});
+
+  size_t next = 0;  // the first receive whose on_received has not run
+  while (true) {
+    const uint32_t seen = self_->doorbell.load(std::memory_order_acquire);
+    absl::StatusOr<bool> moved = Progress();
+    if (!moved.ok()) return Fail(std::string(moved.status().message()), false, deadline);
+    for (; next < receives_.size() && receives_[next].done; ++next) {
+      *moved = true;
+      if (!on_received) continue;
+      absl::StatusOr<std::vector<Transfer>> more = on_received(next);
+      if (!more.ok()) {
+        // Transfers are left in flight: this communicator cannot be used again.
+        Close();
+        failure_ = more.status();
+        return failure_;
+      }
+      for (const Transfer& t : *more) {
+        if (!valid(t)) return Fail(absl::StrCat("no peer ", t.peer, " to send to"), false, deadline);
+        peers_[t.peer].sends.push_back({t, 0});
+      }
+    }
+    if (next == receives_.size() &&
+        std::all_of(peers_.begin(), peers_.end(), [](const Peer& p) { return p.sends.empty(); })) {
+      return absl::OkStatus();
+    }
+    if (*moved) continue;
+    RETURN_IF_ERROR(Wait(seen, deadline));
+  }
+}
+
+}  // namespace distribute::shm

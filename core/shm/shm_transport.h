@@ -1,0 +1,134 @@
+// The cross-worker Transport between worker processes on one host, through shared memory:
+// each worker maps a segment of its own (one ring per peer, shm_layout.h) and every
+// peer's. A send copies its bytes into the ring of the receiving worker's segment, record
+// by record; the receiver copies them out into the receive posted for the same channel.
+// Rings are small enough to stay in cache, so a message costs one copy through memory.
+// Waiters spin briefly (not at all when the host's workers outnumber its cores), then
+// sleep on their doorbell (a futex) until a peer rings it.
+//
+// Segments are created through the coordination service's key-value store and unlinked as
+// soon as every worker has mapped them, so nothing is left in /dev/shm whatever happens to
+// a process afterwards (SIGKILL included); a start-up that fails unlinks every name it
+// heard of. Failures are the Gloo transport's (core/server/transport_failure.h): a dead
+// peer, which the coordination service reports, fails the call with kUnavailable naming
+// it; a silent one hits the deadline; a peer whose communicator failed marks its segment
+// closed, and its peers stop waiting on it. Any failure is final for the communicator.
+//
+// Thread-safety: one thread at a time.
+#ifndef DISTRIBUTE_CORE_SHM_SHM_TRANSPORT_H_
+#define DISTRIBUTE_CORE_SHM_SHM_TRANSPORT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/collective/transport.h"
+#include "core/server/coordination_client.h"
+#include "core/shm/shared_segment.h"
+#include "core/shm/shm_layout.h"
+#include "core/util/mutex.h"
+
+namespace distribute::shm {
+
+// Whether every worker shares this host (the same HostIdentity); fills `hosts` with every
+// worker's identity, in rank order, for messages. Every worker gets the same answer.
+absl::StatusOr<bool> AllOnOneHost(CoordinationClient& coordination, const std::string& key_prefix,
+                                  int32_t rank, int32_t workers, const Deadline& deadline,
+                                  std::vector<std::string>* hosts = nullptr);
+
+class ShmTransport : public Transport {
+ public:
+  // Connects `task_names.size()` workers (this one is `rank`) that share this host, through
+  // `coordination` under `key_prefix` (the same on every worker, new for every
+  // communicator). kFailedPrecondition, on every worker, when some worker cannot open
+  // another's segment (a different /dev/shm); other errors name the tasks that did not
+  // come by `deadline`.
+  static absl::StatusOr<std::unique_ptr<ShmTransport>> Connect(CoordinationClient& coordination,
+                                                               const std::string& key_prefix, int32_t rank,
+                                                               std::vector<std::string> task_names,
+                                                               const Deadline& deadline);
+  ~ShmTransport() override;
+
+  int32_t rank() const override { return rank_; }
+  int32_t size() const override { return static_cast<int32_t>(task_names_.size()); }
+  const std::string& task_name(int32_t rank) const override { return task_names_[rank]; }
+
+  absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
+                        const Deadline& deadline, const OnReceived& on_received) override;
+  absl::Status health() const override { return failure_; }
+
+  // The ring size of a communicator of `workers` workers (every worker computes the same).
+  static uint64_t RingBytes(int32_t workers);
+
+ private:
+  struct Peer {
+    std::unique_ptr<SharedSegment> segment;  // the peer's own (this worker's for rank_)
+    SegmentHeader* header = nullptr;
+    RingControl* out = nullptr;   // the ring this worker writes to, in the peer's segment
+    char* out_data = nullptr;
+    RingControl* in = nullptr;    // the ring the peer writes to, in this worker's segment
+    char* in_data = nullptr;
+    uint64_t out_head = 0;        // this worker's copy of out->head (it alone writes it)
+    uint64_t in_tail = 0;         // and of in->tail
+    struct Send {
+      Transfer transfer;
+      size_t sent = 0;
+    };
+    std::deque<Send> sends;       // queued for the ring, in order
+  };
+  struct Receive {
+    Transfer transfer;
+    uint64_t message_bytes = 0;   // as its first record says
+    uint64_t arrived = 0;
+    bool started = false;
+    bool done = false;
+  };
+
+  ShmTransport(CoordinationClient& coordination, int32_t rank, std::vector<std::string> task_names,
+               std::vector<Peer> peers);
+
+  // Moves what can move: queued sends into the peers' rings, records out of this worker's
+  // rings into the posted receives. True when anything moved.
+  absl::StatusOr<bool> Progress();
+  absl::StatusOr<bool> PushSends(int32_t peer);
+  absl::StatusOr<bool> Drain(int32_t peer);
+  // The posted receive `record` continues (checked against what came before), or null
+  // when no receive of this call is for its channel.
+  absl::StatusOr<Receive*> MatchReceive(int32_t peer, const RecordHeader& record);
+  // Waits until a peer rings this worker's doorbell (or a slice of the wait passes);
+  // fails when the deadline passed, a task died or a peer closed its communicator.
+  absl::Status Wait(uint32_t seen, const Deadline& deadline);
+  // Whether this call still has something to send to or receive from worker `w`: a peer
+  // that closed its end after its last message is a failure only then.
+  bool Awaits(int32_t w) const;
+  absl::Status Fail(const std::string& error, bool timed_out, const Deadline& deadline);
+  // Marks this worker's communicator closed and wakes every peer.
+  void Close();
+  void WatchPeers();
+
+  CoordinationClient& coordination_;
+  const int32_t rank_;
+  const std::vector<std::string> task_names_;
+  std::vector<Peer> peers_;  // by rank
+  SegmentHeader* self_;      // this worker's header
+  const uint64_t ring_bytes_;
+  const int64_t spin_ns_;
+  const bool yield_;
+  uint32_t tag_ = 0;
+  std::vector<Receive> receives_;  // of the exchange in flight
+  absl::Status failure_;
+  Mutex died_mu_;
+  absl::Status died_ ABSL_GUARDED_BY(died_mu_);
+  std::atomic<bool> peer_died_{false};
+  std::atomic<bool> stopping_{false};
+  std::thread watcher_;  // last: started once everything above exists
+};
+
+}  // namespace distribute::shm
+
+#endif  // DISTRIBUTE_CORE_SHM_SHM_TRANSPORT_H_
