@@ -205,6 +205,17 @@ const (
 	CommunicationNCCL CommunicationImplementation = C.DIST_COMMUNICATION_NCCL
 )
 
+// SharedMemoryMode is a dist_shared_memory_t: whether workers on one host exchange bytes
+// through shared memory instead of TCP.
+type SharedMemoryMode int32
+
+// Shared-memory modes.
+const (
+	SharedMemoryAuto SharedMemoryMode = C.DIST_SHARED_MEMORY_AUTO
+	SharedMemoryOn   SharedMemoryMode = C.DIST_SHARED_MEMORY_ON
+	SharedMemoryOff  SharedMemoryMode = C.DIST_SHARED_MEMORY_OFF
+)
+
 // CommunicationOptions is a dist_communication_options_t.
 type CommunicationOptions struct {
 	p *C.dist_communication_options_t
@@ -240,6 +251,13 @@ func (o *CommunicationOptions) Close() {
 func (o *CommunicationOptions) SetImplementation(i CommunicationImplementation) error {
 	return call("dist_communication_options_set_implementation", func() C.dist_status_t {
 		return C.dist_communication_options_set_implementation(o.ptr(), C.dist_communication_implementation_t(i))
+	})
+}
+
+// SetSharedMemory (dist_communication_options_set_shared_memory).
+func (o *CommunicationOptions) SetSharedMemory(mode SharedMemoryMode) error {
+	return call("dist_communication_options_set_shared_memory", func() C.dist_status_t {
+		return C.dist_communication_options_set_shared_memory(o.ptr(), C.dist_shared_memory_t(mode))
 	})
 }
 

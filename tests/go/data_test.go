@@ -609,6 +609,7 @@ func TestBadInput(t *testing.T) {
 	ok(t, err)
 	defer o.Close()
 	wantErr(t, o.SetImplementation(7), distribute.ErrInvalidArgument, "")
+	wantErr(t, o.SetSharedMemory(3), distribute.ErrInvalidArgument, "shared memory mode 3")
 	wantErr(t, o.SetTimeoutMs(-1), distribute.ErrInvalidArgument, "")
 	var e *distribute.Error
 	if !errors.As(o.SetBytesPerPack(-5), &e) || e.Code != distribute.CodeInvalidArgument || e.Code.String() != "INVALID_ARGUMENT" {
@@ -711,6 +712,8 @@ func TestDevicesClusterServer(t *testing.T) {
 	ok(t, err)
 	defer o.Close()
 	ok(t, o.SetImplementation(distribute.CommunicationRing))
+	ok(t, o.SetSharedMemory(distribute.SharedMemoryOff))
+	ok(t, o.SetSharedMemory(distribute.SharedMemoryOn))
 	ok(t, o.SetBytesPerPack(1<<20))
 	ok(t, o.SetTimeoutMs(30000))
 	ok(t, o.SetReplicasPerWorker(2))

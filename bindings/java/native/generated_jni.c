@@ -324,6 +324,12 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetImpl
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetSharedMemory(JNIEnv* env, jclass cls, jlong options, jint mode) {
+  (void)cls;
+  dist_status_t st = dist_communication_options_set_shared_memory((dist_communication_options_t*)(intptr_t)options, (dist_shared_memory_t)mode);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
 JNIEXPORT void JNICALL Java_org_distribute_NativeGen_communicationOptionsSetBytesPerPack(JNIEnv* env, jclass cls, jlong options, jlong bytes_per_pack) {
   (void)cls;
   dist_status_t st = dist_communication_options_set_bytes_per_pack((dist_communication_options_t*)(intptr_t)options, (int64_t)bytes_per_pack);

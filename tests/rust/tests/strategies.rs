@@ -266,6 +266,8 @@ fn cross_device_ops() {
 fn communication_options() {
     let mut o = CommunicationOptions::new().unwrap();
     o.set_implementation(CommunicationImplementation::Ring).unwrap();
+    o.set_shared_memory(SharedMemoryMode::Off).unwrap();
+    o.set_shared_memory(SharedMemoryMode::On).unwrap();
     o.set_bytes_per_pack(1 << 20).unwrap();
     o.set_timeout_ms(5000).unwrap();
     o.set_replicas_per_worker(2).unwrap();

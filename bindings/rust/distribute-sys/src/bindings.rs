@@ -61,6 +61,9 @@ pub const DIST_REDUCE_PRODUCT: i32 = 5;
 pub const DIST_COMMUNICATION_AUTO: i32 = 0;
 pub const DIST_COMMUNICATION_RING: i32 = 1;
 pub const DIST_COMMUNICATION_NCCL: i32 = 2;
+pub const DIST_SHARED_MEMORY_AUTO: i32 = 0;
+pub const DIST_SHARED_MEMORY_ON: i32 = 1;
+pub const DIST_SHARED_MEMORY_OFF: i32 = 2;
 pub const DIST_SYNC_AUTO: i32 = 0;
 pub const DIST_SYNC_NONE: i32 = 1;
 pub const DIST_SYNC_ON_WRITE: i32 = 2;
@@ -543,6 +546,7 @@ extern "C" {
     ) -> dist_status_t;
 }
 pub type dist_communication_implementation_t = i32;
+pub type dist_shared_memory_t = i32;
 extern "C" {
     #[must_use]
     pub fn dist_communication_options_create(
@@ -557,6 +561,13 @@ extern "C" {
     pub fn dist_communication_options_set_implementation(
         options: *mut dist_communication_options_t,
         implementation: dist_communication_implementation_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_communication_options_set_shared_memory(
+        options: *mut dist_communication_options_t,
+        mode: dist_shared_memory_t,
     ) -> dist_status_t;
 }
 extern "C" {

@@ -45,6 +45,11 @@ impl CommunicationOptions {
     pub fn set_implementation(&mut self, implementation: CommunicationImplementation) -> Result<()> {
         check(unsafe { sys::dist_communication_options_set_implementation(self.as_ptr(), implementation.raw()) })
     }
+    /// Shared memory between workers on one host: `Auto` (`DIST_SHARED_MEMORY`, else when
+    /// they share it), `On` (required), `Off` (TCP).
+    pub fn set_shared_memory(&mut self, mode: SharedMemoryMode) -> Result<()> {
+        check(unsafe { sys::dist_communication_options_set_shared_memory(self.as_ptr(), mode.raw()) })
+    }
     pub fn set_bytes_per_pack(&mut self, bytes: i64) -> Result<()> {
         check(unsafe { sys::dist_communication_options_set_bytes_per_pack(self.as_ptr(), bytes) })
     }

@@ -85,6 +85,12 @@ c_enum!(
     Nccl = sys::DIST_COMMUNICATION_NCCL,
 });
 c_enum!(
+    /// Whether workers on one host exchange bytes through shared memory (`DIST_SHARED_MEMORY_*`).
+    SharedMemoryMode: "shared memory mode" {
+    Auto = sys::DIST_SHARED_MEMORY_AUTO, On = sys::DIST_SHARED_MEMORY_ON,
+    Off = sys::DIST_SHARED_MEMORY_OFF,
+});
+c_enum!(
     /// A cross-device ops algorithm (`DIST_CROSS_DEVICE_OPS_*`).
     CrossDeviceOpsKind: "cross-device ops kind" {
     ReductionToOneDevice = sys::DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE,

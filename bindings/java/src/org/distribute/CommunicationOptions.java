@@ -12,6 +12,8 @@ public final class CommunicationOptions extends Handle {
   }
 
   public CommunicationOptions implementation(CommunicationImplementation i) { NativeGen.communicationOptionsSetImplementation(h(), i.code()); return this; }
+  /** Shared memory between workers on one host: AUTO (DIST_SHARED_MEMORY, else when they share it), ON (required), OFF. */
+  public CommunicationOptions sharedMemory(SharedMemoryMode mode) { NativeGen.communicationOptionsSetSharedMemory(h(), mode.code()); return this; }
   public CommunicationOptions bytesPerPack(long bytes) { NativeGen.communicationOptionsSetBytesPerPack(h(), bytes); return this; }
   public CommunicationOptions timeoutMs(long ms) { NativeGen.communicationOptionsSetTimeoutMs(h(), ms); return this; }
   public CommunicationOptions replicasPerWorker(int n) { NativeGen.communicationOptionsSetReplicasPerWorker(h(), n); return this; }

@@ -51,6 +51,7 @@ final class NativeGen {
   static native long communicationOptionsCreate();
   static native void communicationOptionsDestroy(long options);
   static native void communicationOptionsSetImplementation(long options, int implementation);
+  static native void communicationOptionsSetSharedMemory(long options, int mode);
   static native void communicationOptionsSetBytesPerPack(long options, long bytes_per_pack);
   static native void communicationOptionsSetTimeoutMs(long options, long timeout_ms);
   static native void communicationOptionsSetReplicasPerWorker(long options, int replicas_per_worker);

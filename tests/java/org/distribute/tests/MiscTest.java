@@ -99,7 +99,7 @@ class MiscTest {
     int port = freePort();
     try (Cluster c = new Cluster().addTask("worker", 0, "127.0.0.1:" + port).setTask("worker", 0);
         CommunicationOptions o = new CommunicationOptions().implementation(CommunicationImplementation.RING)
-            .bytesPerPack(0).timeoutMs(20000).replicasPerWorker(2);
+            .sharedMemory(SharedMemoryMode.ON).bytesPerPack(0).timeoutMs(20000).replicasPerWorker(2);
         Strategy s = Strategy.multiWorkerMirrored(c, o)) {
       assertEquals(StrategyKind.MULTI_WORKER_MIRRORED, s.kind());
       assertEquals(2, s.numReplicasInSync());
@@ -114,6 +114,7 @@ class MiscTest {
     }
     try (CommunicationOptions o = new CommunicationOptions()) {
       assertThrows(DistributeException.class, () -> o.timeoutMs(-1));
+      o.sharedMemory(SharedMemoryMode.OFF).sharedMemory(SharedMemoryMode.AUTO);
     }
   }
 }
