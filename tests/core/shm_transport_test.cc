@@ -1,0 +1,197 @@
+// The shared-memory transport on its own, between threads of this process (each maps the
+// segments as a process would; an in-process coordination service is the rendezvous):
+// what CrossWorker's suite (cross_worker_test, run over both transports) does not reach.
+// Messages many times the ring's size, in both directions at once; a message longer than
+// its receive; a silent peer (the deadline) and a peer that closed its end (at once, not
+// at the deadline); start-up refusals; and no segment left in /dev/shm.
+#include "core/shm/shm_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/server/coordination_service.h"
+#include "core/server/local_coordination_client.h"
+#include "core/shm/shared_segment.h"
+#include "core/util/mutex.h"
+#include "status_test_util.h"
+
+namespace distribute::shm {
+namespace {
+
+using ::distribute::testing::HasError;
+using ::distribute::testing::IsOk;
+
+std::set<std::string> SegmentsInDevShm() {
+  std::set<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("dist-", 0) == 0) names.insert(name);
+  }
+  return names;
+}
+
+// Runs fn(rank, transport) on `workers` connected transports, one thread each.
+void RunWorkers(int32_t workers, const std::function<void(int32_t, ShmTransport&)>& fn) {
+  static int instance = 0;
+  std::vector<std::string> names;
+  for (int32_t w = 0; w < workers; ++w) names.push_back(absl::StrCat("worker:", w));
+  CoordinationService::Options options;
+  options.tasks = names;
+  options.barrier_tasks = names;
+  CoordinationService service(options);
+  const std::string prefix = absl::StrCat("shm_test/", ++instance, "/");
+  std::vector<std::thread> threads;
+  for (int32_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      LocalCoordinationClient client(&service, names[w]);
+      auto transport = ShmTransport::Connect(client, prefix, w, names, Deadline::AfterMs(30000));
+      ASSERT_TRUE(transport.ok()) << transport.status();
+      fn(w, **transport);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+uint8_t Byte(int32_t from, size_t i) { return static_cast<uint8_t>((from * 131 + i * 7 + (i >> 12)) & 0xff); }
+
+TEST(ShmTransportTest, MessagesManyTimesTheRingCrossBothWays) {
+  // 9 MiB each way at once through 1 MiB rings, plus an empty message on another channel.
+  constexpr size_t kBytes = (size_t{9} << 20) + 12345;
+  ASSERT_EQ(ShmTransport::RingBytes(2), uint64_t{1} << 20);
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    std::vector<uint8_t> mine(kBytes), theirs(kBytes + 100, 0);
+    for (size_t i = 0; i < kBytes; ++i) mine[i] = Byte(rank, i);
+    const int32_t peer = 1 - rank;
+    char nothing = 0;
+    const Transport::Transfer sends[2] = {{peer, 0, mine.data(), kBytes}, {peer, 1, &nothing, 0}};
+    const Transport::Transfer receives[2] = {{peer, 1, &nothing, 1}, {peer, 0, theirs.data(), kBytes + 100}};
+    ASSERT_TRUE(IsOk(transport.Exchange(sends, receives, Deadline::AfterMs(30000), nullptr)));
+    for (size_t i = 0; i < kBytes; ++i) ASSERT_EQ(theirs[i], Byte(peer, i)) << "byte " << i;
+    ASSERT_EQ(theirs[kBytes], 0) << "wrote past the message";
+  });
+}
+
+TEST(ShmTransportTest, NoSegmentIsLeftInDevShmOnceConnected) {
+  const std::set<std::string> before = SegmentsInDevShm();
+  Mutex mu;
+  std::set<std::string> seen;
+  RunWorkers(3, [&](int32_t, ShmTransport& transport) {
+    // Connected: every name is gone already (the segments stay mapped).
+    MutexLock lock(&mu);
+    for (const std::string& name : SegmentsInDevShm()) {
+      if (before.count(name) == 0) seen.insert(name);
+    }
+    EXPECT_TRUE(IsOk(transport.health()));
+  });
+  // A test in another process may hold a name for the moment of its own start-up: only a
+  // name that stays is ours, leaked.
+  for (int i = 0; i < 30 && !seen.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::set<std::string> now = SegmentsInDevShm();
+    std::erase_if(seen, [&](const std::string& name) { return now.count(name) == 0; });
+  }
+  EXPECT_TRUE(seen.empty()) << "left in /dev/shm while connected: " << *seen.begin();
+}
+
+TEST(ShmTransportTest, AMessageLongerThanItsReceiveFailsNamingTheSender) {
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    std::vector<char> data(100, 'x');
+    absl::Status status;
+    if (rank == 0) {
+      const Transport::Transfer send{1, 0, data.data(), 100};
+      status = transport.Exchange({&send, 1}, {}, Deadline::AfterMs(5000), nullptr);
+      EXPECT_TRUE(IsOk(status));  // buffered in the ring: the send is done
+    } else {
+      const Transport::Transfer receive{0, 0, data.data(), 50};
+      status = transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(5000), nullptr);
+      EXPECT_FALSE(status.ok());
+      EXPECT_NE(status.message().find("worker:0"), std::string::npos) << status;
+      EXPECT_NE(status.message().find("100 bytes"), std::string::npos) << status;
+      // Final: the next call fails at once with the same cause.
+      EXPECT_EQ(transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(5000), nullptr).code(), status.code());
+    }
+  });
+}
+
+TEST(ShmTransportTest, ASilentPeerHitsTheDeadline) {
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // connected, but never sends
+      return;
+    }
+    char byte = 0;
+    const Transport::Transfer receive{1, 0, &byte, 1};
+    const auto start = Clock::now();
+    const absl::Status status = transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(300), nullptr);
+    EXPECT_TRUE(HasError(status, absl::StatusCode::kDeadlineExceeded, {"timed out after 300 ms"}));
+    EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(290));
+  });
+}
+
+TEST(ShmTransportTest, APeerThatClosedItsEndFailsTheCallBeforeTheDeadline) {
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    if (rank == 1) return;  // its transport is destroyed: it closes its end
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    char byte = 0;
+    const Transport::Transfer receive{1, 0, &byte, 1};
+    const auto start = Clock::now();
+    const absl::Status status = transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(20000), nullptr);
+    EXPECT_TRUE(HasError(status, absl::StatusCode::kUnavailable, {"worker:1", "closed its end"}));
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "waited for the deadline";
+  });
+}
+
+TEST(ShmTransportTest, StartUpRefusesBadRanksAndTooManyWorkers) {
+  CoordinationService::Options options;
+  options.tasks = {"worker:0"};
+  CoordinationService service(options);
+  LocalCoordinationClient client(&service, "worker:0");
+  EXPECT_TRUE(HasError(ShmTransport::Connect(client, "p/", 1, {"worker:0"}, Deadline::AfterMs(1000)),
+                       absl::StatusCode::kInvalidArgument, {"rank 1"}));
+  std::vector<std::string> many;
+  for (int i = 0; i < 65; ++i) many.push_back(absl::StrCat("worker:", i));
+  EXPECT_TRUE(HasError(ShmTransport::Connect(client, "p/", 0, many, Deadline::AfterMs(1000)),
+                       absl::StatusCode::kFailedPrecondition, {"at most 64 workers"}));
+}
+
+TEST(ShmTransportTest, ExchangeRefusesPeersThatAreNotThere) {
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    char byte = 0;
+    const Transport::Transfer to_self{rank, 0, &byte, 1};
+    const Transport::Transfer to_nobody{7, 0, &byte, 1};
+    EXPECT_TRUE(HasError(transport.Exchange({&to_self, 1}, {}, Deadline::AfterMs(1000), nullptr),
+                         absl::StatusCode::kInvalidArgument, {"no peer"}));
+    EXPECT_TRUE(HasError(transport.Exchange({}, {&to_nobody, 1}, Deadline::AfterMs(1000), nullptr),
+                         absl::StatusCode::kInvalidArgument, {"no peer 7"}));
+    EXPECT_TRUE(IsOk(transport.health()));  // nothing moved: the communicator is fine
+  });
+}
+
+TEST(ShmTransportTest, SegmentNamesAreChecked) {
+  const std::string name = NewSegmentName(3);
+  EXPECT_TRUE(IsSegmentName(name)) << name;
+  EXPECT_FALSE(IsSegmentName("/dist-../../etc/passwd"));
+  EXPECT_FALSE(IsSegmentName("/dist-0123456789abcdef0123456789abcdef-"));
+  EXPECT_FALSE(IsSegmentName("/dist-0123456789ABCDEF0123456789abcdef-1"));
+  EXPECT_FALSE(IsSegmentName("dist-0123456789abcdef0123456789abcdef-1"));
+  EXPECT_TRUE(IsSegmentName("/dist-0123456789abcdef0123456789abcdef-12"));
+  // A segment of the wrong size is not opened.
+  auto segment = SharedSegment::Create(name, 4096);
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  EXPECT_TRUE(HasError(SharedSegment::Open(name, 8192), absl::StatusCode::kFailedPrecondition, {"not this job's"}));
+  EXPECT_TRUE(SharedSegment::Open(name, 4096).ok());
+  UnlinkSegment(name);
+  EXPECT_FALSE(SharedSegment::Open(name, 4096).ok());
+}
+
+}  // namespace
+}  // namespace distribute::shm
