@@ -22,6 +22,7 @@
 #include "core/shm/shm_transport.h"
 #include "core/util/status_macros.h"
 #include "status_test_util.h"
+#include "worker_threads.h"
 
 namespace distribute {
 namespace {
@@ -33,24 +34,14 @@ class CrossWorkerTest : public ::testing::TestWithParam<std::string> {
 
   // Runs fn(worker) on `workers` connected CrossWorkers, one thread each.
   void RunWorkers(int32_t workers, const std::function<void(CrossWorker&)>& fn) {
-    std::vector<std::string> names;
-    for (int32_t w = 0; w < workers; ++w) names.push_back(absl::StrCat("worker:", w));
-    CoordinationService::Options options;
-    options.tasks = names;
-    options.barrier_tasks = names;
-    CoordinationService service(options);
-    const std::string prefix = absl::StrCat("test/", ++instance_, "/");
-    std::vector<std::thread> threads;
-    for (int32_t w = 0; w < workers; ++w) {
-      threads.emplace_back([&, w] {
-        LocalCoordinationClient client(&service, names[w]);
-        absl::StatusOr<std::unique_ptr<Transport>> transport = Connect(client, prefix, w, names);
-        ASSERT_TRUE(transport.ok()) << transport.status();
-        CrossWorker cross(*std::move(transport));
-        fn(cross);
-      });
-    }
-    for (std::thread& t : threads) t.join();
+    ::distribute::testing::RunWorkerThreads(
+        workers, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>& names,
+                     const std::string& prefix) {
+          absl::StatusOr<std::unique_ptr<Transport>> transport = Connect(client, prefix, w, names);
+          ASSERT_TRUE(transport.ok()) << transport.status();
+          CrossWorker cross(*std::move(transport));
+          fn(cross);
+        });
   }
 
   // The transport this instance of the suite runs on.
@@ -65,7 +56,6 @@ class CrossWorkerTest : public ::testing::TestWithParam<std::string> {
     return std::unique_ptr<Transport>(std::move(gloo));
   }
 
-  static inline int instance_ = 0;
 };
 
 // Worker w's value of element i: arbitrary floats whose sum depends on the order.

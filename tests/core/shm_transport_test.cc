@@ -22,6 +22,7 @@
 #include "core/shm/shared_segment.h"
 #include "core/util/mutex.h"
 #include "status_test_util.h"
+#include "worker_threads.h"
 
 namespace distribute::shm {
 namespace {
@@ -41,24 +42,13 @@ std::set<std::string> SegmentsInDevShm() {
 
 // Runs fn(rank, transport) on `workers` connected transports, one thread each.
 void RunWorkers(int32_t workers, const std::function<void(int32_t, ShmTransport&)>& fn) {
-  static int instance = 0;
-  std::vector<std::string> names;
-  for (int32_t w = 0; w < workers; ++w) names.push_back(absl::StrCat("worker:", w));
-  CoordinationService::Options options;
-  options.tasks = names;
-  options.barrier_tasks = names;
-  CoordinationService service(options);
-  const std::string prefix = absl::StrCat("shm_test/", ++instance, "/");
-  std::vector<std::thread> threads;
-  for (int32_t w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      LocalCoordinationClient client(&service, names[w]);
-      auto transport = ShmTransport::Connect(client, prefix, w, names, Deadline::AfterMs(30000));
-      ASSERT_TRUE(transport.ok()) << transport.status();
-      fn(w, **transport);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  ::distribute::testing::RunWorkerThreads(
+      workers, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>& names,
+                   const std::string& prefix) {
+        auto transport = ShmTransport::Connect(client, prefix, w, names, Deadline::AfterMs(30000));
+        ASSERT_TRUE(transport.ok()) << transport.status();
+        fn(w, **transport);
+      });
 }
 
 uint8_t Byte(int32_t from, size_t i) { return static_cast<uint8_t>((from * 131 + i * 7 + (i >> 12)) & 0xff); }
