@@ -36,11 +36,12 @@ absl::StatusOr<std::unique_ptr<SharedSegment>> SharedSegment::Create(const std::
                                                                       size_t bytes) {
   const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("creating shared memory ", name));
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    const int error = errno;
+  // Reserved now, not on first touch: a full /dev/shm (a container's is often 64 MiB) then
+  // fails here with ENOSPC instead of killing the process with SIGBUS mid-collective.
+  if (const int error = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); error != 0) {
     close(fd);
     UnlinkSegment(name);
-    return ErrnoStatus(error, absl::StrCat("sizing shared memory ", name, " to ", bytes, " bytes"));
+    return ErrnoStatus(error, absl::StrCat("reserving ", bytes, " bytes of shared memory for ", name));
   }
   absl::StatusOr<char*> data = Map(fd, bytes, name);
   if (!data.ok()) {

@@ -3,7 +3,8 @@
 // an opener checks that it belongs to this user and has exactly the size it expects, so
 // a name that a stranger planted cannot be mapped at a size that reads out of bounds.
 //
-// The name stays in /dev/shm until UnlinkSegment removes it; the mapping lasts until the
+// The creator reserves the whole size at once (a full /dev/shm fails creation, never a
+// later write). The name stays in /dev/shm until UnlinkSegment removes it; the mapping lasts until the
 // object is destroyed, whether or not the name was unlinked.
 #ifndef DISTRIBUTE_CORE_SHM_SHARED_SEGMENT_H_
 #define DISTRIBUTE_CORE_SHM_SHARED_SEGMENT_H_
