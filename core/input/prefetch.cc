@@ -1,4 +1,9 @@
 // Prefetch: a library thread keeps up to buffer_size elements ready ahead of the consumer.
+//
+// Each side spins briefly (core/util/spin.h) before it sleeps on its condition variable:
+// an element is usually microseconds away, and a futex sleep and wake-up per element
+// costs tens of microseconds, which at 1 MiB batches was a quarter of the throughput.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -13,6 +18,7 @@
 #include "core/input/input_check.h"
 #include "core/input/transformations.h"
 #include "core/util/mutex.h"
+#include "core/util/spin.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -27,6 +33,7 @@ class PrefetchIterator : public DatasetIterator {
     {
       MutexLock lock(&mu_);
       cancelled_ = true;
+      cancelled_flag_ = true;
     }
     space_.notify_all();
     // The producer finishes the element it is pulling, sees the cancel and exits.
@@ -34,8 +41,11 @@ class PrefetchIterator : public DatasetIterator {
   }
 
   absl::StatusOr<bool> GetNext(Element* out) override {
+    if (started_.load(std::memory_order_relaxed)) {
+      SpinUntil(SpinBudgetNs(2), [this] { return queued_.load(std::memory_order_acquire) > 0 || done_.load(); });
+    }
     MutexLock lock(&mu_);
-    if (!started_) {
+    if (!started_.load(std::memory_order_relaxed)) {
       started_ = true;
       producer_ = std::thread([this] { Produce(); });
     }
@@ -46,6 +56,7 @@ class PrefetchIterator : public DatasetIterator {
     }
     *out = std::move(queue_.front());
     queue_.pop_front();
+    queued_.store(queue_.size(), std::memory_order_release);
     space_.notify_one();
     return true;
   }
@@ -53,6 +64,7 @@ class PrefetchIterator : public DatasetIterator {
  private:
   void Produce() {
     while (true) {
+      SpinUntil(SpinBudgetNs(2), [this] { return queued_.load(std::memory_order_acquire) < buffer_size_ || cancelled_flag_.load(); });
       {
         MutexLock lock(&mu_);
         space_.wait(lock.native(), [this] { return cancelled_ || queue_.size() < buffer_size_; });
@@ -65,10 +77,12 @@ class PrefetchIterator : public DatasetIterator {
         // Elements already queued come first; the error or the end follows them.
         final_status_ = got.status();
         finished_ = true;
+        done_ = true;
         ready_.notify_all();
         return;
       }
       queue_.push_back(std::move(element));
+      queued_.store(queue_.size(), std::memory_order_release);
       ready_.notify_one();
     }
   }
@@ -80,7 +94,11 @@ class PrefetchIterator : public DatasetIterator {
   std::condition_variable ready_;  // an element, or the end, is ready
   std::condition_variable space_;  // the queue has room, or the iterator is going away
   std::deque<Element> queue_ ABSL_GUARDED_BY(mu_);
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  // Mirrors of the guarded state that the spinning side reads without the lock.
+  std::atomic<size_t> queued_{0};
+  std::atomic<bool> done_{false};
+  std::atomic<bool> cancelled_flag_{false};
+  std::atomic<bool> started_{false};  // written under mu_ by the consumer only
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status final_status_ ABSL_GUARDED_BY(mu_);
