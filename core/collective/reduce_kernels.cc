@@ -137,6 +137,10 @@ void TreeReduce(Acc* acc, int32_t lo, int32_t hi, size_t len, const Load& load) 
     for (size_t i = 0; i < len; ++i) acc[i] = load(lo, i);
     return;
   }
+  if (hi - lo == 2) {  // the same pair, combined in one pass instead of a copy and a pass
+    for (size_t i = 0; i < len; ++i) acc[i] = Op::Apply(load(lo, i), load(lo + 1, i));
+    return;
+  }
   const int32_t mid = lo + (hi - lo + 1) / 2;
   TreeReduce<Acc, Op>(acc, lo, mid, len, load);
   if (hi - mid == 1) {
