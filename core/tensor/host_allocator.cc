@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "core/util/mutex.h"
@@ -31,13 +32,33 @@ class Pool {
     return block;
   }
 
-  // False when the pool is full: the caller unmaps the block.
-  bool Give(void* block, size_t size) {
+  // Keeps `block`, making room by handing back cached blocks of other sizes (largest
+  // first) when the pool is full: the block just freed is the likeliest to be asked for
+  // again (a training step allocates the same sizes every time), and stale sizes from an
+  // earlier phase must not push it out. Returns what the caller unmaps (`block` itself
+  // when it is larger than the whole pool).
+  std::vector<std::pair<void*, size_t>> Give(void* block, size_t size) {
+    std::vector<std::pair<void*, size_t>> evicted;
+    if (size > kPoolCapacityBytes) {
+      evicted.emplace_back(block, size);
+      return evicted;
+    }
     MutexLock lock(&mu_);
-    if (cached_ + size > kPoolCapacityBytes) return false;
+    for (auto it = free_.rbegin(); cached_ + size > kPoolCapacityBytes && it != free_.rend(); ++it) {
+      if (it->first == size) continue;
+      while (!it->second.empty() && cached_ + size > kPoolCapacityBytes) {
+        evicted.emplace_back(it->second.back(), it->first);
+        it->second.pop_back();
+        cached_ -= it->first;
+      }
+    }
+    if (cached_ + size > kPoolCapacityBytes) {  // only blocks of this size: enough of them
+      evicted.emplace_back(block, size);
+      return evicted;
+    }
     free_[size].push_back(block);
     cached_ += size;
-    return true;
+    return evicted;
   }
 
   size_t cached() {
@@ -78,8 +99,7 @@ void HostRelease(void* block, size_t bytes) {
     std::free(block);
     return;
   }
-  const size_t size = MappingSize(bytes);
-  if (!ThePool().Give(block, size)) munmap(block, size);
+  for (const auto& [unused, size] : ThePool().Give(block, MappingSize(bytes))) munmap(unused, size);
 }
 
 size_t HostPoolBytes() { return ThePool().cached(); }

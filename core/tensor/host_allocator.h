@@ -2,7 +2,8 @@
 // on its first write (glibc maps blocks of 32 MiB and more anew on every malloc and unmaps
 // them on free), which made a 64 MiB all-reduce spend most of its time in the kernel
 // instead of moving bytes. Freed blocks of at least kPooledMinBytes wait in a pool keyed by
-// size, up to kPoolCapacityBytes in all, and large blocks ask for transparent huge pages.
+// size, up to kPoolCapacityBytes in all (the newest freed blocks stay: older blocks of other
+// sizes make room for them), and large blocks ask for transparent huge pages.
 #ifndef DISTRIBUTE_CORE_TENSOR_HOST_ALLOCATOR_H_
 #define DISTRIBUTE_CORE_TENSOR_HOST_ALLOCATOR_H_
 

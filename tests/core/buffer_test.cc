@@ -76,6 +76,38 @@ TEST(BufferTest, AllocateZeroFills) {
   }
 }
 
+// The pool keeps the block freed last: older cached blocks of other sizes make room for
+// it (a 256 MiB all-reduce after smaller ones found the pool full of their blocks and
+// faulted in fresh pages every call). Blocks are mapped but never touched here.
+TEST(HostAllocatorTest, AFreshlyFreedBlockPushesOutStaleSizes) {
+  constexpr size_t kStale = size_t{96} << 20;
+  constexpr size_t kFresh = size_t{256} << 20;
+  std::vector<void*> stale;
+  for (size_t i = 0; i < kPoolCapacityBytes / kStale + 1; ++i) {
+    stale.push_back(HostAllocate(kStale));
+    ASSERT_NE(stale.back(), nullptr);
+  }
+  for (void* block : stale) HostRelease(block, kStale);
+  EXPECT_LE(HostPoolBytes(), kPoolCapacityBytes);
+  EXPECT_GT(HostPoolBytes() + kFresh, kPoolCapacityBytes);  // full of the stale size
+
+  void* fresh = HostAllocate(kFresh);
+  ASSERT_NE(fresh, nullptr);
+  HostRelease(fresh, kFresh);
+  const size_t with_fresh = HostPoolBytes();
+  EXPECT_LE(with_fresh, kPoolCapacityBytes);
+  void* again = HostAllocate(kFresh);
+  EXPECT_EQ(again, fresh) << "the block freed last was not kept";
+  EXPECT_EQ(HostPoolBytes(), with_fresh - kFresh) << "the block did not come from the pool";
+  HostRelease(again, kFresh);
+  // A block larger than the whole pool is never cached.
+  void* huge = HostAllocate(kPoolCapacityBytes + (size_t{2} << 20));
+  ASSERT_NE(huge, nullptr);
+  const size_t before = HostPoolBytes();
+  HostRelease(huge, kPoolCapacityBytes + (size_t{2} << 20));
+  EXPECT_EQ(HostPoolBytes(), before);
+}
+
 TEST(BufferTest, AllocateZeroBytes) {
   for (bool zero : {false, true}) {
     absl::StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::Allocate(kCpu0, 0, zero);
