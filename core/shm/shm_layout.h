@@ -56,11 +56,17 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free && std::atomic<uint64_t
 
 inline constexpr size_t RoundUpToLine(size_t bytes) { return (bytes + kLine - 1) / kLine * kLine; }
 
-// Byte offsets within a segment of `workers` workers with `ring_bytes` rings.
+// Byte offsets within a segment of `workers` workers with `ring_bytes` rings: one ring per
+// peer, in rank order without the owner's own rank.
 inline constexpr size_t kRingsOffset = RoundUpToLine(sizeof(SegmentHeader));
 inline constexpr size_t RingStride(uint64_t ring_bytes) { return sizeof(RingControl) + ring_bytes; }
 inline constexpr size_t SegmentBytes(int32_t workers, uint64_t ring_bytes) {
-  return kRingsOffset + static_cast<size_t>(workers) * RingStride(ring_bytes);
+  return kRingsOffset + static_cast<size_t>(workers > 1 ? workers - 1 : 0) * RingStride(ring_bytes);
+}
+// Where the ring that `sender` writes to sits in the segment of `owner` (sender != owner).
+inline constexpr size_t RingOffset(int32_t owner, int32_t sender, uint64_t ring_bytes) {
+  const int32_t index = sender < owner ? sender : sender - 1;
+  return kRingsOffset + static_cast<size_t>(index) * RingStride(ring_bytes);
 }
 
 }  // namespace distribute::shm

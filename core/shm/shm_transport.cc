@@ -33,8 +33,9 @@ std::string Key(const std::string& prefix, const char* what, int32_t rank) {
   return absl::StrCat(prefix, "shm/", what, "/", rank);
 }
 
-RingControl* RingAt(char* segment, uint64_t ring_bytes, int32_t index) {
-  return reinterpret_cast<RingControl*>(segment + kRingsOffset + RingStride(ring_bytes) * static_cast<size_t>(index));
+// The ring `sender` writes to in `owner`'s segment.
+RingControl* RingAt(char* segment, int32_t owner, int32_t sender, uint64_t ring_bytes) {
+  return reinterpret_cast<RingControl*>(segment + RingOffset(owner, sender, ring_bytes));
 }
 
 char* RingData(RingControl* ring) { return reinterpret_cast<char*>(ring) + sizeof(RingControl); }
@@ -167,9 +168,9 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
     Peer& peer = peers[w];
     peer.header = reinterpret_cast<SegmentHeader*>(peer.segment->data());
     if (w == rank) continue;
-    peer.out = RingAt(peer.segment->data(), ring_bytes, rank);
+    peer.out = RingAt(peer.segment->data(), w, rank, ring_bytes);
     peer.out_data = RingData(peer.out);
-    peer.in = RingAt(peers[rank].segment->data(), ring_bytes, w);
+    peer.in = RingAt(peers[rank].segment->data(), rank, w, ring_bytes);
     peer.in_data = RingData(peer.in);
   }
   return std::unique_ptr<ShmTransport>(

@@ -74,8 +74,10 @@ run_once() {
     kill_ps)
       wait_for_file 60 "$T/scheduled"
       sleep 0.3
+      # The time is written before the kill: the chief reads it as soon as its join fails,
+      # which can come before this script gets to run again after the kill.
+      now_ms >"$T/killed.tmp" && mv "$T/killed.tmp" "$T/killed"
       kill -KILL "$(cat "$T/ps.0.pid")"
-      now_ms >"$T/killed"
       ;;
   esac
   wait "$CHIEF"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # multiworker.shm_full: two workers on one host whose /dev/shm is too small for their
-# segments (a 1 MiB tmpfs, in a mount namespace of their own, as a container's may be).
+# segments (a 256 KiB tmpfs, in a mount namespace of their own, as a container's may be).
 # With the default (AUTO) the job falls back to TCP and its results still equal a single
 # process's; with DIST_SHARED_MEMORY=on both workers refuse at start-up saying why, and
 # nobody dies of SIGBUS. Exit 77 (SKIPPED) where a mount namespace cannot be made.
@@ -15,7 +15,7 @@ if [[ "${1:-}" != --inside ]]; then
   exec unshare -m bash "$0" --inside "$distrun" "$program"
 fi
 distrun=$2 program=$3
-mount -t tmpfs -o size=1m tmpfs /dev/shm
+mount -t tmpfs -o size=256k tmpfs /dev/shm
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
