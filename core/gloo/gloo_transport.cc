@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/gloo/gloo_connect.h"
 #include "core/gloo/sigpipe_guard.h"
-#include "core/server/peer_failure.h"
 #include "core/server/transport_failure.h"
 #include "core/util/status_macros.h"
 #include "gloo/common/error.h"
@@ -47,31 +45,21 @@ GlooTransport::GlooTransport(CoordinationClient& coordination, int32_t rank,
       rank_(rank),
       task_names_(std::move(task_names)),
       context_(std::move(context)),
-      watcher_([this] { WatchPeers(); }) {}
+      watcher_(coordination, [this](const absl::Status&) { ReleaseWaits(); }) {}
 
 GlooTransport::~GlooTransport() {
-  stopping_ = true;
-  watcher_.join();
+  watcher_.Stop();
   // Closing the pairs may write to a dead peer.
   SigpipeGuard guard;
   context_.reset();
 }
 
-void GlooTransport::WatchPeers() {
-  constexpr int64_t kSliceMs = 100;  // bounds how long destruction waits for this thread
-  while (!stopping_) {
-    const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kSliceMs));
-    if (PeerDied(peer)) {
-      MutexLock lock(&pending_mu_);
-      peer_died_ = true;
-      for (gloo::transport::UnboundBuffer* buffer : pending_) {
-        buffer->abortWaitSend();
-        buffer->abortWaitRecv();
-      }
-      return;
-    }
-    // A failure that is no death comes back at once: do not spin on it.
-    if (!peer.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));
+void GlooTransport::ReleaseWaits() {
+  MutexLock lock(&pending_mu_);
+  peer_died_ = true;
+  for (gloo::transport::UnboundBuffer* buffer : pending_) {
+    buffer->abortWaitSend();
+    buffer->abortWaitRecv();
   }
 }
 

@@ -26,12 +26,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/collective/transport.h"
 #include "core/server/coordination_client.h"
+#include "core/server/peer_death_watcher.h"
 #include "core/util/mutex.h"
 
 namespace gloo {
@@ -74,9 +74,9 @@ class GlooTransport : public Transport {
   template <typename Op>
   absl::Status Call(const char* what, const Deadline& deadline, Op op);
   absl::Status Fail(const char* what, const std::string& error, const Deadline& deadline);
-  // Gloo does not release a wait for a send queued to a peer that then died; this thread
-  // does, when the coordination service learns that a task died.
-  void WatchPeers();
+  // Gloo does not release a wait for a send queued to a peer that then died; the watcher
+  // calls this when the coordination service learns that a task died.
+  void ReleaseWaits();
 
   CoordinationClient& coordination_;
   const int32_t rank_;
@@ -88,8 +88,7 @@ class GlooTransport : public Transport {
   // The buffers of the exchange in flight, whose waits a task's death aborts.
   std::vector<gloo::transport::UnboundBuffer*> pending_ ABSL_GUARDED_BY(pending_mu_);
   bool peer_died_ ABSL_GUARDED_BY(pending_mu_) = false;
-  std::atomic<bool> stopping_{false};
-  std::thread watcher_;  // last: started once everything above exists
+  PeerDeathWatcher watcher_;  // last: started once everything above exists
 };
 
 }  // namespace distribute

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/server/peer_failure.h"
 #include "core/server/transport_failure.h"
 #include "core/shm/doorbell.h"
 #include "core/shm/host_identity.h"
@@ -187,11 +186,10 @@ ShmTransport::ShmTransport(CoordinationClient& coordination, int32_t rank,
       ring_bytes_(RingBytes(static_cast<int32_t>(task_names_.size()))),
       spin_ns_(SpinBudgetNs(static_cast<int32_t>(task_names_.size()))),
       yield_(Oversubscribed(static_cast<int32_t>(task_names_.size()))),
-      watcher_([this] { WatchPeers(); }) {}
+      watcher_(coordination, [this](const absl::Status& death) { OnPeerDeath(death); }) {}
 
 ShmTransport::~ShmTransport() {
-  stopping_ = true;
-  watcher_.join();
+  watcher_.Stop();
   Close();
 }
 
@@ -202,22 +200,13 @@ void ShmTransport::Close() {
   }
 }
 
-void ShmTransport::WatchPeers() {
-  constexpr int64_t kSliceMs = 100;  // bounds how long destruction waits for this thread
-  while (!stopping_) {
-    const absl::Status peer = coordination_.WaitForPeerFailure(Deadline::AfterMs(kSliceMs));
-    if (PeerDied(peer)) {
-      {
-        MutexLock lock(&died_mu_);
-        died_ = peer;
-      }
-      peer_died_ = true;
-      Ring(*self_);  // wakes this worker's waiting call
-      return;
-    }
-    // A failure that is no death comes back at once: do not spin on it.
-    if (!peer.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));
+void ShmTransport::OnPeerDeath(const absl::Status& death) {
+  {
+    MutexLock lock(&died_mu_);
+    died_ = death;
   }
+  peer_died_ = true;
+  Ring(*self_);  // wakes this worker's waiting call
 }
 
 absl::Status ShmTransport::Fail(const std::string& error, bool timed_out, const Deadline& deadline) {

@@ -23,12 +23,12 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/collective/transport.h"
 #include "core/server/coordination_client.h"
+#include "core/server/peer_death_watcher.h"
 #include "core/shm/shared_segment.h"
 #include "core/shm/shm_layout.h"
 #include "core/util/mutex.h"
@@ -109,7 +109,8 @@ class ShmTransport : public Transport {
   absl::Status Fail(const std::string& error, bool timed_out, const Deadline& deadline);
   // Marks this worker's communicator closed and wakes every peer.
   void Close();
-  void WatchPeers();
+  // Called by the watcher when the coordination service reports a task's death.
+  void OnPeerDeath(const absl::Status& death);
 
   CoordinationClient& coordination_;
   const int32_t rank_;
@@ -125,8 +126,7 @@ class ShmTransport : public Transport {
   Mutex died_mu_;
   absl::Status died_ ABSL_GUARDED_BY(died_mu_);
   std::atomic<bool> peer_died_{false};
-  std::atomic<bool> stopping_{false};
-  std::thread watcher_;  // last: started once everything above exists
+  PeerDeathWatcher watcher_;  // last: started once everything above exists
 };
 
 }  // namespace distribute::shm
