@@ -7,6 +7,7 @@
 #include "core/collective/local_all_reduce.h"
 #include "core/collective/local_collective.h"
 #include "core/device/local_devices.h"
+#include "core/gpu/gpu_collective.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -22,23 +23,23 @@ absl::StatusOr<int32_t> ReduceReplica(const CrossDeviceOps& ops, const std::vect
   for (size_t i = 0; i < devices.size(); ++i) {
     if (devices[i] == resolved) return static_cast<int32_t>(i);
   }
-  // A device that holds no replica: reduce on the first replica's thread, which reads
-  // every replica's memory anyway (all in-process devices share host memory).
+  // A device that holds no replica: reduce on the first replica's device (for CPU
+  // replicas every device shares host memory; TF's would copy there and back).
   return 0;
 }
 
 // The kind of device every replica is on: backends serve one kind.
 absl::StatusOr<DeviceType> ReplicaDeviceType(const std::vector<DeviceSpec>& devices) {
   if (devices.empty()) return absl::InvalidArgumentError("a strategy needs at least one replica");
+  const DeviceType type = devices.front().type;
   for (const DeviceSpec& device : devices) {
-    if (device.type != DeviceType::kCpu) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "device ", device.ToString(),
-          ": strategies replicate over CPU devices in this version; GPU replicas need the NCCL "
-          "collectives, which are not built yet"));
+    if (device.type != type) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "replicas on ", devices.front().ToString(), " and ", device.ToString(),
+          ": a strategy's replicas are all CPU devices or all GPUs"));
     }
   }
-  return DeviceType::kCpu;
+  return type;
 }
 
 }  // namespace
@@ -51,6 +52,18 @@ absl::StatusOr<std::unique_ptr<CollectiveBackend>> CreateCollectiveBackend(
                                                    kMaxLocalReplicas));
   }
   ASSIGN_OR_RETURN(const DeviceType device_type, ReplicaDeviceType(request.devices));
+  if (device_type == DeviceType::kCpu &&
+      request.ops.algorithm == AllReduceAlgorithm::kNcclAllReduce) {
+    return absl::FailedPreconditionError(
+        "NcclAllReduce reduces between GPUs; this strategy's replicas are CPU devices (use "
+        "the shared-memory, ReductionToOneDevice or HierarchicalCopy cross-device ops)");
+  }
+  if (device_type == DeviceType::kGpu && request.cluster == nullptr) {
+    ASSIGN_OR_RETURN(const int32_t reduce_replica, ReduceReplica(request.ops, request.devices));
+    ASSIGN_OR_RETURN(std::unique_ptr<GpuCollective> collective,
+                     GpuCollective::Create(request.devices, request.ops, reduce_replica));
+    return std::make_unique<CollectiveBackend>(std::move(collective), nullptr);
+  }
   if (request.cluster == nullptr) {
     ASSIGN_OR_RETURN(const int32_t reduce_replica, ReduceReplica(request.ops, request.devices));
     return std::make_unique<CollectiveBackend>(

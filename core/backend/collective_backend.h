@@ -5,8 +5,8 @@
 //
 //   one process, CPU replicas   -> LocalCollective with the CrossDeviceOps' algorithm
 //   several workers, CPU        -> HierarchicalCollective over CrossWorker over Gloo TCP
-//   GPU replicas                -> (the NCCL collective of the CUDA plugin, not built yet:
-//                                   kFailedPrecondition)
+//   one process, GPU replicas   -> GpuCollective (NCCL or the plugin's reduction kernels)
+//   several workers, GPU        -> (NCCL between workers, not built yet: kFailedPrecondition)
 #ifndef DISTRIBUTE_CORE_BACKEND_COLLECTIVE_BACKEND_H_
 #define DISTRIBUTE_CORE_BACKEND_COLLECTIVE_BACKEND_H_
 

@@ -43,6 +43,11 @@ dist_status_t dist_cross_device_ops_create_shared_memory(int64_t bytes_per_pack,
   return NewOps(__func__, out, [&] { return CrossDeviceOps::SharedMemory(bytes_per_pack); });
 }
 
+dist_status_t dist_cross_device_ops_create_nccl_all_reduce(int32_t num_packs,
+                                                          dist_cross_device_ops_t** out) {
+  return NewOps(__func__, out, [&] { return CrossDeviceOps::NcclAllReduce(num_packs); });
+}
+
 dist_status_t dist_cross_device_ops_kind(const dist_cross_device_ops_t* ops,
                                          dist_cross_device_ops_kind_t* out_kind) {
   return distribute::c_api::Accessor(__func__, ops, "ops", out_kind, "out_kind",

@@ -4,19 +4,20 @@
 
 namespace distribute {
 
-absl::Status Collective::Publish(int32_t replica, const PublishedCall& call,
-                                 const Deadline& deadline) {
-  // What only this replica can check, it checks on its own inputs (once, not once per
-  // replica); the rendezvous publishes a failure in place of the call.
-  absl::Status host_only;
-  for (const Tensor& t : call.inputs) {
+absl::Status Collective::CheckLocalInputs(std::span<const Tensor> inputs) const {
+  for (const Tensor& t : inputs) {
     if (t.device().type != DeviceType::kCpu) {
-      host_only = absl::InvalidArgumentError(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           "a tensor on ", t.device_name(), ": in-process collectives operate on host (CPU) tensors"));
-      break;
     }
   }
-  return rendezvous_.Publish(replica, call, host_only, deadline);
+  return absl::OkStatus();
+}
+
+absl::Status Collective::Publish(int32_t replica, const PublishedCall& call,
+                                 const Deadline& deadline) {
+  // A failed local check is published in place of the call, so every replica fails it.
+  return rendezvous_.Publish(replica, call, CheckLocalInputs(call.inputs), deadline);
 }
 
 }  // namespace distribute

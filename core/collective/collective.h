@@ -98,6 +98,9 @@ class Collective {
   // Publishes `call` after checking this replica's own inputs: in-process collectives
   // read host memory, so a tensor elsewhere fails the call on every replica.
   absl::Status Publish(int32_t replica, const PublishedCall& call, const Deadline& deadline);
+  // What this replica checks of its own inputs before publishing them (once, not once per
+  // replica). By default they must be in host memory, which in-process collectives read.
+  virtual absl::Status CheckLocalInputs(std::span<const Tensor> inputs) const;
 
  private:
   LocalRendezvous rendezvous_;

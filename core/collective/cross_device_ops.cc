@@ -39,4 +39,15 @@ absl::StatusOr<CrossDeviceOps> CrossDeviceOps::SharedMemory(int64_t bytes_per_pa
   return ops;
 }
 
+absl::StatusOr<CrossDeviceOps> CrossDeviceOps::NcclAllReduce(int32_t num_packs) {
+  if (num_packs < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_packs is ", num_packs, ": expected 0 (no packing) or more"));
+  }
+  CrossDeviceOps ops;
+  ops.algorithm = AllReduceAlgorithm::kNcclAllReduce;
+  ops.num_packs = num_packs;
+  return ops;
+}
+
 }  // namespace distribute

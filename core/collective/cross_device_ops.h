@@ -14,6 +14,7 @@ enum class AllReduceAlgorithm : int32_t {
   kReductionToOneDevice = 1,
   kHierarchicalCopy = 2,
   kSharedMemory = 3,
+  kNcclAllReduce = 4,  // GPU replicas only
 };
 
 struct CrossDeviceOps {
@@ -22,7 +23,8 @@ struct CrossDeviceOps {
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::kSharedMemory;
   // ReductionToOneDevice: the device name to reduce on ("" = the first replica's).
   std::string reduce_device;
-  // HierarchicalCopy: how many packs the tensors are split into.
+  // HierarchicalCopy and NcclAllReduce: how many packs the tensors are split into (0, for
+  // NcclAllReduce: no packing).
   int32_t num_packs = 1;
   // SharedMemory: the largest pack small tensors are fused into per rendezvous.
   int64_t bytes_per_pack = kDefaultBytesPerPack;
@@ -30,6 +32,7 @@ struct CrossDeviceOps {
   static absl::StatusOr<CrossDeviceOps> ReductionToOneDevice(std::string device);
   static absl::StatusOr<CrossDeviceOps> HierarchicalCopy(int32_t num_packs);
   static absl::StatusOr<CrossDeviceOps> SharedMemory(int64_t bytes_per_pack);
+  static absl::StatusOr<CrossDeviceOps> NcclAllReduce(int32_t num_packs);
 };
 
 }  // namespace distribute

@@ -10,6 +10,7 @@ std::unique_ptr<LocalAllReduce> MakeLocalAllReduce(const CrossDeviceOps& ops, in
     case AllReduceAlgorithm::kHierarchicalCopy:
       return std::make_unique<HierarchicalCopyAllReduce>(ops.num_packs, replicas);
     case AllReduceAlgorithm::kSharedMemory:
+    case AllReduceAlgorithm::kNcclAllReduce:  // refused for CPU replicas by core/backend
       break;
   }
   return std::make_unique<SharedMemoryAllReduce>(ops.bytes_per_pack);

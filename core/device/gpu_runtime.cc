@@ -59,7 +59,7 @@ GpuRuntime::GpuRuntime() {
   auto get = reinterpret_cast<dist_gpu_plugin_get_fn>(dlsym(handle, DIST_GPU_PLUGIN_ENTRY));
   const dist_gpu_plugin_v1* plugin = get ? get() : nullptr;
   if (plugin == nullptr || plugin->abi_version != DIST_GPU_PLUGIN_ABI_VERSION ||
-      plugin->struct_size < sizeof(dist_gpu_plugin_v1)) {
+      plugin->struct_size < DIST_GPU_PLUGIN_V1_BASE_SIZE) {
     unavailable_reason_ = absl::StrCat("the CUDA plugin ", tried,
                                        " does not provide ABI version ",
                                        DIST_GPU_PLUGIN_ABI_VERSION);
@@ -74,6 +74,8 @@ GpuRuntime::GpuRuntime() {
   }
   plugin_ = plugin;
   device_count_ = count;
+  // A plugin built before the GPU-replica entries still serves memory and copies.
+  has_replica_entries_ = plugin->struct_size >= sizeof(dist_gpu_plugin_v1);
 }
 
 absl::Status GpuRuntime::CheckDevice(int32_t index) const {

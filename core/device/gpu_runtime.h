@@ -3,9 +3,12 @@
 #ifndef DISTRIBUTE_CORE_DEVICE_GPU_RUNTIME_H_
 #define DISTRIBUTE_CORE_DEVICE_GPU_RUNTIME_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,11 +38,48 @@ class GpuRuntime {
                     size_t bytes) const;
   absl::Status Zero(int32_t device, void* ptr, size_t bytes) const;
 
+  // ---- GPU replicas (gpu_runtime_replicas.cc): streams, reductions, NCCL -------------------
+  // Errors name the CUDA or NCCL call and the device (the plugin's message).
+
+  // FailedPrecondition unless GPUs were found and the plugin has the GPU-replica entries.
+  absl::Status CheckReplicaSupport() const;
+  absl::StatusOr<void*> CreateStream(int32_t device) const;
+  void DestroyStream(int32_t device, void* stream) const;
+  // Whether everything queued on `stream` has finished; an error when something failed.
+  absl::StatusOr<bool> StreamDone(int32_t device, void* stream) const;
+  absl::Status CopyAsync(int32_t dst_device, void* dst, int32_t src_device, const void* src,
+                         size_t bytes, int32_t stream_device, void* stream) const;
+  // Queues an element-wise reduction (plugin ABI `reduce`; dtype and op are their numbers).
+  absl::Status Reduce(int32_t device, void* stream, int32_t dtype, int32_t op,
+                      const void* const* inputs, int32_t num_inputs, void* output, size_t count,
+                      int64_t divisor) const;
+  // Whether `device` can now read `peer`'s memory.
+  absl::StatusOr<bool> EnablePeerAccess(int32_t device, int32_t peer) const;
+
+  using UniqueId = std::array<uint8_t, DIST_GPU_UNIQUE_ID_BYTES>;
+  absl::StatusOr<UniqueId> NewUniqueId() const;
+  // One communicator per device, rank i on devices[i].
+  absl::StatusOr<std::vector<void*>> InitCommunicators(std::span<const int32_t> devices) const;
+  // Starts creating rank `rank` of `nranks`; CommunicatorReady tells when it is usable.
+  absl::StatusOr<void*> InitCommunicatorRank(int32_t device, int32_t nranks, const UniqueId& id,
+                                             int32_t rank) const;
+  // true: usable; false: still being created; an error when it failed.
+  absl::StatusOr<bool> CommunicatorReady(void* comm) const;
+  void AbortCommunicator(void* comm) const;
+  void DestroyCommunicator(void* comm) const;
+  absl::Status AllReduce(void* comm, void* stream, const void* send, void* recv, size_t count,
+                         int32_t dtype, int32_t op) const;
+  absl::Status AllGather(void* comm, void* stream, const void* send, void* recv,
+                         size_t bytes) const;
+  absl::Status Broadcast(void* comm, void* stream, const void* send, void* recv, size_t bytes,
+                         int32_t root) const;
+
  private:
   GpuRuntime();
 
   const dist_gpu_plugin_v1* plugin_ = nullptr;
   int32_t device_count_ = 0;
+  bool has_replica_entries_ = false;
   std::string unavailable_reason_;
 };
 

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "core/device/gpu_runtime.h"
 #include "core/device/local_devices.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/thread_context.h"
@@ -22,18 +24,29 @@ std::vector<std::string> NamesOf(const std::vector<DeviceSpec>& devices) {
   return names;
 }
 
-// A device name resolved to a local device. Strategies run on CPU replicas for now: GPU
-// replicas need the NCCL collectives of the CUDA plugin.
+// A device name resolved to a local device. GPU replicas need the CUDA plugin's streams and
+// NCCL collectives, which the runtime checks for here, at creation.
 absl::StatusOr<DeviceSpec> ResolveStrategyDevice(absl::string_view name) {
   ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(name));
   ASSIGN_OR_RETURN(DeviceSpec resolved, ResolveLocalDevice(spec));
-  if (resolved.type != DeviceType::kCpu) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "device ", resolved.ToString(),
-        ": strategies replicate over CPU devices in this version; GPU replicas need the NCCL "
-        "collectives, which are not built yet"));
+  if (resolved.type == DeviceType::kGpu) {
+    RETURN_IF_ERROR(GpuRuntime::Get().CheckReplicaSupport());
   }
   return resolved;
+}
+
+// Every local device of `type` (TF's "GPU:*"), in index order.
+std::vector<DeviceSpec> EveryLocalDevice(DeviceType type) {
+  const int32_t count =
+      type == DeviceType::kGpu ? GpuRuntime::Get().device_count() : LogicalCpuDeviceCount();
+  std::vector<DeviceSpec> devices;
+  for (int32_t i = 0; i < count; ++i) {
+    DeviceSpec spec;
+    spec.type = type;
+    spec.index = i;
+    devices.push_back(spec);
+  }
+  return devices;
 }
 
 // A worker's replicas: its logical CPU devices CPU:0 ... CPU:n-1, n from the options.
@@ -55,14 +68,33 @@ absl::StatusOr<std::vector<DeviceSpec>> MultiWorkerDevices(const CommunicationOp
 absl::StatusOr<std::vector<DeviceSpec>> ResolveDeviceList(const std::vector<std::string>& names) {
   std::vector<DeviceSpec> devices;
   if (names.empty()) {
-    for (int32_t i = 0; i < LogicalCpuDeviceCount(); ++i) {
-      DeviceSpec spec;
-      spec.type = DeviceType::kCpu;
-      spec.index = i;
-      devices.push_back(spec);
-    }
-    return devices;
+    // As TF's MirroredStrategy(): every GPU, or the CPU when there is none (usable GPUs
+    // only: a plugin without GPU-replica support counts as none).
+    if (GpuRuntime::Get().CheckReplicaSupport().ok()) return EveryLocalDevice(DeviceType::kGpu);
+    return EveryLocalDevice(DeviceType::kCpu);
   }
+  std::vector<std::string> expanded;
+  bool wildcard = false;
+  for (size_t i = 0; i < names.size(); ++i) {
+    // "GPU:*" (or "CPU:*") stands for every local device of its type.
+    if (absl::EndsWith(names[i], ":*")) {
+      ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::Parse(names[i]));
+      if (spec.type == DeviceType::kGpu) {
+        absl::Status usable = GpuRuntime::Get().CheckReplicaSupport();
+        if (!usable.ok()) {
+          return absl::Status(usable.code(), absl::StrCat("devices[", i, "] ", names[i], ": ", usable.message()));
+        }
+      }
+      const DeviceType type = spec.type == DeviceType::kGpu ? DeviceType::kGpu : DeviceType::kCpu;
+      for (const DeviceSpec& d : EveryLocalDevice(type)) {
+        expanded.push_back(d.ToString());
+      }
+      wildcard = true;
+      continue;
+    }
+    expanded.push_back(names[i]);
+  }
+  if (wildcard) return ResolveDeviceList(expanded);
   for (size_t i = 0; i < names.size(); ++i) {
     absl::StatusOr<DeviceSpec> device = ResolveStrategyDevice(names[i]);
     if (!device.ok()) {

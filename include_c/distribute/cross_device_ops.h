@@ -2,9 +2,12 @@
  *
  * A strategy over several local devices reduces with one of these. When a strategy is
  * created without one it chooses automatically: the in-process shared-memory all-reduce
- * for CPU replicas. All algorithms are deterministic: the same inputs on the same replica
- * count give bit-identical results on every run and every replica. float16 and bfloat16
- * accumulate in float32. */
+ * for CPU replicas, NCCL for GPU replicas. The CPU algorithms, and ReductionToOneDevice and
+ * HierarchicalCopy on GPUs, are deterministic: the same inputs on the same replica count
+ * give bit-identical results on every run and every replica. NCCL's all-reduce is
+ * reproducible only with a fixed NCCL version, topology, algorithm and protocol (set
+ * NCCL_ALGO and NCCL_PROTO); use ReductionToOneDevice where bits must not move. float16 and
+ * bfloat16 accumulate in float32 (within each step, for HierarchicalCopy on GPUs). */
 #ifndef DISTRIBUTE_CROSS_DEVICE_OPS_H_
 #define DISTRIBUTE_CROSS_DEVICE_OPS_H_
 
@@ -30,6 +33,9 @@ typedef int32_t dist_cross_device_ops_kind_t;
  * slices (reduce-scatter + all-gather in shared memory). Small tensors are packed into
  * buffers of up to bytes_per_pack bytes first. */
 #define DIST_CROSS_DEVICE_OPS_SHARED_MEMORY 3
+/* NCCL's all-reduce between GPU replicas, values of one dtype packed into num_packs
+ * buffers first (tf.distribute.NcclAllReduce). A strategy over CPU replicas refuses it. */
+#define DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE 4
 
 /* ReductionToOneDevice reducing on `device` (NULL: the first replica's device).
  * Thread-safety: safe. */
@@ -45,6 +51,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_cross_device_ops_create_hierarchical_
  * tensors are fused into; 0 chooses (4 MiB). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_cross_device_ops_create_shared_memory(
     int64_t bytes_per_pack, dist_cross_device_ops_t** out);
+
+/* NcclAllReduce with `num_packs` packs (>= 0: 0 reduces every value on its own; TF's
+ * default is 1). Only GPU replicas can use it. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_cross_device_ops_create_nccl_all_reduce(
+    int32_t num_packs, dist_cross_device_ops_t** out);
 
 /* The algorithm of `ops`. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_cross_device_ops_kind(

@@ -19,11 +19,12 @@ expected=(
   "server: server ps cluster collective tensor device util"
   "gloo: gloo server ps cluster collective tensor device util"
   "shm: shm server ps cluster collective tensor device util"
-  "backend: backend shm gloo server ps cluster collective tensor device util"
+  "gpu: gpu collective tensor device util"
+  "backend: backend gpu shm gloo server ps cluster collective tensor device util"
   "values: values collective tensor device util"
-  "strategy: strategy backend shm gloo server ps cluster values collective tensor device util"
-  "input: input strategy backend shm gloo server ps cluster values collective tensor device util"
-  "coordinator: coordinator input strategy backend shm gloo server ps cluster values collective tensor device util"
+  "strategy: strategy backend gpu shm gloo server ps cluster values collective tensor device util"
+  "input: input strategy backend gpu shm gloo server ps cluster values collective tensor device util"
+  "coordinator: coordinator input strategy backend gpu shm gloo server ps cluster values collective tensor device util"
 )
 status=0
 for line in "${expected[@]}"; do

@@ -1,0 +1,124 @@
+// Device memory, page-locked host memory, and copies between them (device
+// DIST_GPU_HOST_DEVICE is host memory). Pointers are unified virtual addresses, so one
+// cudaMemcpyAsync with cudaMemcpyDefault covers host<->device and same-device copies; only
+// copies between two devices go through cudaMemcpyPeerAsync, which works without peer access.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "core/cuda/devices.h"
+#include "core/cuda/plugin_entries.h"
+#include "core/cuda/plugin_errors.h"
+#include "core/device/gpu_plugin_api.h"
+
+namespace distribute::gpu_plugin {
+namespace {
+
+const char* Side(int32_t device, char (&buffer)[16]) {
+  if (device == DIST_GPU_HOST_DEVICE) return "host";
+  std::snprintf(buffer, sizeof buffer, "GPU:%d", static_cast<int>(device));
+  return buffer;
+}
+
+// Queues the copy on `stream` of `stream_device`.
+int QueueCopy(int32_t dst_device, void* dst, int32_t src_device, const void* src, size_t bytes,
+              int32_t stream_device, cudaStream_t stream, char* err, size_t err_len) {
+  if (UseDevice(stream_device, err, err_len) != 0) return 1;
+  if (dst_device >= 0 && src_device >= 0 && dst_device != src_device) {
+    const cudaError_t error = cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream);
+    if (error != cudaSuccess) {
+      return FailCuda(error, stream_device, err, err_len,
+                      "cudaMemcpyPeerAsync of %zu bytes from GPU:%d to GPU:%d", bytes,
+                      static_cast<int>(src_device), static_cast<int>(dst_device));
+    }
+    return 0;
+  }
+  const cudaError_t error = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+  if (error != cudaSuccess) {
+    char src_name[16];
+    char dst_name[16];
+    return FailCuda(error, stream_device, err, err_len, "cudaMemcpyAsync of %zu bytes from %s to %s",
+                    bytes, Side(src_device, src_name), Side(dst_device, dst_name));
+  }
+  return 0;
+}
+
+// Synchronous calls run on the legacy default stream and wait for that stream alone.
+// cudaDeviceSynchronize would also wait for every other stream of the device, NCCL's
+// kernels included, and hang for as long as a collective waits on a lost peer. The core's
+// streams (StreamCreate) and NCCL's are non-blocking, so the legacy stream does not wait
+// for them either.
+int WaitLegacyStream(int32_t device, const char* what, char* err, size_t err_len) {
+  const cudaError_t error = cudaStreamSynchronize(cudaStreamLegacy);
+  if (error != cudaSuccess) {
+    return FailCuda(error, device, err, err_len, "cudaStreamSynchronize after %s", what);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err_len) {
+  *out_ptr = nullptr;
+  if (UseDevice(device, err, err_len) != 0) return 1;
+  const cudaError_t error = cudaMalloc(out_ptr, bytes);
+  if (error != cudaSuccess) {
+    *out_ptr = nullptr;
+    return FailCuda(error, device, err, err_len, "cudaMalloc of %zu bytes", bytes);
+  }
+  return 0;
+}
+
+void Release(int32_t device, void* ptr) {
+  if (ptr == nullptr) return;
+  if (cudaSetDevice(device) == cudaSuccess) (void)cudaFree(ptr);
+  (void)cudaGetLastError();  // the caller ignores failures: keep them out of later checks
+}
+
+int Copy(int32_t dst_device, void* dst, int32_t src_device, const void* src, size_t bytes,
+         char* err, size_t err_len) {
+  if (bytes == 0) return 0;
+  // The destination's device runs the copy (the source's for a copy to host; device 0's
+  // context for host-to-host).
+  const int32_t device = dst_device >= 0 ? dst_device : (src_device >= 0 ? src_device : 0);
+  if (QueueCopy(dst_device, dst, src_device, src, bytes, device, cudaStreamLegacy, err, err_len) != 0) {
+    return 1;
+  }
+  return WaitLegacyStream(device, "a copy", err, err_len);
+}
+
+int Zero(int32_t device, void* ptr, size_t bytes, char* err, size_t err_len) {
+  if (bytes == 0) return 0;
+  if (UseDevice(device, err, err_len) != 0) return 1;
+  const cudaError_t error = cudaMemsetAsync(ptr, 0, bytes, cudaStreamLegacy);
+  if (error != cudaSuccess) {
+    return FailCuda(error, device, err, err_len, "cudaMemsetAsync of %zu bytes", bytes);
+  }
+  return WaitLegacyStream(device, "cudaMemsetAsync", err, err_len);
+}
+
+int CopyAsync(int32_t dst_device, void* dst, int32_t src_device, const void* src, size_t bytes,
+              int32_t stream_device, void* stream, char* err, size_t err_len) {
+  if (bytes == 0) return 0;
+  return QueueCopy(dst_device, dst, src_device, src, bytes, stream_device,
+                   static_cast<cudaStream_t>(stream), err, err_len);
+}
+
+int HostAllocatePinned(size_t bytes, void** out_ptr, char* err, size_t err_len) {
+  *out_ptr = nullptr;
+  // Portable: the memory counts as pinned for every device, not only the current one.
+  const cudaError_t error = cudaHostAlloc(out_ptr, bytes, cudaHostAllocPortable);
+  if (error != cudaSuccess) {
+    *out_ptr = nullptr;
+    return FailCuda(error, DIST_GPU_HOST_DEVICE, err, err_len, "cudaHostAlloc of %zu bytes", bytes);
+  }
+  return 0;
+}
+
+void HostReleasePinned(void* ptr) {
+  if (ptr == nullptr) return;
+  (void)cudaFreeHost(ptr);
+  (void)cudaGetLastError();  // the caller ignores failures: keep them out of later checks
+}
+
+}  // namespace distribute::gpu_plugin
