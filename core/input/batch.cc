@@ -109,7 +109,7 @@ class BatchIterator : public DatasetIterator {
       const size_t row_bytes = first.byte_size();
       char* dst = static_cast<char*>(stacked.data());
       for (size_t e = 0; e < elements.size(); ++e) {
-        ASSIGN_OR_RETURN(Tensor host, ToHost(elements[e][c]));
+        ASSIGN_OR_RETURN(Tensor host, elements[e][c].OnHost());
         if (row_bytes > 0) std::memcpy(dst + e * row_bytes, host.data(), row_bytes);
       }
       batch.push_back(std::move(stacked));

@@ -31,11 +31,6 @@ absl::StatusOr<Tensor> HostBytesTensor(const void* data, size_t size) {
   return tensor;
 }
 
-absl::StatusOr<Tensor> ToHost(const Tensor& tensor) {
-  if (tensor.device().type != DeviceType::kGpu) return tensor;
-  return tensor.CopyTo("CPU:0");
-}
-
 absl::Status NoSourceFilesError(const char* source) {
   return absl::FailedPreconditionError(
       absl::StrCat("the pipeline's source (", source, ") reads no files"));

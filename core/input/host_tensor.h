@@ -22,9 +22,6 @@ absl::StatusOr<Tensor> NewHostTensor(DType dtype, std::span<const int64_t> dims)
 // A uint8 [size] host tensor holding a copy of `data`.
 absl::StatusOr<Tensor> HostBytesTensor(const void* data, size_t size);
 
-// `tensor` itself when it is in host memory, else a host copy.
-absl::StatusOr<Tensor> ToHost(const Tensor& tensor);
-
 // The rebuilt-source error of a pipeline whose source reads no files.
 absl::Status NoSourceFilesError(const char* source);
 

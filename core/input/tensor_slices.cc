@@ -121,7 +121,7 @@ absl::StatusOr<DatasetPtr> FromTensorSlices(std::vector<Tensor> components) {
     }
     std::vector<int64_t> row_dims(t.shape().dims().begin() + 1, t.shape().dims().end());
     ASSIGN_OR_RETURN(Shape row_shape, Shape::Make(row_dims));
-    ASSIGN_OR_RETURN(Tensor host, ToHost(t));
+    ASSIGN_OR_RETURN(Tensor host, t.OnHost());
     const size_t row_bytes = static_cast<size_t>(row_shape.num_elements()) * DTypeSize(t.dtype());
     checked.push_back(Component{std::move(host), std::move(row_shape), row_bytes});
   }

@@ -61,6 +61,22 @@ absl::StatusOr<Tensor> Allocate(DType dtype, Shape shape, const DeviceSpec& devi
   return Tensor::FromBuffer(dtype, std::move(shape), std::move(buffer));
 }
 
+// Cross-replica reductions and gathers compute on the host, whatever device the
+// components live on: host copies of GPU components (a step's results are small next to a
+// transfer's cost; the replica-context collectives are the GPUs' fast path).
+absl::StatusOr<std::vector<Tensor>> OnHost(std::vector<Tensor> components) {
+  for (Tensor& t : components) {
+    ASSIGN_OR_RETURN(t, t.OnHost());
+  }
+  return components;
+}
+
+// Where a result bound for `device` is computed: there when it is host memory, else on
+// the host (and copied to `device` at the end).
+DeviceSpec HostFor(const DeviceSpec& device) {
+  return device.type == DeviceType::kGpu ? DeviceSpec{}.WithDefaults() : device;
+}
+
 // The tensor on `device`: itself when it is already there ("unchanged"), else a copy.
 absl::StatusOr<Tensor> PlaceOn(const Tensor& tensor, const DeviceSpec& device) {
   if (tensor.device() == device) return tensor;
@@ -86,21 +102,22 @@ absl::StatusOr<Tensor> ReduceComponents(const Strategy& strategy, ReduceOp op,
                                         const std::vector<Tensor>& components,
                                         const DeviceSpec& device) {
   RETURN_IF_ERROR(CheckSameSignature(components));
-  const Tensor& first = components.front();
-  RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
+  RETURN_IF_ERROR(CheckReducible(components.front().dtype(), op));
+  ASSIGN_OR_RETURN(const std::vector<Tensor> host_components, OnHost(components));
+  const Tensor& first = host_components.front();
   std::vector<const void*> inputs;
-  for (const Tensor& t : components) inputs.push_back(t.data());
+  for (const Tensor& t : host_components) inputs.push_back(t.data());
   // An integer MEAN sums (on the host) and divides afterwards (integer_mean.h).
   const bool integer_mean = IsIntegerMean(first.dtype(), op);
   const DeviceSpec host = DeviceSpec{}.WithDefaults();
-  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), integer_mean ? host : device));
+  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), integer_mean ? host : HostFor(device)));
   RETURN_IF_ERROR(strategy.workers().AllReduceLocal(
       integer_mean ? ReduceOp::kSum : op, first.dtype(), inputs.data(),
       static_cast<int32_t>(inputs.size()), static_cast<size_t>(first.shape().num_elements()),
       out.data(), strategy.num_replicas_in_sync(),
       absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)), strategy.NewDeadline()));
   if (integer_mean) return IntegerMean(out, strategy.num_replicas_in_sync(), device);
-  return out;
+  return PlaceOn(out, device);
 }
 
 absl::StatusOr<Tensor> ReduceAcross(const Strategy& strategy, ReduceOp op, const Value& value,
@@ -159,9 +176,10 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
                                        int32_t axis, const DeviceSpec& device) {
   ASSIGN_OR_RETURN(std::vector<Tensor> components, PerReplicaComponents(strategy, value));
   ASSIGN_OR_RETURN(const int32_t normalized, CheckAlongAxis(components, axis));
+  RETURN_IF_ERROR(CheckReducible(components.front().dtype(), op));
+  ASSIGN_OR_RETURN(components, OnHost(std::move(components)));
   const Tensor& first = components.front();
   const DType dtype = first.dtype();
-  RETURN_IF_ERROR(CheckReducible(dtype, op));
   const DType acc = AccumulatorDType(dtype);
   const ReduceOp partial_op = op == ReduceOp::kMean ? ReduceOp::kSum : op;
   std::vector<int64_t> out_dims;
@@ -225,9 +243,9 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
       DivideInPlace(acc, sum.data(), count, total);
     }
   }
-  ASSIGN_OR_RETURN(Tensor out, Allocate(dtype, std::move(out_shape), device));
+  ASSIGN_OR_RETURN(Tensor out, Allocate(dtype, std::move(out_shape), HostFor(device)));
   FromAccumulator(dtype, sum.data(), out.data(), count);
-  return out;
+  return PlaceOn(out, device);
 }
 
 }  // namespace
@@ -260,13 +278,14 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
     return absl::InvalidArgumentError("scalars cannot be gathered along an axis");
   }
   ASSIGN_OR_RETURN(const int32_t normalized, CheckAlongAxis(components, axis));
+  ASSIGN_OR_RETURN(components, OnHost(std::move(components)));
   const Tensor& first = components.front();
   std::vector<int64_t> dims = first.shape().dims();
   int64_t gathered = 0;
   for (const Tensor& t : components) gathered += t.shape().dim(normalized);
   dims[static_cast<size_t>(normalized)] = gathered;
   ASSIGN_OR_RETURN(Shape shape, Shape::Make(dims));
-  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), shape, strategy.worker_devices().front()));
+  ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), shape, HostFor(strategy.worker_devices().front())));
   int64_t outer = 1;
   for (int32_t d = 0; d < normalized; ++d) outer *= first.shape().dim(d);
   std::vector<std::span<const char>> blocks;

@@ -222,9 +222,11 @@ absl::StatusOr<Tensor> SyncOnReadShare(const Variable& variable, const Tensor& v
   const int32_t replicas =
       multi_worker != nullptr ? multi_worker->num_replicas_in_sync() : variable.num_copies();
   if (variable.aggregation() != VariableAggregation::kSum || replicas <= 1) return value;
-  ASSIGN_OR_RETURN(Tensor share, value.CopyTo(value.device_name()));
+  // Divided on the host (a GPU value comes over and its share goes back).
+  ASSIGN_OR_RETURN(Tensor share, value.in_host_memory() ? value.CopyTo(value.device_name()) : value.OnHost());
   DivideInPlace(share.dtype(), share.data(), static_cast<size_t>(share.shape().num_elements()),
                 replicas);
+  if (!value.in_host_memory()) return share.CopyTo(value.device_name());
   return share;
 }
 
@@ -303,6 +305,10 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
       break;
   }
   ASSIGN_OR_RETURN(std::vector<Tensor> copies, variable.SnapshotAll());
+  // Aggregated on the host: GPU copies come over (snapshots, ours to overwrite).
+  for (Tensor& copy : copies) {
+    ASSIGN_OR_RETURN(copy, copy.OnHost());
+  }
   const Tensor& first = copies.front();
   std::vector<const void*> inputs;
   for (const Tensor& copy : copies) inputs.push_back(copy.data());

@@ -87,6 +87,11 @@ absl::StatusOr<Tensor> Tensor::FromBuffer(DType dtype, Shape shape, std::shared_
   return Tensor(dtype, std::move(shape), std::move(buffer));
 }
 
+absl::StatusOr<Tensor> Tensor::OnHost() const {
+  if (in_host_memory()) return *this;
+  return CopyTo("CPU:0");
+}
+
 absl::StatusOr<Tensor> Tensor::CopyTo(absl::string_view device) const {
   ASSIGN_OR_RETURN(DeviceSpec target, ParseAndResolve(device));
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> copy, Buffer::Allocate(target, byte_size(), false));

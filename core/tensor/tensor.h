@@ -43,6 +43,10 @@ class Tensor {
 
   // A copy with its own buffer on `device` (a device name).
   absl::StatusOr<Tensor> CopyTo(absl::string_view device) const;
+  // This tensor when its memory is host memory (any CPU device), else a copy on CPU:0: what
+  // host code (cross-replica reductions, variable updates, the input pipeline) reads.
+  absl::StatusOr<Tensor> OnHost() const;
+  bool in_host_memory() const { return device().type != DeviceType::kGpu; }
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }

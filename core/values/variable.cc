@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
 #include "core/util/quote.h"
@@ -21,6 +22,21 @@ std::vector<std::string> NamesOf(const std::vector<DeviceSpec>& devices) {
   std::vector<std::string> names;
   for (const DeviceSpec& d : devices) names.push_back(d.ToString());
   return names;
+}
+
+// Runs `update(target, delta)` on host memory. A copy on a GPU is updated on a host copy
+// and written back (the update math of variables runs on the host; the GPUs' fast path is
+// the replica-context collectives).
+absl::Status UpdateOnHost(const Tensor& target, const Tensor& delta,
+                          absl::FunctionRef<void(void* target, const void* delta)> update) {
+  ASSIGN_OR_RETURN(const Tensor host_delta, delta.OnHost());
+  if (target.in_host_memory()) {
+    update(target.data(), host_delta.data());
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(const Tensor host_target, target.OnHost());
+  update(host_target.data(), host_delta.data());
+  return CopyBytes(*target.buffer(), *host_target.buffer(), target.byte_size());
 }
 
 }  // namespace
@@ -149,12 +165,11 @@ absl::Status Variable::AssignAdd(int32_t copy, const Tensor& delta) {
   }
   if (storage_ != nullptr) return storage_->AssignAdd(delta);
   MutexLock lock(&mu_);
-  const Tensor& target = copies_[static_cast<size_t>(copy)];
-  const void* inputs[2] = {target.data(), delta.data()};
-  void* output = target.data();
-  ReduceRange(dtype_, ReduceOp::kSum, inputs, 2, &output, 1, 0,
-              static_cast<size_t>(shape_.num_elements()), 1);
-  return absl::OkStatus();
+  return UpdateOnHost(copies_[static_cast<size_t>(copy)], delta, [&](void* target, const void* d) {
+    const void* inputs[2] = {target, d};
+    ReduceRange(dtype_, ReduceOp::kSum, inputs, 2, &target, 1, 0,
+                static_cast<size_t>(shape_.num_elements()), 1);
+  });
 }
 
 absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
@@ -165,9 +180,9 @@ absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
   }
   if (storage_ != nullptr) return storage_->AssignSub(delta);
   MutexLock lock(&mu_);
-  const Tensor& target = copies_[static_cast<size_t>(copy)];
-  SubtractInPlace(dtype_, target.data(), delta.data(), static_cast<size_t>(shape_.num_elements()));
-  return absl::OkStatus();
+  return UpdateOnHost(copies_[static_cast<size_t>(copy)], delta, [&](void* target, const void* d) {
+    SubtractInPlace(dtype_, target, d, static_cast<size_t>(shape_.num_elements()));
+  });
 }
 
 absl::Status Variable::AssignAll(const std::vector<Tensor>& values) {

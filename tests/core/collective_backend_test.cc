@@ -59,8 +59,8 @@ TEST(CollectiveBackendTest, WhatNoBackendServesIsRefusedUpFront) {
   gpu.type = DeviceType::kGpu;
   gpu.index = 0;
   request.devices.push_back(gpu.WithDefaults());
-  EXPECT_TRUE(HasError(CreateCollectiveBackend(request), absl::StatusCode::kFailedPrecondition,
-                       {"GPU:0", "NCCL"}));
+  EXPECT_TRUE(HasError(CreateCollectiveBackend(request), absl::StatusCode::kInvalidArgument,
+                       {"CPU:0", "GPU:0", "all CPU devices or all GPUs"}));
   request.devices = Cpus(2);
   request.ops.algorithm = AllReduceAlgorithm::kReductionToOneDevice;
   request.ops.reduce_device = "CPU:99";  // no such logical device here

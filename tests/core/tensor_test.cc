@@ -493,7 +493,7 @@ TEST(TensorGpuTest, CreateCopyAndZeros) {
   absl::StatusOr<Tensor> gpu_copy = on_gpu->CopyTo("GPU:0");
   ASSERT_TRUE(IsOk(gpu_copy));
   EXPECT_NE(gpu_copy->data(), on_gpu->data());
-  absl::StatusOr<Tensor> back2 = gpu_copy->CopyTo("");
+  absl::StatusOr<Tensor> back2 = gpu_copy->CopyTo("cpu:0");
   ASSERT_TRUE(IsOk(back2));
   EXPECT_EQ(Contents<float>(*back2), data);
 
