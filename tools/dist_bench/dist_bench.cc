@@ -86,7 +86,7 @@ constexpr double kTargetLatency8Us = 2.0;
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
   std::fprintf(problem != nullptr ? stderr : stdout,
-               "usage: %s [--quick] [--input] [--multi-worker] [--parameter-server] [--coordinator]\n"
+               "usage: %s [--quick] [--input] [--multi-worker] [--parameter-server] [--coordinator] [--gpu]\n"
                "          [--max-bytes N]\n"
                "          [--algo shared|one|hier]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
@@ -99,6 +99,9 @@ constexpr double kTargetLatency8Us = 2.0;
                "  --parameter-server  a ps task's variable service on loopback: Read and\n"
                "                 AssignAdd next to the raw gRPC round trip of the same bytes\n"
                "                 (default max 64 MiB, at most 256 MiB; runs dist-bench-ps)\n"
+               "  --gpu          GPU replicas: all-reduce next to raw NCCL, the reduction kernels\n"
+               "                 next to a device-to-device copy (runs dist-bench-gpu, built with\n"
+               "                 the CUDA toolkit)\n"
                "  --coordinator  scheduled closures on 1-3 loopback workers: schedule + fetch\n"
                "                 latency and throughput next to a raw gRPC round trip (runs\n"
                "                 dist-bench-coordinator)\n"
@@ -117,6 +120,7 @@ struct Options {
   bool multi_worker = false;
   bool parameter_server = false;
   bool coordinator = false;
+  bool gpu = false;
   bool max_bytes_given = false;
   int64_t max_bytes = kDefaultMaxBytes;
   std::string algo = "shared";
@@ -176,6 +180,8 @@ Options ParseArgs(int argc, char** argv) {
       options.multi_worker = true;
     } else if (arg == "--parameter-server") {
       options.parameter_server = true;
+    } else if (arg == "--gpu") {
+      options.gpu = true;
     } else if (arg == "--coordinator") {
       options.coordinator = true;
     } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
@@ -649,6 +655,7 @@ int main(int argc, char** argv) {
   const Options options = ParseArgs(argc, argv);
   if (options.parameter_server) RunCoreBench(options, "dist-bench-ps");
   if (options.coordinator) RunCoreBench(options, "dist-bench-coordinator");
+  if (options.gpu) RunCoreBench(options, "dist-bench-gpu");
   if (options.multi_worker) {
     const int64_t max_bytes = options.max_bytes_given ? options.max_bytes
                               : options.quick        ? kMiB
