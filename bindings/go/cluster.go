@@ -133,6 +133,7 @@ const (
 	ReductionToOneDevice CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE
 	HierarchicalCopy     CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY
 	SharedMemory         CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_SHARED_MEMORY
+	NcclAllReduce        CrossDeviceOpsKind = C.DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE
 )
 
 // CrossDeviceOps is a dist_cross_device_ops_t.
@@ -174,6 +175,13 @@ func NewHierarchicalCopy(numPacks int) (*CrossDeviceOps, error) {
 func NewSharedMemory(bytesPerPack int64) (*CrossDeviceOps, error) {
 	return newCDO("dist_cross_device_ops_create_shared_memory", func(o **C.dist_cross_device_ops_t) C.dist_status_t {
 		return C.dist_cross_device_ops_create_shared_memory(C.int64_t(bytesPerPack), o)
+	})
+}
+
+// NewNcclAllReduce (dist_cross_device_ops_create_nccl_all_reduce); only GPU replicas can use it.
+func NewNcclAllReduce(numPacks int) (*CrossDeviceOps, error) {
+	return newCDO("dist_cross_device_ops_create_nccl_all_reduce", func(o **C.dist_cross_device_ops_t) C.dist_status_t {
+		return C.dist_cross_device_ops_create_nccl_all_reduce(C.int32_t(numPacks), o)
 	})
 }
 

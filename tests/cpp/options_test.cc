@@ -67,6 +67,8 @@ TEST(CrossDeviceOpsTest, KindsAndUse) {
             DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE);
   EXPECT_EQ(dist::CrossDeviceOps::hierarchical_copy(2).value().kind().value(), DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY);
   EXPECT_EQ(dist::CrossDeviceOps::hierarchical_copy(0).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::CrossDeviceOps::nccl_all_reduce(0).value().kind().value(), DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE);
+  EXPECT_EQ(dist::CrossDeviceOps::nccl_all_reduce(-1).status().code(), DIST_INVALID_ARGUMENT);
   dist::CrossDeviceOps ops = dist::CrossDeviceOps::shared_memory().value();
   EXPECT_EQ(ops.kind().value(), DIST_CROSS_DEVICE_OPS_SHARED_MEMORY);
 

@@ -89,6 +89,27 @@ func TestStrategiesAndProperties(t *testing.T) {
 	wantErr(t, err, distribute.ErrInvalidArgument, "")
 }
 
+// NcclAllReduce: created and typed without a GPU; a strategy over CPU replicas refuses it.
+func TestNcclAllReduceOnlyOnGPUs(t *testing.T) {
+	for _, packs := range []int{0, 2} {
+		ops, err := distribute.NewNcclAllReduce(packs)
+		ok(t, err)
+		kind, err := ops.Kind()
+		ok(t, err)
+		if kind != distribute.NcclAllReduce {
+			t.Fatalf("kind %d, want %d", kind, distribute.NcclAllReduce)
+		}
+		s, err := distribute.NewMirroredStrategy([]string{"CPU:0", "CPU:1"}, ops)
+		wantErr(t, err, distribute.ErrFailedPrecondition, "NcclAllReduce")
+		if s != nil {
+			t.Fatalf("a strategy came back with the error")
+		}
+		ops.Close()
+	}
+	_, err := distribute.NewNcclAllReduce(-1)
+	wantErr(t, err, distribute.ErrInvalidArgument, "num_packs")
+}
+
 // Collectives inside a Go replica function, against values computed here.
 func TestCollectives(t *testing.T) {
 	const n = 4

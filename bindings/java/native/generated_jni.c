@@ -281,6 +281,14 @@ JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_crossDeviceOpsCreateShared
   return (jlong)(intptr_t)out_value;
 }
 
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_crossDeviceOpsCreateNcclAllReduce(JNIEnv* env, jclass cls, jint num_packs) {
+  (void)cls;
+  dist_cross_device_ops_t* out_value = NULL;
+  dist_status_t st = dist_cross_device_ops_create_nccl_all_reduce((int32_t)num_packs, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)(intptr_t)out_value;
+}
+
 JNIEXPORT jint JNICALL Java_org_distribute_NativeGen_crossDeviceOpsKind(JNIEnv* env, jclass cls, jlong ops) {
   (void)cls;
   dist_cross_device_ops_kind_t out_value = 0;

@@ -262,6 +262,22 @@ fn cross_device_ops() {
     }
 }
 
+/// NcclAllReduce: created and typed without a GPU; a strategy over CPU replicas refuses it.
+#[test]
+fn nccl_all_reduce_only_on_gpus() {
+    setup();
+    for num_packs in [0, 2] {
+        let ops = CrossDeviceOps::nccl_all_reduce(num_packs).unwrap();
+        assert_eq!(ops.kind().unwrap(), CrossDeviceOpsKind::NcclAllReduce);
+        let e = Strategy::mirrored(&["CPU:0", "CPU:1"], Some(&ops)).unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition, "{}", e);
+        assert!(e.message().contains("NcclAllReduce"), "{}", e);
+    }
+    let e = CrossDeviceOps::nccl_all_reduce(-1).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{}", e);
+    assert!(e.message().contains("num_packs"), "{}", e);
+}
+
 #[test]
 fn communication_options() {
     let mut o = CommunicationOptions::new().unwrap();

@@ -47,6 +47,7 @@ pub const DIST_MAX_RANK: i32 = 32;
 pub const DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE: i32 = 1;
 pub const DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY: i32 = 2;
 pub const DIST_CROSS_DEVICE_OPS_SHARED_MEMORY: i32 = 3;
+pub const DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE: i32 = 4;
 pub const DIST_STRATEGY_DEFAULT: i32 = 1;
 pub const DIST_STRATEGY_ONE_DEVICE: i32 = 2;
 pub const DIST_STRATEGY_MIRRORED: i32 = 3;
@@ -478,6 +479,13 @@ extern "C" {
     #[must_use]
     pub fn dist_cross_device_ops_create_shared_memory(
         bytes_per_pack: i64,
+        out: *mut *mut dist_cross_device_ops_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_cross_device_ops_create_nccl_all_reduce(
+        num_packs: i32,
         out: *mut *mut dist_cross_device_ops_t,
     ) -> dist_status_t;
 }

@@ -31,6 +31,10 @@ impl CrossDeviceOps {
     pub fn shared_memory(bytes_per_pack: i64) -> Result<CrossDeviceOps> {
         CrossDeviceOps::out(|o| unsafe { sys::dist_cross_device_ops_create_shared_memory(bytes_per_pack, o) })
     }
+    /// NcclAllReduce; only a strategy over GPU replicas accepts it.
+    pub fn nccl_all_reduce(num_packs: i32) -> Result<CrossDeviceOps> {
+        CrossDeviceOps::out(|o| unsafe { sys::dist_cross_device_ops_create_nccl_all_reduce(num_packs, o) })
+    }
     pub fn kind(&self) -> Result<CrossDeviceOpsKind> {
         let mut k = 0;
         check(unsafe { sys::dist_cross_device_ops_kind(self.as_ptr(), &mut k) })?;

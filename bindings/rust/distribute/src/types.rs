@@ -96,6 +96,7 @@ c_enum!(
     ReductionToOneDevice = sys::DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE,
     HierarchicalCopy = sys::DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY,
     SharedMemory = sys::DIST_CROSS_DEVICE_OPS_SHARED_MEMORY,
+    NcclAllReduce = sys::DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE,
 });
 c_enum!(
     /// How TFRecord files are compressed, tf.io.TFRecordOptions.compression_type

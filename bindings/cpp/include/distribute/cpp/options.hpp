@@ -122,6 +122,11 @@ class CrossDeviceOps : public detail::Owned<dist_cross_device_ops_t, dist_cross_
     return detail::make_owned<CrossDeviceOps, dist_cross_device_ops_t>(
         dist_cross_device_ops_create_hierarchical_copy, num_packs);
   }
+  // NCCL between GPU replicas (CPU replicas refuse it at strategy creation).
+  static Result<CrossDeviceOps> nccl_all_reduce(int32_t num_packs = 1) {
+    return detail::make_owned<CrossDeviceOps, dist_cross_device_ops_t>(
+        dist_cross_device_ops_create_nccl_all_reduce, num_packs);
+  }
   static Result<CrossDeviceOps> shared_memory(int64_t bytes_per_pack = 0) {
     return detail::make_owned<CrossDeviceOps, dist_cross_device_ops_t>(
         dist_cross_device_ops_create_shared_memory, bytes_per_pack);

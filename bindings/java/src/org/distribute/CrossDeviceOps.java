@@ -9,6 +9,8 @@ public final class CrossDeviceOps extends Handle {
   public static CrossDeviceOps reductionToOneDevice(String device) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateReductionToOneDevice(device)); }
   public static CrossDeviceOps hierarchicalCopy(int numPacks) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateHierarchicalCopy(numPacks)); }
   public static CrossDeviceOps sharedMemory(long bytesPerPack) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateSharedMemory(bytesPerPack)); }
+  /** NcclAllReduce; only a strategy over GPU replicas accepts it. */
+  public static CrossDeviceOps ncclAllReduce(int numPacks) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateNcclAllReduce(numPacks)); }
 
   @Override
   void destroy(long handle) {

@@ -4,7 +4,8 @@ package org.distribute;
 public enum CrossDeviceOpsKind implements Enums.Coded {
   REDUCTION_TO_ONE_DEVICE(1),
   HIERARCHICAL_COPY(2),
-  SHARED_MEMORY(3);
+  SHARED_MEMORY(3),
+  NCCL_ALL_REDUCE(4);
 
   private final int code;
 

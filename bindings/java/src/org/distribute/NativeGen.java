@@ -45,6 +45,7 @@ final class NativeGen {
   static native long crossDeviceOpsCreateReductionToOneDevice(String device);
   static native long crossDeviceOpsCreateHierarchicalCopy(int num_packs);
   static native long crossDeviceOpsCreateSharedMemory(long bytes_per_pack);
+  static native long crossDeviceOpsCreateNcclAllReduce(int num_packs);
   static native int crossDeviceOpsKind(long ops);
   static native void crossDeviceOpsDestroy(long ops);
   static native long strategyCreateOneDevice(String device);

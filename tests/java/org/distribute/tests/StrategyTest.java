@@ -45,6 +45,21 @@ class StrategyTest {
     }
   }
 
+  /** NcclAllReduce: created and typed here; a strategy over CPU replicas refuses it. */
+  @Test
+  void ncclAllReduceOnlyOnGpus() {
+    try (CrossDeviceOps n = CrossDeviceOps.ncclAllReduce(0); CrossDeviceOps packed = CrossDeviceOps.ncclAllReduce(2)) {
+      assertEquals(CrossDeviceOpsKind.NCCL_ALL_REDUCE, n.kind());
+      assertEquals(CrossDeviceOpsKind.NCCL_ALL_REDUCE, packed.kind());
+      DistributeException e = assertThrows(DistributeException.class, () -> Strategy.mirrored(n, "CPU:0", "CPU:1"));
+      assertEquals(Status.FAILED_PRECONDITION, e.getStatus());
+      assertTrue(e.getMessage().contains("NcclAllReduce"), e.getMessage());
+    }
+    DistributeException e = assertThrows(DistributeException.class, () -> CrossDeviceOps.ncclAllReduce(-1));
+    assertEquals(Status.INVALID_ARGUMENT, e.getStatus());
+    assertTrue(e.getMessage().contains("num_packs"), e.getMessage());
+  }
+
   @Test
   void scopesAndCurrentStrategy() {
     try (Strategy s = Strategy.mirrored("CPU:0", "CPU:1")) {
