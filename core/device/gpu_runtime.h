@@ -49,6 +49,9 @@ class GpuRuntime {
   absl::StatusOr<bool> StreamDone(int32_t device, void* stream) const;
   absl::Status CopyAsync(int32_t dst_device, void* dst, int32_t src_device, const void* src,
                          size_t bytes, int32_t stream_device, void* stream) const;
+  // Page-locked host memory, from which copies to a GPU run asynchronously.
+  absl::StatusOr<void*> AllocatePinned(size_t bytes) const;
+  void ReleasePinned(void* ptr) const;
   // Queues an element-wise reduction (plugin ABI `reduce`; dtype and op are their numbers).
   absl::Status Reduce(int32_t device, void* stream, int32_t dtype, int32_t op,
                       const void* const* inputs, int32_t num_inputs, void* output, size_t count,

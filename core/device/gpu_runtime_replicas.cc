@@ -67,6 +67,21 @@ absl::Status GpuRuntime::CopyAsync(int32_t dst_device, void* dst, int32_t src_de
   return absl::OkStatus();
 }
 
+absl::StatusOr<void*> GpuRuntime::AllocatePinned(size_t bytes) const {
+  RETURN_IF_ERROR(CheckReplicaSupport());
+  char err[kErrLen] = "";
+  void* ptr = nullptr;
+  if (plugin_->host_allocate_pinned(bytes, &ptr, err, sizeof err) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("allocating ", bytes, " bytes of page-locked host memory failed: ", err));
+  }
+  return ptr;
+}
+
+void GpuRuntime::ReleasePinned(void* ptr) const {
+  if (has_replica_entries_ && ptr != nullptr) plugin_->host_release_pinned(ptr);
+}
+
 absl::Status GpuRuntime::Reduce(int32_t device, void* stream, int32_t dtype, int32_t op,
                                 const void* const* inputs, int32_t num_inputs, void* output,
                                 size_t count, int64_t divisor) const {

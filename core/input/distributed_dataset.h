@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/device/device_spec.h"
 #include "core/input/dataset.h"
+#include "core/input/device_prefetch.h"
 #include "core/input/input_context.h"
 #include "core/input/input_options.h"
 #include "core/values/value.h"
@@ -51,6 +52,12 @@ class DistributedIterator {
  private:
   absl::StatusOr<std::optional<std::vector<Element>>> NextSplit();
   absl::StatusOr<std::optional<std::vector<Element>>> NextGathered();
+  absl::StatusOr<std::optional<std::vector<Element>>> NextStep();
+  // fetch_to_device with GPU replicas: returns the batch staged by the previous call and
+  // stages the next one, so its transfer overlaps the caller's step. A failure to make the
+  // next batch is returned by the call after, in order.
+  absl::StatusOr<std::optional<std::vector<Element>>> NextThroughDevicePrefetch();
+  void StageNext();
   absl::StatusOr<bool> Pull(size_t source, Element* out);
 
   const Mode mode_;
@@ -69,6 +76,12 @@ class DistributedIterator {
   const bool always_per_replica_;
   const PartialBatchSplit partial_batch_split_;  // kSplit
   bool done_ = false;
+  // fetch_to_device with GPU replicas (else null): batches are placed on the host by
+  // NextSplit/NextGathered and moved to the devices ahead of time.
+  std::unique_ptr<DevicePrefetcher> device_prefetch_;
+  bool primed_ = false;     // a next batch (or its failure, or the end) is known
+  bool staged_end_ = false;
+  absl::Status staged_failure_;
 };
 
 class DistributedDataset {

@@ -28,7 +28,11 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
       first_replica_(first_replica),
       replicas_in_sync_(replicas_in_sync > 0 ? replicas_in_sync : static_cast<int32_t>(workers_.size())),
       always_per_replica_(always_per_replica),
-      partial_batch_split_(partial_batch_split) {}
+      partial_batch_split_(partial_batch_split) {
+  bool any_gpu = false;
+  for (const DeviceSpec& worker : workers_) any_gpu = any_gpu || worker.type == DeviceType::kGpu;
+  if (fetch_to_device_ && any_gpu) device_prefetch_ = std::make_unique<DevicePrefetcher>(workers_);
+}
 
 absl::StatusOr<bool> DistributedIterator::Pull(size_t source, Element* out) {
   if (exhausted_[source]) return false;
@@ -53,8 +57,10 @@ absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextSpl
     ASSIGN_OR_RETURN(const int64_t rows, BatchDimension(batch));
     per_replica_batch_size_ = SplitBatchSize(rows, replicas_in_sync_);
   }
+  // With a device prefetcher the rows stay on the host here; it moves them.
+  const bool to_device = fetch_to_device_ && device_prefetch_ == nullptr;
   ASSIGN_OR_RETURN(std::vector<Element> by_replica,
-                   SplitBatch(batch, per_replica_batch_size_, workers_, fetch_to_device_,
+                   SplitBatch(batch, per_replica_batch_size_, workers_, to_device,
                               first_replica_, replicas_in_sync_, partial_batch_split_));
   return std::optional<std::vector<Element>>(std::move(by_replica));
 }
@@ -71,26 +77,62 @@ absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextGat
     any = true;
   }
   if (!any) return std::optional<std::vector<Element>>();
+  const bool to_device = fetch_to_device_ && device_prefetch_ == nullptr;
   ASSIGN_OR_RETURN(std::vector<Element> padded,
-                   PadMissingReplicas(std::move(by_replica), workers_, fetch_to_device_));
+                   PadMissingReplicas(std::move(by_replica), workers_, to_device));
   for (size_t r = 0; r < padded.size(); ++r) {
     for (Tensor& component : padded[r]) {
       ASSIGN_OR_RETURN(component,
                        PlaceTensor(component, BatchPlacement(workers_[r], component.device(),
-                                                             fetch_to_device_)));
+                                                             to_device)));
     }
   }
   return std::optional<std::vector<Element>>(std::move(padded));
+}
+
+absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextStep() {
+  if (mode_ == Mode::kSplit) return NextSplit();
+  return NextGathered();
+}
+
+void DistributedIterator::StageNext() {
+  primed_ = true;
+  absl::StatusOr<std::optional<std::vector<Element>>> next = NextStep();
+  if (!next.ok()) {
+    staged_failure_ = next.status();
+  } else if (!next->has_value()) {
+    staged_end_ = true;
+  } else {
+    staged_failure_ = device_prefetch_->Stage(std::move(**next));
+  }
+}
+
+absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextThroughDevicePrefetch() {
+  if (!primed_) StageNext();
+  if (!staged_failure_.ok()) {
+    // This step's batch failed to come: report it now, and try afresh at the next call
+    // (as an iterator without prefetching would).
+    primed_ = false;
+    return std::exchange(staged_failure_, absl::OkStatus());
+  }
+  if (staged_end_) return std::optional<std::vector<Element>>();
+  absl::StatusOr<std::vector<Element>> batch = device_prefetch_->Take();
+  if (!batch.ok()) {
+    primed_ = false;  // a failed transfer: the next call makes a new batch
+    return batch.status();
+  }
+  StageNext();  // the next batch travels while the caller's step runs
+  return std::optional<std::vector<Element>>(*std::move(batch));
 }
 
 absl::StatusOr<bool> DistributedIterator::GetNext(std::vector<Value>* out) {
   out->clear();
   if (done_) return false;
   std::optional<std::vector<Element>> by_replica;
-  if (mode_ == Mode::kSplit) {
-    ASSIGN_OR_RETURN(by_replica, NextSplit());
+  if (device_prefetch_ != nullptr) {
+    ASSIGN_OR_RETURN(by_replica, NextThroughDevicePrefetch());
   } else {
-    ASSIGN_OR_RETURN(by_replica, NextGathered());
+    ASSIGN_OR_RETURN(by_replica, NextStep());
   }
   if (!by_replica.has_value()) {
     done_ = true;

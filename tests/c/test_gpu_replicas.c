@@ -368,6 +368,128 @@ static void test_sync_on_read_variables_on_gpus(void** state) {
   dist_strategy_destroy(strategy);
 }
 
+/* ---- Input ---- */
+
+/* A distributed dataset of `steps` global batches of 2n rows [i, i, i] (row i of the
+ * whole pass), float32 [rows, 3]. */
+static dist_distributed_dataset_t* rows_dataset(dist_strategy_t* strategy, int32_t n, int steps,
+                                                int fetch_to_device) {
+  const int64_t rows = (int64_t)steps * 2 * n;
+  const int64_t dims[2] = {rows, 3};
+  float* values = (float*)calloc((size_t)(rows * 3), sizeof(float));
+  dist_value_t* table;
+  dist_dataset_t* slices = NULL;
+  dist_dataset_t* batches = NULL;
+  dist_input_options_t* options = NULL;
+  dist_distributed_dataset_t* out = NULL;
+  int64_t i;
+  for (i = 0; i < rows * 3; ++i) values[i] = (float)(i / 3);
+  table = dts_tensor(DIST_FLOAT32, dims, 2, values, "CPU:0");
+  free(values);
+  DT_OK(dist_dataset_from_tensor_slices((const dist_value_t* const*)&table, 1, &slices));
+  DT_OK(dist_dataset_batch(slices, 2 * n, 0, &batches));
+  DT_OK(dist_input_options_create(&options));
+  DT_OK(dist_input_options_set_fetch_to_device(options, fetch_to_device));
+  DT_OK(dist_strategy_distribute_dataset(strategy, batches, options, &out));
+  dist_input_options_destroy(options);
+  dist_dataset_destroy(batches);
+  dist_dataset_destroy(slices);
+  dist_value_destroy(table);
+  return out;
+}
+
+/* With fetch_to_device every replica's rows arrive on its GPU (copied ahead, while the
+ * previous step runs); without, they stay in host memory. Either way step k gives replica
+ * r rows 2nk + 2r and 2nk + 2r + 1, and the pass ends after the last batch. */
+static void test_fetch_to_device_puts_batches_on_the_gpus(void** state) {
+  const int steps = 4;
+  int fetch;
+  (void)state;
+  DT_REQUIRE_GPU();
+  for (fetch = 1; fetch >= 0; --fetch) {
+    dist_strategy_t* strategy = mirrored_gpus(NULL);
+    const int32_t n = dts_num_replicas(strategy);
+    dist_distributed_dataset_t* dataset = rows_dataset(strategy, n, steps, fetch);
+    dist_iterator_t* it = NULL;
+    dist_value_t* batch = NULL;
+    int k;
+    DT_OK(dist_distributed_dataset_make_iterator(dataset, &it));
+    for (k = 0; k < steps; ++k) {
+      int32_t r;
+      DT_OK(dist_iterator_get_next(it, &batch, 1));
+      assert_int_equal(dts_num_components(batch), n);
+      for (r = 0; r < n; ++r) {
+        dist_value_t* mine = dts_component(batch, r);
+        float got[6];
+        const float first = (float)(2 * n * k + 2 * r);
+        assert_int_equal(on_gpu(mine, r), fetch);
+        DT_OK(read_f32_anywhere(mine, got, 6));
+        assert_true(got[0] == first && got[2] == first && got[3] == first + 1 && got[5] == first + 1);
+        dist_value_destroy(mine);
+      }
+      dist_value_destroy(batch);
+      batch = NULL;
+    }
+    DT_ERR(dist_iterator_get_next(it, &batch, 1), DIST_OUT_OF_RANGE, "dist_iterator_get_next", NULL);
+    DT_ERR(dist_iterator_get_next(it, &batch, 1), DIST_OUT_OF_RANGE, "dist_iterator_get_next", NULL);
+    dist_iterator_destroy(it);
+    dist_distributed_dataset_destroy(dataset);
+    dist_strategy_destroy(strategy);
+  }
+}
+
+/* Elements 0, 1, ... as float32 scalars [index]; index 5 fails. */
+static dist_status_t failing_rows(int64_t index, dist_value_t** components, int32_t num_components,
+                                  int32_t* out_end, void* user_data) {
+  const float value = (float)index;
+  (void)num_components;
+  (void)user_data;
+  if (index == 5) return DIST_DATA_LOSS;
+  if (index >= 16) {
+    *out_end = 1;
+    return DIST_OK;
+  }
+  return dist_tensor_create(DIST_FLOAT32, NULL, 0, &value, sizeof(value), "CPU:0", &components[0]);
+}
+
+/* A batch that fails to come while the one before it is being used: the earlier batch is
+ * delivered whole, the failure comes with the next call, in order. */
+static void test_fetch_to_device_reports_a_failure_in_order(void** state) {
+  dist_strategy_t* strategy;
+  dist_dataset_t* source = NULL;
+  dist_dataset_t* batches = NULL;
+  dist_input_options_t* options = NULL;
+  dist_distributed_dataset_t* dataset = NULL;
+  dist_iterator_t* it = NULL;
+  dist_value_t* batch = NULL;
+  dist_value_t* first = NULL;
+  float got[2];
+  int32_t n;
+  (void)state;
+  DT_REQUIRE_GPU();
+  strategy = mirrored_gpus(NULL);
+  n = dts_num_replicas(strategy);
+  DT_OK(dist_dataset_from_generator(failing_rows, NULL, NULL, 1, &source));
+  DT_OK(dist_dataset_batch(source, 4, 0, &batches));
+  DT_OK(dist_input_options_create(&options));
+  DT_OK(dist_input_options_set_fetch_to_device(options, 1));
+  DT_OK(dist_strategy_distribute_dataset(strategy, batches, options, &dataset));
+  DT_OK(dist_distributed_dataset_make_iterator(dataset, &it));
+  DT_OK(dist_iterator_get_next(it, &batch, 1));
+  first = n > 1 ? dts_component(batch, 0) : NULL;
+  DT_OK(read_f32_anywhere(first != NULL ? first : batch, got, n > 1 ? 4 / n : 4));
+  assert_true(got[0] == 0.0f && got[1] == 1.0f);
+  DT_ERR(dist_iterator_get_next(it, &batch, 1), DIST_DATA_LOSS, "dist_iterator_get_next", NULL);
+  dist_value_destroy(first);
+  dist_value_destroy(batch);
+  dist_iterator_destroy(it);
+  dist_distributed_dataset_destroy(dataset);
+  dist_input_options_destroy(options);
+  dist_dataset_destroy(batches);
+  dist_dataset_destroy(source);
+  dist_strategy_destroy(strategy);
+}
+
 /* ---- Misuse ---- */
 
 static void test_nccl_all_reduce_ops_and_misuse(void** state) {
@@ -430,6 +552,8 @@ int main(void) {
       cmocka_unit_test(test_cross_replica_reductions_of_gpu_values),
       cmocka_unit_test(test_mirrored_variables_on_gpus),
       cmocka_unit_test(test_sync_on_read_variables_on_gpus),
+      cmocka_unit_test(test_fetch_to_device_puts_batches_on_the_gpus),
+      cmocka_unit_test(test_fetch_to_device_reports_a_failure_in_order),
       cmocka_unit_test(test_nccl_all_reduce_ops_and_misuse),
       cmocka_unit_test(test_mixed_cpu_and_gpu_replicas_are_refused),
       cmocka_unit_test(test_without_gpus_gpu_replicas_are_refused),
