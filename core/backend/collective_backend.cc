@@ -8,6 +8,8 @@
 #include "core/collective/local_collective.h"
 #include "core/device/local_devices.h"
 #include "core/gpu/gpu_collective.h"
+#include "core/gpu/nccl_bootstrap.h"
+#include "core/server/server.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -74,6 +76,21 @@ absl::StatusOr<std::unique_ptr<CollectiveBackend>> CreateCollectiveBackend(
   ASSIGN_OR_RETURN(std::shared_ptr<MultiWorkerRuntime> runtime,
                    ConnectWorkers(*request.cluster, request.communication, device_type, replicas,
                                   request.timeout_ms));
+  if (device_type == DeviceType::kGpu) {
+    // One NCCL communicator over every GPU of the job, bootstrapped through the chief's
+    // key-value store; the transport above carries the host side.
+    CoordinationClient& coordination = runtime->server->coordination();
+    const NcclJob job{&coordination, runtime->key_prefix, runtime->cross_worker->worker(),
+                      runtime->cross_worker->num_workers()};
+    std::vector<int32_t> gpus;
+    for (const DeviceSpec& device : request.devices) gpus.push_back(device.index);
+    ASSIGN_OR_RETURN(std::unique_ptr<NcclCommunicators> comms,
+                     ConnectNcclJob(job, gpus, Deadline::AfterMs(request.timeout_ms)));
+    ASSIGN_OR_RETURN(std::unique_ptr<GpuCollective> collective,
+                     GpuCollective::CreateForJob(request.devices, std::move(comms),
+                                                 runtime->cross_worker, &coordination));
+    return std::make_unique<CollectiveBackend>(std::move(collective), std::move(runtime));
+  }
   // The cross-worker packs follow the CommunicationOptions (TF's bytes_per_pack).
   const int64_t bytes_per_pack = request.communication.bytes_per_pack > 0
                                      ? request.communication.bytes_per_pack

@@ -6,7 +6,8 @@
 //   one process, CPU replicas   -> LocalCollective with the CrossDeviceOps' algorithm
 //   several workers, CPU        -> HierarchicalCollective over CrossWorker over Gloo TCP
 //   one process, GPU replicas   -> GpuCollective (NCCL or the plugin's reduction kernels)
-//   several workers, GPU        -> (NCCL between workers, not built yet: kFailedPrecondition)
+//   several workers, GPU        -> GpuCollective over one NCCL communicator for the job
+//                                  (host side: the CPU workers' transport)
 #ifndef DISTRIBUTE_CORE_BACKEND_COLLECTIVE_BACKEND_H_
 #define DISTRIBUTE_CORE_BACKEND_COLLECTIVE_BACKEND_H_
 

@@ -10,19 +10,12 @@ namespace distribute {
 
 absl::StatusOr<TransportKind> ChooseTransport(const CommunicationOptions& options,
                                               DeviceType device_type) {
-  if (device_type != DeviceType::kCpu) {
+  // GPU replicas' collectives run on NCCL (core/gpu); this transport carries what their
+  // workers exchange on the host (cross-replica reductions, variables' initial values).
+  if (device_type == DeviceType::kCpu && options.implementation == CommunicationImplementation::kNccl) {
     return absl::FailedPreconditionError(
-        "multi-worker collectives between GPU replicas need the NCCL transport, which is not "
-        "built yet");
-  }
-  switch (options.implementation) {
-    case CommunicationImplementation::kNccl:
-      return absl::FailedPreconditionError(
-          "communication implementation NCCL needs GPU replicas; this strategy's replicas are CPU "
-          "devices (use AUTO or RING)");
-    case CommunicationImplementation::kAuto:
-    case CommunicationImplementation::kRing:
-      break;
+        "communication implementation NCCL needs GPU replicas; this strategy's replicas are CPU "
+        "devices (use AUTO or RING)");
   }
   ASSIGN_OR_RETURN(const SharedMemoryMode shared_memory, options.ResolveSharedMemory());
   switch (shared_memory) {

@@ -39,7 +39,8 @@ class GpuAllReduce {
                            ReduceOp op, const Deadline& deadline) = 0;
 };
 
-// The algorithm `ops` names for GPU replicas. The in-process CPU algorithm (SharedMemory,
+// The algorithm `ops` names for GPU replicas of one process (a multi-worker job always
+// uses NcclAllReduce: its CrossDeviceOps do not apply across workers). The in-process CPU algorithm (SharedMemory,
 // also the default) means NCCL on GPUs, packed by its bytes_per_pack.
 std::unique_ptr<GpuAllReduce> MakeGpuAllReduce(const CrossDeviceOps& ops, int32_t replicas,
                                                int32_t reduce_replica);
@@ -59,6 +60,9 @@ class NcclAllReduce final : public GpuAllReduce {
   const PackPolicy policy_;
   // Each replica's host copies of its inputs for ReduceOnHost; each writes only its own.
   std::vector<std::vector<std::vector<char>>> host_inputs_;
+  // Replica 0's results of ReduceOnHost (read by every replica after a rendezvous).
+  std::vector<std::vector<char>> host_results_;
+  absl::Status host_status_;
 };
 
 class GpuReductionToOneDevice final : public GpuAllReduce {

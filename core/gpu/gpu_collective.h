@@ -4,8 +4,8 @@
 // and broadcast by copies between devices. Every wait on a GPU is bounded by the call's
 // deadline; a GPU error or an expired wait aborts the NCCL communicators and fails every
 // later collective with the cause (sticky, as a lost GPU would be), naming the call and
-// the device. Its workers() is the single worker (cross-replica reductions stage GPU
-// tensors through the host).
+// the device. Its workers() is the job's workers (a single worker for one process):
+// cross-replica reductions stage GPU tensors through the host.
 #ifndef DISTRIBUTE_CORE_GPU_GPU_COLLECTIVE_H_
 #define DISTRIBUTE_CORE_GPU_GPU_COLLECTIVE_H_
 
@@ -18,16 +18,31 @@
 #include "core/collective/single_worker.h"
 #include "core/gpu/gpu_all_reduce.h"
 #include "core/gpu/gpu_replicas.h"
+#include "core/gpu/nccl_communicators.h"
+#include "core/server/coordination_client.h"
+#include "core/server/peer_death_watcher.h"
 
 namespace distribute {
 
 class GpuCollective final : public Collective {
  public:
-  // `devices`: this process's replicas, distinct GPUs. `reduce_replica`: where
+  // One process: `devices` are its replicas (distinct GPUs); `reduce_replica` is where
   // ReductionToOneDevice reduces.
   static absl::StatusOr<std::unique_ptr<GpuCollective>> Create(const std::vector<DeviceSpec>& devices,
                                                                const CrossDeviceOps& ops,
                                                                int32_t reduce_replica);
+
+  // A multi-worker job: `comms` span every GPU replica of the job (ConnectNcclJob);
+  // `workers` carries what runs on the host between workers (cross-replica reductions,
+  // all-gather, the dtypes NCCL lacks); a death reported by `coordination` aborts the
+  // communicators with the report (UNAVAILABLE naming the task). Before each NCCL
+  // collective the workers check that they all make the same call (an all-gather of a
+  // digest of it), so a disagreement fails every worker with a message instead of hanging.
+  static absl::StatusOr<std::unique_ptr<GpuCollective>> CreateForJob(
+      const std::vector<DeviceSpec>& devices, std::unique_ptr<NcclCommunicators> comms,
+      std::shared_ptr<Workers> workers, CoordinationClient* coordination);
+
+  ~GpuCollective() override;
 
   absl::Status AllReduce(int32_t replica, ReduceOp op, std::span<const Tensor> inputs,
                          std::span<const Tensor> outputs, const Deadline& deadline) override;
@@ -37,25 +52,39 @@ class GpuCollective final : public Collective {
                                    const DeviceSpec& device, const Deadline& deadline) override;
   absl::Status FailTogether(int32_t replica, const absl::Status& error,
                             const Deadline& deadline) override;
-  Workers& workers() override { return workers_; }
+  Workers& workers() override { return *workers_; }
 
  protected:
   // Inputs may live anywhere: the GPU collectives copy what is not on the replica's GPU.
   absl::Status CheckLocalInputs(std::span<const Tensor> inputs) const override;
 
  private:
-  GpuCollective(std::unique_ptr<GpuReplicas> gpus, std::unique_ptr<GpuAllReduce> all_reduce);
+  GpuCollective(int32_t replicas, std::shared_ptr<Workers> workers);
 
-  // Runs `work` after publishing `call`; when it fails, the other replicas are released
-  // from the rendezvous with the same error instead of waiting for this one.
+  bool in_job() const { return !agree_send_.empty(); }
+  // Runs `work` after publishing `call` (and, in a job, after every worker agreed on it);
+  // when it fails, the other replicas are released with the same error instead of waiting.
   absl::Status PublishAndRun(int32_t replica, const PublishedCall& call, const Deadline& deadline,
                              absl::FunctionRef<absl::Status()> work);
+  // In a job: every rank's digest of its call (or its failure), gathered through NCCL.
+  absl::Status AgreeAcrossWorkers(int32_t replica, const PublishedCall& call, bool failed,
+                                  const Deadline& deadline);
   // Copies every block of the published inputs into `out` on this replica's GPU or host.
   absl::Status GatherInto(int32_t replica, int32_t axis, const Tensor& out, const Deadline& deadline);
+  // In a job: the local inputs concatenated on the host, then the workers' (replica 0).
+  absl::StatusOr<Tensor> GatherAcrossWorkers(int32_t axis, const Deadline& deadline);
+  // This replica's copy of `input` on its GPU (itself when already there).
+  absl::StatusOr<Tensor> OnReplicaGpu(int32_t replica, const Tensor& input) const;
 
-  const std::unique_ptr<GpuReplicas> gpus_;
-  const std::unique_ptr<GpuAllReduce> all_reduce_;
-  SingleWorker workers_;
+  const std::shared_ptr<Workers> workers_;
+  std::unique_ptr<GpuReplicas> gpus_;
+  std::unique_ptr<GpuAllReduce> all_reduce_;
+  // In a job: per replica, the device memory of the agreement all-gather (a digest in,
+  // every rank's out).
+  std::vector<std::shared_ptr<Buffer>> agree_send_;
+  std::vector<std::shared_ptr<Buffer>> agree_recv_;
+  absl::StatusOr<Tensor> gathered_;  // GatherAcrossWorkers' result, read by every replica
+  std::unique_ptr<PeerDeathWatcher> watcher_;  // last: stopped before the rest goes
 };
 
 }  // namespace distribute

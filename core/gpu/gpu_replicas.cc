@@ -7,18 +7,24 @@
 
 namespace distribute {
 
-absl::StatusOr<std::unique_ptr<GpuReplicas>> GpuReplicas::Create(const std::vector<DeviceSpec>& devices) {
+absl::StatusOr<std::unique_ptr<GpuReplicas>> GpuReplicas::Create(
+    const std::vector<DeviceSpec>& devices, Workers* workers, std::unique_ptr<NcclCommunicators> comms) {
   const GpuRuntime& gpu = GpuRuntime::Get();
   RETURN_IF_ERROR(gpu.CheckReplicaSupport());
   auto replicas = std::unique_ptr<GpuReplicas>(new GpuReplicas());
   replicas->devices_ = devices;
+  replicas->workers_ = workers;
   std::vector<int32_t> indices;
   for (const DeviceSpec& device : devices) {
     ASSIGN_OR_RETURN(std::unique_ptr<GpuStream> stream, GpuStream::Create(device.index));
     replicas->streams_.push_back(std::move(stream));
     indices.push_back(device.index);
   }
-  ASSIGN_OR_RETURN(replicas->comms_, NcclCommunicators::Create(indices));
+  if (comms != nullptr) {
+    replicas->comms_ = std::move(comms);
+  } else {
+    ASSIGN_OR_RETURN(replicas->comms_, NcclCommunicators::Create(indices));
+  }
   const size_t n = devices.size();
   replicas->peer_.assign(n * n, false);
   for (size_t reader = 0; reader < n; ++reader) {

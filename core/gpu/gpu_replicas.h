@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/collective/workers.h"
 #include "core/device/device_spec.h"
 #include "core/gpu/gpu_stream.h"
 #include "core/gpu/nccl_communicators.h"
@@ -28,13 +29,22 @@ namespace distribute {
 class GpuReplicas {
  public:
   // Streams, communicators and peer access for `devices` (distinct GPUs of this process).
-  static absl::StatusOr<std::unique_ptr<GpuReplicas>> Create(const std::vector<DeviceSpec>& devices);
+  // `comms`: communicators spanning a multi-worker job (ConnectNcclJob), whose ranks
+  // first_rank ... are these replicas; null: one per device of this process, made here.
+  // `workers`: the job's workers, for what runs on the host (never null).
+  static absl::StatusOr<std::unique_ptr<GpuReplicas>> Create(
+      const std::vector<DeviceSpec>& devices, Workers* workers,
+      std::unique_ptr<NcclCommunicators> comms = nullptr);
 
   int32_t size() const { return static_cast<int32_t>(devices_.size()); }
   const DeviceSpec& device(int32_t replica) const { return devices_[static_cast<size_t>(replica)]; }
   int32_t gpu(int32_t replica) const { return device(replica).index; }
   void* stream(int32_t replica) const { return streams_[static_cast<size_t>(replica)]->handle(); }
   NcclCommunicators& comms() { return *comms_; }
+  // The job's workers (a single worker for one process) and its replica count (MEAN's
+  // divisor; this process's replicas when it is alone).
+  Workers& workers() { return *workers_; }
+  int32_t job_replicas() const { return size() * workers_->num_workers(); }
   // Whether `reader`'s kernels can read `owner`'s memory in place.
   bool CanRead(int32_t reader, int32_t owner) const {
     return reader == owner || peer_[static_cast<size_t>(reader * size() + owner)];
@@ -57,6 +67,7 @@ class GpuReplicas {
   GpuReplicas() = default;
 
   std::vector<DeviceSpec> devices_;
+  Workers* workers_ = nullptr;
   std::vector<std::unique_ptr<GpuStream>> streams_;
   std::unique_ptr<NcclCommunicators> comms_;
   std::vector<bool> peer_;  // size() x size(), reader-major

@@ -1,7 +1,6 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_kernels.h"
 #include "core/device/gpu_runtime.h"
 #include "core/gpu/gpu_all_reduce.h"
 #include "core/util/status_macros.h"
@@ -54,7 +53,7 @@ absl::Status NcclAllReduce::Run(GpuReplicas& gpus, LocalRendezvous& group, int32
         const void* sum = result;
         RETURN_IF_ERROR(gpu.Reduce(device, stream, static_cast<int32_t>(pack.dtype),
                                    static_cast<int32_t>(ReduceOp::kSum), &sum, 1, result,
-                                   pack.elements, group.size()));
+                                   pack.elements, gpus.job_replicas()));
       }
       if (fused) {
         size_t offset = 0;
@@ -79,6 +78,8 @@ absl::Status NcclAllReduce::ReduceOnHost(GpuReplicas& gpus, LocalRendezvous& gro
                                          int32_t replica, ReduceOp op,
                                          const std::vector<size_t>& tensors,
                                          const Deadline& deadline) {
+  // Every replica stages its inputs in host memory; replica 0 reduces them with the other
+  // workers' (the CPU collectives' order and arithmetic); every replica copies the result.
   const GpuRuntime& gpu = GpuRuntime::Get();
   const PublishedCall& mine = group.call(replica);
   std::vector<std::vector<char>>& staged = host_inputs_[static_cast<size_t>(replica)];
@@ -91,19 +92,30 @@ absl::Status NcclAllReduce::ReduceOnHost(GpuReplicas& gpus, LocalRendezvous& gro
   }
   RETURN_IF_ERROR(group.Arrive(replica, deadline));
   const int32_t n = group.size();
-  std::vector<const void*> sources(static_cast<size_t>(n));
-  std::vector<char> result;
+  if (replica == 0) {
+    host_results_.resize(tensors.size());
+    host_status_ = absl::OkStatus();
+    std::vector<const void*> sources(static_cast<size_t>(n));
+    for (size_t k = 0; k < tensors.size() && host_status_.ok(); ++k) {
+      const Tensor& out = mine.outputs[tensors[k]];
+      for (int32_t q = 0; q < n; ++q) sources[static_cast<size_t>(q)] = host_inputs_[static_cast<size_t>(q)][k].data();
+      host_results_[k].resize(out.byte_size());
+      host_status_ = gpus.workers().AllReduceLocal(
+          op, out.dtype(), sources.data(), n, static_cast<size_t>(out.shape().num_elements()),
+          host_results_[k].data(), gpus.job_replicas(),
+          absl::StrCat("all-reduce(", ReduceOpName(op), ") of ", DTypeName(out.dtype()), out.shape().ToString(),
+                       " on the host"),
+          deadline);
+    }
+  }
+  RETURN_IF_ERROR(group.Arrive(replica, deadline));  // replica 0's results are final
+  RETURN_IF_ERROR(host_status_);
   for (size_t k = 0; k < tensors.size(); ++k) {
     const Tensor& out = mine.outputs[tensors[k]];
-    for (int32_t q = 0; q < n; ++q) sources[static_cast<size_t>(q)] = host_inputs_[static_cast<size_t>(q)][k].data();
-    result.resize(out.byte_size());
-    void* result_ptr = result.data();
-    ReduceRange(out.dtype(), op, sources.data(), n, &result_ptr, 1, 0,
-                static_cast<size_t>(out.shape().num_elements()), n);
-    RETURN_IF_ERROR(gpu.Copy(gpus.gpu(replica), out.data(), DIST_GPU_HOST_DEVICE, result.data(),
-                             out.byte_size()));
+    RETURN_IF_ERROR(gpu.Copy(gpus.gpu(replica), out.data(), DIST_GPU_HOST_DEVICE,
+                             host_results_[k].data(), out.byte_size()));
   }
-  // Nobody reuses its staging buffers while another replica still reads them.
+  // Nobody reuses the staging buffers while another replica still reads them.
   return group.Arrive(replica, deadline);
 }
 

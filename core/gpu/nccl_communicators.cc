@@ -13,6 +13,10 @@ absl::StatusOr<std::unique_ptr<NcclCommunicators>> NcclCommunicators::Create(
   return std::unique_ptr<NcclCommunicators>(new NcclCommunicators(std::move(comms)));
 }
 
+std::unique_ptr<NcclCommunicators> NcclCommunicators::Adopt(std::vector<void*> comms) {
+  return std::unique_ptr<NcclCommunicators>(new NcclCommunicators(std::move(comms)));
+}
+
 NcclCommunicators::NcclCommunicators(std::vector<void*> comms) {
   for (void* comm : comms) {
     auto rank = std::make_unique<Rank>();

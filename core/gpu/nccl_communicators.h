@@ -25,6 +25,8 @@ class NcclCommunicators {
  public:
   // One communicator per device of this process (ncclCommInitAll).
   static absl::StatusOr<std::unique_ptr<NcclCommunicators>> Create(std::span<const int32_t> devices);
+  // Communicators made elsewhere (ConnectNcclJob), rank r of this process at comms[r].
+  static std::unique_ptr<NcclCommunicators> Adopt(std::vector<void*> comms);
   ~NcclCommunicators();
   NcclCommunicators(const NcclCommunicators&) = delete;
   NcclCommunicators& operator=(const NcclCommunicators&) = delete;

@@ -35,10 +35,11 @@ absl::StatusOr<DeviceSpec> ResolveStrategyDevice(absl::string_view name) {
   return resolved;
 }
 
-// Every local device of `type` (TF's "GPU:*"), in index order.
-std::vector<DeviceSpec> EveryLocalDevice(DeviceType type) {
-  const int32_t count =
+// The first `count` local devices of `type` (every one when count < 0; TF's "GPU:*").
+std::vector<DeviceSpec> EveryLocalDevice(DeviceType type, int32_t count = -1) {
+  const int32_t available =
       type == DeviceType::kGpu ? GpuRuntime::Get().device_count() : LogicalCpuDeviceCount();
+  if (count < 0 || count > available) count = available;
   std::vector<DeviceSpec> devices;
   for (int32_t i = 0; i < count; ++i) {
     DeviceSpec spec;
@@ -49,20 +50,32 @@ std::vector<DeviceSpec> EveryLocalDevice(DeviceType type) {
   return devices;
 }
 
-// A worker's replicas: its logical CPU devices CPU:0 ... CPU:n-1, n from the options.
-// The process gets at least n logical CPU devices (never fewer than it had), so the
-// replicas' devices resolve like any other local device.
+// A worker's replicas. With the NCCL implementation: its GPUs (every one, or the first
+// replicas_per_worker when that is set). Otherwise its logical CPU devices CPU:0 ...
+// CPU:n-1, n from the options: the process gets at least n logical CPU devices (never fewer
+// than it had), so the replicas' devices resolve like any other local device. (TF's AUTO
+// picks NCCL on a machine with GPUs; here GPU workers ask for NCCL, so that workers that
+// share a host's GPU, as local test jobs do, keep working on CPU replicas.)
 absl::StatusOr<std::vector<DeviceSpec>> MultiWorkerDevices(const CommunicationOptions& options) {
+  if (options.implementation == CommunicationImplementation::kNccl) {
+    if (absl::Status gpus = GpuRuntime::Get().CheckReplicaSupport(); !gpus.ok()) {
+      return absl::Status(gpus.code(), absl::StrCat("communication implementation NCCL needs GPU replicas: ",
+                                                    gpus.message()));
+    }
+    std::vector<DeviceSpec> gpus = EveryLocalDevice(DeviceType::kGpu);
+    if (options.replicas_per_worker > 0) {
+      if (options.replicas_per_worker > static_cast<int32_t>(gpus.size())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "replicas_per_worker is ", options.replicas_per_worker, " but this worker has ",
+            gpus.size(), " GPU(s) for NCCL"));
+      }
+      gpus.resize(static_cast<size_t>(options.replicas_per_worker));
+    }
+    return gpus;
+  }
   ASSIGN_OR_RETURN(const int32_t count, options.ResolveReplicasPerWorker());
   if (LogicalCpuDeviceCount() < count) RETURN_IF_ERROR(SetLogicalCpuDeviceCount(count));
-  std::vector<DeviceSpec> devices;
-  for (int32_t i = 0; i < count; ++i) {
-    DeviceSpec spec;
-    spec.type = DeviceType::kCpu;
-    spec.index = i;
-    devices.push_back(spec);
-  }
-  return devices;
+  return EveryLocalDevice(DeviceType::kCpu, count);
 }
 
 absl::StatusOr<std::vector<DeviceSpec>> ResolveDeviceList(const std::vector<std::string>& names) {

@@ -94,9 +94,13 @@ TEST(CollectiveBackendTest, WhatNoBackendServesIsRefusedUpFront) {
   options.implementation = CommunicationImplementation::kNccl;
   EXPECT_TRUE(HasError(ChooseTransport(options, DeviceType::kCpu), absl::StatusCode::kFailedPrecondition,
                        {"NCCL needs GPU replicas"}));
-  options.implementation = CommunicationImplementation::kAuto;
-  EXPECT_TRUE(HasError(ChooseTransport(options, DeviceType::kGpu), absl::StatusCode::kFailedPrecondition,
-                       {"NCCL transport"}));
+  // GPU workers' host side (what NCCL does not carry) travels like CPU workers' data.
+  for (CommunicationImplementation impl : {CommunicationImplementation::kAuto, CommunicationImplementation::kNccl}) {
+    options.implementation = impl;
+    absl::StatusOr<TransportKind> kind = ChooseTransport(options, DeviceType::kGpu);
+    ASSERT_TRUE(IsOk(kind));
+    EXPECT_EQ(*kind, TransportKind::kSharedMemoryOnOneHost);
+  }
 }
 
 TEST(SingleWorkerTest, TheCrossWorkerStepIsTheLocalResult) {

@@ -15,10 +15,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/device/gpu_runtime.h"
+#include "core/gpu/nccl_bootstrap.h"
 #include "core/gpu/nccl_pack_plan.h"
+#include "core/collective/cross_worker.h"
+#include "core/shm/shm_transport.h"
 #include "core/tensor/half.h"
 #include "gtest/gtest.h"
 #include "tests/core/status_test_util.h"
+#include "tests/core/worker_threads.h"
 
 namespace distribute {
 namespace {
@@ -314,6 +318,112 @@ TEST(GpuCollectiveTest, OutOfDeviceMemoryNamesTheDevice) {
   EXPECT_TRUE(HasError(Buffer::Allocate(gpu1, 4096, false), absl::StatusCode::kResourceExhausted,
                        {"GPU:1", "out of memory"}));
   unsetenv("DIST_FAKE_GPU_MEMORY");
+}
+
+// ---- A multi-worker job: two workers (threads) of two GPUs each, one NCCL communicator ----
+
+// fn(worker, replica, collective) on every replica of a 2 x 2 job; each worker's
+// collective runs over ConnectNcclJob's communicators and a shared-memory host transport.
+void OnJob(const std::function<void(int32_t, int32_t, GpuCollective&)>& fn) {
+  testing::RunWorkerThreads(2, [&](int32_t w, CoordinationClient& client,
+                                   const std::vector<std::string>& names, const std::string& prefix) {
+    const Deadline deadline = Deadline::AfterMs(20'000);
+    const NcclJob job{&client, prefix, w, 2};
+    const int32_t gpus[2] = {0, 1};
+    absl::StatusOr<std::unique_ptr<NcclCommunicators>> comms = ConnectNcclJob(job, gpus, deadline);
+    ASSERT_TRUE(IsOk(comms));
+    auto host = shm::ShmTransport::Connect(client, prefix + "host/", w, names, deadline);
+    ASSERT_TRUE(IsOk(host));
+    auto workers = std::make_shared<CrossWorker>(std::unique_ptr<Transport>(std::move(*host)));
+    absl::StatusOr<std::unique_ptr<GpuCollective>> collective =
+        GpuCollective::CreateForJob(Gpus(2), std::move(*comms), workers, nullptr);
+    ASSERT_TRUE(IsOk(collective));
+    OnReplicas(2, [&](int32_t r) { fn(w, r, **collective); });
+  });
+}
+
+TEST(GpuJobTest, CollectivesSpanEveryGpuOfTheJob) {
+  OnJob([](int32_t w, int32_t r, GpuCollective& collective) {
+    const int32_t rank = 2 * w + r;  // 0 ... 3
+    const std::string gpu = absl::StrCat("GPU:", r);
+    DeviceSpec mine;
+    mine.type = DeviceType::kGpu;
+    mine.index = r;
+    // NCCL: SUM of rank + 1 is 10, MEAN 2.5; int16 goes through the host transport.
+    std::vector<Tensor> in = {Make<float>(gpu, DType::kFloat32, {2}, {rank + 1.f, 1.f}),
+                              Make<int16_t>(gpu, DType::kInt16, {1}, {static_cast<int16_t>(rank)})};
+    std::vector<Tensor> out = {Empty(in[0]), Empty(in[1])};
+    ASSERT_TRUE(IsOk(collective.AllReduce(r, ReduceOp::kSum, in, out, Soon())));
+    EXPECT_EQ(Read<float>(out[0]), std::vector<float>({10.f, 4.f}));
+    EXPECT_EQ(Read<int16_t>(out[1]), std::vector<int16_t>({6}));
+    std::vector<Tensor> mean_in = {in[0]};
+    std::vector<Tensor> mean_out = {Empty(in[0])};
+    ASSERT_TRUE(IsOk(collective.AllReduce(r, ReduceOp::kMean, mean_in, mean_out, Soon())));
+    EXPECT_EQ(Read<float>(mean_out[0]), std::vector<float>({2.5f, 1.f}));
+    // Broadcast from rank 3 (worker 1's second replica).
+    absl::StatusOr<Tensor> copy = collective.Broadcast(r, Make<float>(gpu, DType::kFloat32, {1}, {100.f + rank}), 3, mine, Soon());
+    ASSERT_TRUE(IsOk(copy));
+    EXPECT_EQ(Read<float>(*copy), std::vector<float>({103.f}));
+    // All-gather along axis 0, rank q bringing q + 1 rows of [q].
+    Tensor rows = Make<int32_t>(gpu, DType::kInt32, {rank + 1}, std::vector<int32_t>(static_cast<size_t>(rank + 1), rank));
+    absl::StatusOr<Tensor> all = collective.AllGather(r, rows, 0, mine, Soon());
+    ASSERT_TRUE(IsOk(all));
+    EXPECT_EQ(all->device().index, r);
+    EXPECT_EQ(Read<int32_t>(*all), std::vector<int32_t>({0, 1, 1, 2, 2, 2, 3, 3, 3, 3}));
+  });
+}
+
+// Workers that make different calls fail them on every worker with the same message,
+// instead of leaving NCCL waiting; a worker whose replica fails a local check makes the
+// other worker fail too.
+TEST(GpuJobTest, DisagreementsAndLocalFailuresFailEveryWorker) {
+  OnJob([](int32_t w, int32_t r, GpuCollective& collective) {
+    const std::string gpu = absl::StrCat("GPU:", r);
+    const int64_t length = w == 0 ? 2 : 3;
+    std::vector<Tensor> in = {Make<float>(gpu, DType::kFloat32, {length}, std::vector<float>(static_cast<size_t>(length), 1.f))};
+    std::vector<Tensor> out = {Empty(in[0])};
+    EXPECT_TRUE(HasError(collective.AllReduce(r, ReduceOp::kSum, in, out, Soon()),
+                         absl::StatusCode::kInvalidArgument, {"workers disagree", "float32[", "something else"}));
+  });
+  OnJob([](int32_t w, int32_t r, GpuCollective& collective) {
+    const std::string gpu = absl::StrCat("GPU:", r);
+    if (w == 1) {
+      EXPECT_TRUE(HasError(collective.FailTogether(r, absl::InvalidArgumentError("bad input here"), Soon()),
+                           absl::StatusCode::kInvalidArgument, {"bad input here"}));
+    } else {
+      std::vector<Tensor> in = {Make<float>(gpu, DType::kFloat32, {1}, {1.f})};
+      std::vector<Tensor> out = {Empty(in[0])};
+      EXPECT_TRUE(HasError(collective.AllReduce(r, ReduceOp::kSum, in, out, Soon()),
+                           absl::StatusCode::kAborted, {"worker(s) 1 could not take part"}));
+    }
+  });
+}
+
+// A worker whose ranks never come: the others' communicator creation ends at the deadline,
+// naming their ranks.
+TEST(GpuJobTest, ACommunicatorWithAMissingWorkerEndsAtTheDeadline) {
+  testing::RunWorkerThreads(2, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>&,
+                                   const std::string& prefix) {
+    const int32_t gpus[2] = {0, 1};
+    // Worker 1 says how many GPUs it has but never creates its ranks.
+    if (w == 1) {
+      ASSERT_TRUE(IsOk(client.Set(prefix + "nccl/gpus/1", "2")));
+      return;
+    }
+    const NcclJob job{&client, prefix, 0, 2};
+    EXPECT_TRUE(HasError(ConnectNcclJob(job, gpus, Deadline::AfterMs(300)), absl::StatusCode::kDeadlineExceeded,
+                         {"4 ranks", "ranks 0, 1 were still waiting"}));
+  });
+}
+
+TEST(GpuJobTest, WorkersWithDifferentGpuCountsAreRefused) {
+  testing::RunWorkerThreads(2, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>&,
+                                   const std::string& prefix) {
+    const int32_t gpus[2] = {0, 1};
+    const NcclJob job{&client, prefix, w, 2};
+    EXPECT_TRUE(HasError(ConnectNcclJob(job, std::span<const int32_t>(gpus, w == 0 ? 2 : 1), Soon()),
+                         absl::StatusCode::kInvalidArgument, {"must bring as many GPUs"}));
+  });
 }
 
 }  // namespace

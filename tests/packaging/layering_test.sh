@@ -19,7 +19,7 @@ expected=(
   "server: server ps cluster collective tensor device util"
   "gloo: gloo server ps cluster collective tensor device util"
   "shm: shm server ps cluster collective tensor device util"
-  "gpu: gpu collective tensor device util"
+  "gpu: gpu server ps cluster collective tensor device util"
   "backend: backend gpu shm gloo server ps cluster collective tensor device util"
   "values: values collective tensor device util"
   "strategy: strategy backend gpu shm gloo server ps cluster values collective tensor device util"
