@@ -100,7 +100,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_one_device(const char
                                                                       dist_strategy_t** out);
 
 /* A MirroredStrategy over `devices` (num_devices names; NULL and 0 mean every local GPU,
- * or every logical CPU device when there is no GPU). Devices must be distinct.
+ * or every logical CPU device when there is no GPU; "GPU:*" names every GPU). Devices must
+ * be distinct, and all CPU devices or all GPUs. On GPUs each replica has its own stream;
+ * replica-context collectives run on NCCL or the plugin's kernels (cross_device_ops.h) and
+ * leave results on each replica's GPU; cross-replica reductions and variable updates stage
+ * GPU values through the host.
  * `cross_device_ops` may be NULL (chosen automatically); the strategy keeps its own
  * reference. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_mirrored(
@@ -121,12 +125,17 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_central_storage(
 typedef int32_t dist_communication_implementation_t;
 
 /* Chosen by the library: for CPU replicas, shared memory between workers on one host and
- * Gloo over TCP between hosts (see dist_communication_options_set_shared_memory). */
+ * Gloo over TCP between hosts (see dist_communication_options_set_shared_memory). The same
+ * transports carry the host side of GPU workers (DIST_COMMUNICATION_NCCL). */
 #define DIST_COMMUNICATION_AUTO 0
 /* TF's RING: for CPU replicas the same transports as AUTO (the collectives are
  * reduce-scatter + all-gather either way). */
 #define DIST_COMMUNICATION_RING 1
-/* NCCL: GPU replicas only (not available yet: creation fails with DIST_FAILED_PRECONDITION). */
+/* NCCL: GPU replicas. Each worker's replicas are its GPUs (every one, or the first
+ * replicas_per_worker); one NCCL communicator spans every GPU of the job. Without usable
+ * GPUs creation fails with DIST_FAILED_PRECONDITION giving the reason. (TF's AUTO picks
+ * NCCL on a machine with GPUs; here AUTO keeps CPU replicas, so that workers sharing a
+ * host's GPU, as local jobs do, keep working: ask for NCCL.) */
 #define DIST_COMMUNICATION_NCCL 2
 
 /* Whether workers on one host exchange bytes through shared memory (a POSIX segment per
@@ -210,7 +219,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_tls_files(
  * reads TF_CONFIG from the environment. Every worker runs the same program and creates
  * its strategies in the same order. This process's replicas are its logical CPU devices
  * CPU:0 ... CPU:n-1, n from dist_communication_options_set_replicas_per_worker (by
- * default DIST_REPLICAS_PER_WORKER, else 1; the same n on every worker);
+ * default DIST_REPLICAS_PER_WORKER, else 1; the same n on every worker), or with
+ * DIST_COMMUNICATION_NCCL its GPUs (the same number on every worker);
  * num_replicas_in_sync counts the replicas of all workers, and replica ids run over
  * them, worker by worker in rank order (the chief first).
  *
@@ -228,7 +238,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_tls_files(
  * batch_reduce_to in cross-replica context) span all workers: local reduce, cross-worker
  * exchange, local broadcast. Results are identical on every worker, and equal bit for bit
  * to those of a single-process MirroredStrategy with as many replicas when the number of
- * workers is a power of two. Variables start on every worker from the chief's initial
+ * workers is a power of two. With NCCL, all_reduce and broadcast run on NCCL across every
+ * GPU (its own summation order: reproducible with a fixed NCCL version, topology,
+ * NCCL_ALGO and NCCL_PROTO), after the workers check through NCCL that they all make the
+ * same call; all_gather and the cross-replica calls go through the host transport. Variables start on every worker from the chief's initial
  * value. distribute_dataset gives this worker's replicas their rows of each global batch
  * (DATA, or AUTO without enough files to shard) or shards the files (FILE).
  *
@@ -241,7 +254,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_communication_options_set_tls_files(
  * naming the tasks that did not arrive within the timeout; DIST_UNAVAILABLE when the
  * chief's coordination service cannot be reached (named; also a failed TLS handshake) or
  * the task's port is taken; DIST_NOT_FOUND or DIST_INVALID_ARGUMENT for a TLS file (named);
- * DIST_FAILED_PRECONDITION for NCCL. Blocks up to the options' timeout.
+ * DIST_FAILED_PRECONDITION for NCCL without usable GPUs; DIST_INVALID_ARGUMENT when
+ * workers bring different numbers of GPUs; DIST_DEADLINE_EXCEEDED when the NCCL
+ * communicator does not complete (naming this worker's ranks). Blocks up to the options'
+ * timeout.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_multi_worker_mirrored(
     const dist_cluster_t* cluster, const dist_communication_options_t* options,

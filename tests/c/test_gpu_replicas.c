@@ -12,6 +12,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "dist_strategy_test.h"
 
@@ -334,6 +336,28 @@ static void test_mirrored_variables_on_gpus(void** state) {
     assert_true(got == 3.0f);
     dist_value_destroy(read);
     dist_value_destroy(three);
+  }
+  /* Saved from the GPUs (through the host) and restored onto every GPU copy. */
+  {
+    char path[] = "/tmp/dist_gpu_vars_XXXXXX";
+    const int fd = mkstemp(path);
+    dist_value_t* seven = dts_f32_scalar(7.0f, "CPU:0");
+    assert_true(fd >= 0);
+    close(fd);
+    DT_OK(dist_strategy_save_variables(strategy, path));
+    DT_OK(dist_variable_assign(c.variable, seven));
+    DT_OK(dist_strategy_restore_variables(strategy, path));
+    for (r = 0; r < n; ++r) {
+      dist_value_t* copy = dts_component(c.variable, r);
+      DT_OK(dist_variable_read(copy, &read));
+      assert_true(on_gpu(read, r));
+      DT_OK(read_f32_anywhere(read, &got, 1));
+      assert_true(got == 3.0f);
+      dist_value_destroy(read);
+      dist_value_destroy(copy);
+    }
+    unlink(path);
+    dist_value_destroy(seven);
   }
   dist_value_destroy(c.variable);
   dist_value_destroy(initial);
