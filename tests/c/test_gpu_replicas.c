@@ -286,10 +286,21 @@ static dist_status_t replica_add(dist_context_t* ctx, const dist_value_t* const*
   return DIST_OK;
 }
 
+/* A SUM-aggregated float32 scalar variable of `strategy`, starting at `initial`. */
+static dist_value_t* sum_variable(dist_strategy_t* strategy, dist_variable_sync_t sync, float initial,
+                                  const char* name) {
+  dist_value_t* value = dts_f32_scalar(initial, "CPU:0");
+  dist_value_t* variable = NULL;
+  DT_OK(dist_strategy_scope_enter(strategy));
+  DT_OK(dist_variable_create(value, sync, DIST_AGGREGATION_SUM, name, &variable));
+  DT_OK(dist_strategy_scope_exit(strategy));
+  dist_value_destroy(value);
+  return variable;
+}
+
 static void test_mirrored_variables_on_gpus(void** state) {
   dist_strategy_t* strategy;
   variable_case c;
-  dist_value_t* initial;
   dist_value_t* read = NULL;
   float got;
   int32_t n;
@@ -298,11 +309,7 @@ static void test_mirrored_variables_on_gpus(void** state) {
   DT_REQUIRE_GPU();
   strategy = mirrored_gpus(NULL);
   n = dts_num_replicas(strategy);
-  initial = dts_f32_scalar(5.0f, "CPU:0");
-  DT_OK(dist_strategy_scope_enter(strategy));
-  DT_OK(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM,
-                             "v", &c.variable));
-  DT_OK(dist_strategy_scope_exit(strategy));
+  c.variable = sum_variable(strategy, DIST_SYNC_ON_WRITE, 5.0f, "v");
   for (r = 0; r < n; ++r) {
     dist_value_t* copy = dts_component(c.variable, r);
     DT_OK(dist_variable_read(copy, &read));
@@ -360,14 +367,12 @@ static void test_mirrored_variables_on_gpus(void** state) {
     dist_value_destroy(seven);
   }
   dist_value_destroy(c.variable);
-  dist_value_destroy(initial);
   dist_strategy_destroy(strategy);
 }
 
 static void test_sync_on_read_variables_on_gpus(void** state) {
   dist_strategy_t* strategy;
   variable_case c;
-  dist_value_t* initial;
   dist_value_t* read = NULL;
   float got;
   int32_t n;
@@ -375,11 +380,7 @@ static void test_sync_on_read_variables_on_gpus(void** state) {
   DT_REQUIRE_GPU();
   strategy = mirrored_gpus(NULL);
   n = dts_num_replicas(strategy);
-  initial = dts_f32_scalar(0.0f, "CPU:0");
-  DT_OK(dist_strategy_scope_enter(strategy));
-  DT_OK(dist_variable_create(initial, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM,
-                             "counter", &c.variable));
-  DT_OK(dist_strategy_scope_exit(strategy));
+  c.variable = sum_variable(strategy, DIST_SYNC_ON_READ, 0.0f, "counter");
   dts_errors_clear(&c.errors);
   DTS_RUN_OK(&c.errors, n, dist_strategy_run(strategy, replica_add, &c, NULL, 0, NULL, 0));
   /* Each replica added r+1 to its own copy; reading in cross-replica context sums them. */
@@ -388,7 +389,6 @@ static void test_sync_on_read_variables_on_gpus(void** state) {
   assert_true(got == (float)(n * (n + 1) / 2));
   dist_value_destroy(read);
   dist_value_destroy(c.variable);
-  dist_value_destroy(initial);
   dist_strategy_destroy(strategy);
 }
 
