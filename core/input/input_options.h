@@ -44,9 +44,10 @@ struct InputOptions {
   int64_t prefetch_depth = 1;
   InputReplicationMode replication_mode = InputReplicationMode::kPerWorker;
   AutoShardPolicy auto_shard_policy = AutoShardPolicy::kAuto;
-  // Copy each replica's batch to its device. CPU replicas get host batches either way;
-  // without it, the batches of GPU replicas stay in host memory.
-  bool fetch_to_device = false;
+  // Copy each replica's batch to its device (TF's experimental_fetch_to_device, on by
+  // default as there). CPU replicas get host batches either way; without it, the batches
+  // of GPU replicas stay in host memory.
+  bool fetch_to_device = true;
   // The contrib semantics: every incoming element is already one replica's batch, and
   // replicas take consecutive elements instead of splitting one.
   bool per_replica_batches = false;

@@ -66,8 +66,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_replication_mode(
 /* Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_auto_shard_policy(
     dist_input_options_t* options, dist_auto_shard_policy_t policy);
-/* Copy each replica's batch to its device (meaningful for GPU replicas; with CPU replicas
- * the batches are already in place). Thread-safety: one thread at a time per handle. */
+/* Copy each replica's batch to its device (TF's experimental_fetch_to_device; on by
+ * default, as in TF): for GPU replicas the next step's batch is copied while the current
+ * step runs (pinned staging memory, a copy stream per replica); off, their batches stay in
+ * host memory. CPU replicas' batches are in place either way.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_input_options_set_fetch_to_device(dist_input_options_t* options,
                                                                             int32_t enable);
 /* The contrib MirroredStrategy semantics: each incoming batch is already one replica's
