@@ -253,6 +253,42 @@ static void test_cross_replica_reductions_of_gpu_values(void** state) {
   DT_OK(read_f32_anywhere(out, got, 4 * n));
   assert_true(got[0] == 0.0f && got[4 * n - 2] == (float)(n - 1));
   dist_value_destroy(out);
+  /* reduce_to the replicas' own devices (the rows value itself as destinations): a
+   * Mirrored value with the sum on every GPU; batch_reduce_to the same; reduce_to_device
+   * onto the host. */
+  {
+    const dist_value_t* values[2];
+    const dist_value_t* destinations[2];
+    dist_value_t* outs[2] = {NULL, NULL};
+    int32_t r;
+    int k;
+    DT_OK(dist_strategy_reduce_to(strategy, DIST_REDUCE_SUM, rows, rows, &out));
+    values[0] = values[1] = rows;
+    destinations[0] = destinations[1] = rows;
+    DT_OK(dist_strategy_batch_reduce_to(strategy, DIST_REDUCE_MAX, values, destinations, 2, outs));
+    for (r = 0; r < n; ++r) {
+      dist_value_t* mine = dts_component(out, r);
+      assert_true(on_gpu(mine, r));
+      DT_OK(read_f32_anywhere(mine, got, 4));
+      assert_true(got[0] == sum_r && got[1] == (float)n);
+      dist_value_destroy(mine);
+      for (k = 0; k < 2; ++k) {
+        mine = dts_component(outs[k], r);
+        assert_true(on_gpu(mine, r));
+        DT_OK(read_f32_anywhere(mine, got, 4));
+        assert_true(got[0] == (float)(n - 1) && got[1] == 1.0f);
+        dist_value_destroy(mine);
+      }
+    }
+    dist_value_destroy(out);
+    dist_value_destroy(outs[0]);
+    dist_value_destroy(outs[1]);
+    DT_OK(dist_strategy_reduce_to_device(strategy, DIST_REDUCE_SUM, rows, "CPU:0", &out));
+    assert_non_null(strstr(dts_device(out), "CPU:0"));
+    DT_OK(read_f32_anywhere(out, got, 4));
+    assert_true(got[2] == sum_r);
+    dist_value_destroy(out);
+  }
   dist_value_destroy(rows);
   dist_strategy_destroy(strategy);
 }

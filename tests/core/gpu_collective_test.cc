@@ -22,6 +22,8 @@
 #include "core/tensor/half.h"
 #include "gtest/gtest.h"
 #include "tests/core/status_test_util.h"
+#include "core/server/coordination_service.h"
+#include "core/server/local_coordination_client.h"
 #include "tests/core/worker_threads.h"
 
 namespace distribute {
@@ -397,6 +399,51 @@ TEST(GpuJobTest, DisagreementsAndLocalFailuresFailEveryWorker) {
                            absl::StatusCode::kAborted, {"worker(s) 1 could not take part"}));
     }
   });
+}
+
+// A worker that dies while the others wait for it in an NCCL collective: the coordination
+// service's report aborts the communicators and the collective fails at once with
+// UNAVAILABLE naming the task, long before its deadline.
+TEST(GpuJobTest, APeersDeathAbortsTheCommunicatorsWithUnavailable) {
+  CoordinationService::Options options;
+  options.tasks = {"worker:0", "worker:1"};
+  options.barrier_tasks = options.tasks;
+  CoordinationService service(options);
+  constexpr uint64_t kIncarnation = 7;
+  ASSERT_TRUE(IsOk(service.Register("worker:1", kIncarnation, /*expects_heartbeats=*/false)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", kIncarnation)));
+  const std::vector<std::string> names = options.tasks;
+  std::vector<std::thread> workers;
+  for (int32_t w = 0; w < 2; ++w) {
+    workers.emplace_back([&, w] {
+      LocalCoordinationClient client(&service, names[static_cast<size_t>(w)]);
+      const Deadline setup = Deadline::AfterMs(20'000);
+      const int32_t gpus[2] = {0, 1};
+      absl::StatusOr<std::unique_ptr<NcclCommunicators>> comms =
+          ConnectNcclJob(NcclJob{&client, "death/", w, 2}, gpus, setup);
+      ASSERT_TRUE(IsOk(comms));
+      auto host = shm::ShmTransport::Connect(client, "death/host/", w, names, setup);
+      ASSERT_TRUE(IsOk(host));
+      auto cross = std::make_shared<CrossWorker>(std::unique_ptr<Transport>(std::move(*host)));
+      absl::StatusOr<std::unique_ptr<GpuCollective>> collective =
+          GpuCollective::CreateForJob(Gpus(2), std::move(*comms), cross, &client);
+      ASSERT_TRUE(IsOk(collective));
+      if (w == 1) {  // dies instead of taking part
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        service.ReportConnectionClosed("worker:1", kIncarnation);
+        return;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      OnReplicas(2, [&](int32_t r) {
+        std::vector<Tensor> in = {Make<float>(absl::StrCat("GPU:", r), DType::kFloat32, {1}, {1.f})};
+        std::vector<Tensor> out = {Empty(in[0])};
+        EXPECT_TRUE(HasError((*collective)->AllReduce(r, ReduceOp::kSum, in, out, Deadline::AfterMs(20'000)),
+                             absl::StatusCode::kUnavailable, {"worker:1"}));
+      });
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    });
+  }
+  for (std::thread& t : workers) t.join();
 }
 
 // A worker whose ranks never come: the others' communicator creation ends at the deadline,
