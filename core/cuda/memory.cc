@@ -4,6 +4,8 @@
 // copies between two devices go through cudaMemcpyPeerAsync, which works without peer access.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 
 #include "core/cuda/devices.h"
@@ -58,9 +60,54 @@ int WaitLegacyStream(int32_t device, const char* what, char* err, size_t err_len
 
 }  // namespace
 
+// Device memory comes from the device's stream-ordered pool (cudaMallocAsync on the legacy
+// stream, with the pool told to keep what is freed), so that the per-step allocations of
+// collective outputs cost no cudaMalloc and their frees no device-wide synchronisation:
+// cudaFree waits for every stream of the device, NCCL's kernels included. The core frees a
+// buffer only after the work that used it has finished, so freeing in the legacy stream's
+// order is safe. Devices without memory pools use cudaMalloc and cudaFree.
+namespace {
+
+constexpr int kMaxDevices = 64;
+// Per device: 0 not checked yet, 1 pools (and the release threshold set), 2 no pools.
+std::atomic<int> pool_state[kMaxDevices];
+
+bool UsesPool(int32_t device) {
+  if (device < 0 || device >= kMaxDevices) return false;
+  int state = pool_state[device].load(std::memory_order_acquire);
+  if (state == 0) {
+    int supported = 0;
+    cudaMemPool_t pool = nullptr;
+    uint64_t keep_everything = UINT64_MAX;
+    const bool usable = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
+                        supported != 0 && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+                        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything) == cudaSuccess;
+    (void)cudaGetLastError();
+    state = usable ? 1 : 2;
+    pool_state[device].store(state, std::memory_order_release);
+  }
+  return state == 1;
+}
+
+}  // namespace
+
 int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err_len) {
   *out_ptr = nullptr;
   if (UseDevice(device, err, err_len) != 0) return 1;
+  if (UsesPool(device)) {
+    const cudaError_t error = cudaMallocAsync(out_ptr, bytes, cudaStreamLegacy);
+    if (error != cudaSuccess) {
+      *out_ptr = nullptr;
+      return FailCuda(error, device, err, err_len, "cudaMallocAsync of %zu bytes", bytes);
+    }
+    // Ready for the core's (non-blocking) streams once the legacy stream has run it.
+    if (WaitLegacyStream(device, "cudaMallocAsync", err, err_len) != 0) {
+      (void)cudaFreeAsync(*out_ptr, cudaStreamLegacy);
+      *out_ptr = nullptr;
+      return 1;
+    }
+    return 0;
+  }
   const cudaError_t error = cudaMalloc(out_ptr, bytes);
   if (error != cudaSuccess) {
     *out_ptr = nullptr;
@@ -71,7 +118,13 @@ int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err
 
 void Release(int32_t device, void* ptr) {
   if (ptr == nullptr) return;
-  if (cudaSetDevice(device) == cudaSuccess) (void)cudaFree(ptr);
+  if (cudaSetDevice(device) == cudaSuccess) {
+    if (UsesPool(device)) {
+      (void)cudaFreeAsync(ptr, cudaStreamLegacy);
+    } else {
+      (void)cudaFree(ptr);
+    }
+  }
   (void)cudaGetLastError();  // the caller ignores failures: keep them out of later checks
 }
 
