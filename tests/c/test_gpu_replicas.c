@@ -539,9 +539,9 @@ static void test_fetch_to_device_reports_a_failure_in_order(void** state) {
   first = n > 1 ? dts_component(batch, 0) : NULL;
   DT_OK(read_f32_anywhere(first != NULL ? first : batch, got, n > 1 ? 4 / n : 4));
   assert_true(got[0] == 0.0f && got[1] == 1.0f);
-  DT_ERR(dist_iterator_get_next(it, &batch, 1), DIST_DATA_LOSS, "dist_iterator_get_next", NULL);
   dist_value_destroy(first);
   dist_value_destroy(batch);
+  DT_ERR(dist_iterator_get_next(it, &batch, 1), DIST_DATA_LOSS, "dist_iterator_get_next", NULL);
   dist_iterator_destroy(it);
   dist_distributed_dataset_destroy(dataset);
   dist_input_options_destroy(options);

@@ -69,13 +69,18 @@ int main(int argc, char** argv) {
   CHECK(dist_communication_options_set_timeout_ms(options, expect_deadline ? 3000 : 60000));
   status = dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy);
   if (expect_deadline) {
-    if (status == DIST_DEADLINE_EXCEEDED && strstr(dist_last_error_message(), "NCCL communicator") != NULL) {
+    const int as_expected =
+        status == DIST_DEADLINE_EXCEEDED && strstr(dist_last_error_message(), "NCCL communicator") != NULL;
+    if (as_expected) {
       printf("worker %s: %s\n", rank_text, dist_last_error_message());
-      return 0;
+    } else {
+      fprintf(stderr, "expected DEADLINE_EXCEEDED naming the NCCL communicator, got %s: %s\n",
+              dist_status_name(status), dist_last_error_message());
     }
-    fprintf(stderr, "expected DEADLINE_EXCEEDED naming the NCCL communicator, got %s: %s\n",
-            dist_status_name(status), dist_last_error_message());
-    return 1;
+    dist_strategy_destroy(strategy);
+    dist_communication_options_destroy(options);
+    dist_cluster_destroy(cluster);
+    return as_expected ? 0 : 1;
   }
   CHECK(status);
   {
