@@ -10,7 +10,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <future>
 #include <functional>
 #include <set>
 #include <thread>
@@ -20,6 +23,7 @@
 #include "core/server/coordination_service.h"
 #include "core/server/local_coordination_client.h"
 #include "core/shm/shared_segment.h"
+#include "core/shm/shm_layout.h"
 #include "core/util/mutex.h"
 #include "status_test_util.h"
 #include "worker_threads.h"
@@ -181,6 +185,122 @@ TEST(ShmTransportTest, SegmentNamesAreChecked) {
   EXPECT_TRUE(SharedSegment::Open(name, 4096).ok());
   UnlinkSegment(name);
   EXPECT_FALSE(SharedSegment::Open(name, 4096).ok());
+}
+
+// ---- A ring written by a broken peer or a stranger ----
+
+// This process's mapping of worker 0's segment (both workers are threads here): the last
+// "/dev/shm/dist-...-0 (deleted)" line of /proc/self/maps of the segment's size.
+char* MappedSegmentOfWorker0(size_t bytes) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  char* found = nullptr;
+  while (std::getline(maps, line)) {
+    if (line.find("/dev/shm/dist-") == std::string::npos || line.find("-0 (deleted)") == std::string::npos) continue;
+    uintptr_t begin = 0;
+    uintptr_t end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2) continue;
+    if (end - begin >= bytes && end - begin < bytes + 4096) found = reinterpret_cast<char*>(begin);
+  }
+  return found;
+}
+
+struct Corruption {
+  const char* what;
+  // Writes into the ring (data, capacity) that worker 1 writes to; returns the head to publish.
+  std::function<uint64_t(char* data, uint64_t ring_bytes)> write;
+  const char* message;  // part of the error
+};
+
+RecordHeader Data(uint32_t tag, uint32_t bytes, uint64_t message_bytes, uint64_t offset) {
+  return RecordHeader{static_cast<uint32_t>(RecordKind::kData), tag, 0, bytes, message_bytes, offset};
+}
+
+// Whatever a peer (or a stranger who mapped the segment) writes into a ring, the receiver
+// fails its communicator with an error naming the writer, and never reads or writes out of
+// bounds (ASan runs this test too); the failure is sticky.
+TEST(ShmTransportTest, ACorruptedRingFailsTheCommunicatorNotTheProcess) {
+  const std::vector<Corruption> cases = {
+      {"a head past the ring's size", [](char*, uint64_t ring) { return ring + kLine; }, "corrupted the ring"},
+      {"an unknown record kind",
+       [](char* data, uint64_t) {
+         RecordHeader r = Data(1, 8, 8, 0);
+         r.kind = 7;
+         std::memcpy(data, &r, sizeof r);
+         return uint64_t{kLine} * 2;
+       },
+       "malformed record"},
+      {"a record longer than the ring",
+       [](char* data, uint64_t ring) {
+         const RecordHeader r = Data(1, static_cast<uint32_t>(ring), ring, 0);
+         std::memcpy(data, &r, sizeof r);
+         return ring;
+       },
+       "malformed record"},
+      {"a message longer than the receive",
+       [](char* data, uint64_t) {
+         const RecordHeader r = Data(1, 8, uint64_t{1} << 40, 0);
+         std::memcpy(data, &r, sizeof r);
+         return uint64_t{kLine} * 2;
+       },
+       "were expected"},
+      {"a record out of place",
+       [](char* data, uint64_t) {
+         const RecordHeader r = Data(1, 8, 16, 8);
+         std::memcpy(data, &r, sizeof r);
+         return uint64_t{kLine} * 2;
+       },
+       "out of place"},
+      {"a record past its message",
+       [](char* data, uint64_t) {
+         const RecordHeader r = Data(1, 32, 16, 0);
+         std::memcpy(data, &r, sizeof r);
+         return uint64_t{kLine} * 2;
+       },
+       "out of place"},
+      {"a record of an earlier call",
+       [](char* data, uint64_t) {
+         const RecordHeader r = Data(0, 8, 8, 0);
+         std::memcpy(data, &r, sizeof r);
+         return uint64_t{kLine} * 2;
+       },
+       "earlier call"},
+      {"padding past the data",
+       [](char* data, uint64_t) {
+         RecordHeader r = Data(1, 0, 0, 0);
+         r.kind = static_cast<uint32_t>(RecordKind::kPadding);
+         std::memcpy(data, &r, sizeof r);
+         return uint64_t{kLine};
+       },
+       "padded past its data"},
+  };
+  for (const Corruption& corruption : cases) {
+    SCOPED_TRACE(corruption.what);
+    std::promise<void> victim_done;
+    std::shared_future<void> done = victim_done.get_future().share();
+    RunWorkers(2, [&](int32_t w, ShmTransport& transport) {
+      if (w == 1) {  // stays connected, silent, while worker 0 reads what "it" wrote
+        done.wait();
+        return;
+      }
+      const uint64_t ring_bytes = ShmTransport::RingBytes(2);
+      char* segment = MappedSegmentOfWorker0(SegmentBytes(2, ring_bytes));
+      ASSERT_NE(segment, nullptr);
+      auto* ring = reinterpret_cast<RingControl*>(segment + RingOffset(0, 1, ring_bytes));
+      char* data = reinterpret_cast<char*>(ring) + sizeof(RingControl);
+      ring->head.store(corruption.write(data, ring_bytes), std::memory_order_release);
+      std::vector<char> into(64);
+      const Transport::Transfer receive{1, 0, into.data(), into.size()};
+      const absl::Status status = transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(5000), nullptr);
+      // As every transport failure: UNAVAILABLE, with the cause.
+      EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+      EXPECT_NE(status.message().find("worker:1"), std::string::npos) << status;
+      EXPECT_NE(status.message().find(corruption.message), std::string::npos) << status;
+      EXPECT_FALSE(transport.health().ok());
+      EXPECT_FALSE(transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(1000), nullptr).ok());
+      victim_done.set_value();
+    });
+  }
 }
 
 }  // namespace
