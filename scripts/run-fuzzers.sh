@@ -12,7 +12,7 @@ seconds=${2:?usage: run-fuzzers.sh BUILD_DIR SECONDS}
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 
 # name:max_len
-targets=(safetensors_fuzz:4096 tf_config_fuzz:1024 tfrecord_fuzz:4096 coordination_fuzz:2048 slurm_fuzz:512)
+targets=(safetensors_fuzz:4096 tf_config_fuzz:1024 tfrecord_fuzz:4096 coordination_fuzz:2048 slurm_fuzz:512 shm_ring_fuzz:4200)
 
 failed=0
 for entry in "${targets[@]}"; do

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/server/transport_failure.h"
 #include "core/shm/doorbell.h"
@@ -256,24 +257,14 @@ absl::StatusOr<bool> ShmTransport::PushSends(int32_t w) {
   return moved;
 }
 
-absl::StatusOr<ShmTransport::Receive*> ShmTransport::MatchReceive(int32_t w, const RecordHeader& record) {
+absl::StatusOr<ReceiveProgress*> ShmTransport::MatchReceive(int32_t w, const RecordHeader& record) {
   for (Receive& receive : receives_) {
-    if (receive.done || receive.transfer.peer != w || receive.transfer.channel != record.channel) continue;
-    if (!receive.started) {
-      if (record.message_bytes > receive.transfer.bytes) {
-        return absl::InternalError(absl::StrCat("task ", task_names_[w], " sent ", record.message_bytes,
-                                                " bytes on channel ", record.channel, " where at most ",
-                                                receive.transfer.bytes, " were expected"));
-      }
-      receive.started = true;
-      receive.message_bytes = record.message_bytes;
+    if (receive.progress.done || receive.transfer.peer != w || receive.transfer.channel != record.channel) continue;
+    absl::Status continues = Continues(receive.progress, record);
+    if (!continues.ok()) {
+      return absl::Status(continues.code(), absl::StrCat("task ", task_names_[w], " ", continues.message()));
     }
-    if (record.message_bytes != receive.message_bytes || record.offset != receive.arrived ||
-        record.bytes > receive.message_bytes - receive.arrived) {
-      return absl::DataLossError(absl::StrCat("task ", task_names_[w], " sent a record out of place on channel ",
-                                              record.channel));
-    }
-    return &receive;
+    return &receive.progress;
   }
   return nullptr;
 }
@@ -281,49 +272,20 @@ absl::StatusOr<ShmTransport::Receive*> ShmTransport::MatchReceive(int32_t w, con
 absl::StatusOr<bool> ShmTransport::Drain(int32_t w) {
   Peer& peer = peers_[w];
   const uint64_t head = peer.in->head.load(std::memory_order_acquire);
-  if (head == peer.in_tail) return false;
-  if (head < peer.in_tail || head - peer.in_tail > ring_bytes_) {
-    return absl::DataLossError(absl::StrCat("task ", task_names_[w], " corrupted the ring it writes to"));
+  absl::StatusOr<bool> moved =
+      DrainRing(peer.in_data, ring_bytes_, head, &peer.in_tail, tag_,
+                [&](const RecordHeader& record) { return MatchReceive(w, record); });
+  if (!moved.ok()) {
+    // MatchReceive's errors name the task already; the ring's own do not.
+    if (absl::StartsWith(moved.status().message(), "task ")) return moved.status();
+    return absl::Status(moved.status().code(),
+                        absl::StrCat("task ", task_names_[w], " ", moved.status().message()));
   }
-  bool moved = false;
-  while (peer.in_tail < head) {
-    const uint64_t position = peer.in_tail % ring_bytes_;
-    const uint64_t contiguous = ring_bytes_ - position;
-    const uint64_t available = head - peer.in_tail;
-    const char* at = peer.in_data + position;
-    RecordHeader record;
-    std::memcpy(&record, at, sizeof record);  // read once: the peer could change it meanwhile
-    if (record.kind == static_cast<uint32_t>(RecordKind::kPadding)) {
-      if (contiguous > available) return absl::DataLossError(absl::StrCat("task ", task_names_[w], " padded past its data"));
-      peer.in_tail += contiguous;
-      moved = true;
-      continue;
-    }
-    const uint64_t length = RoundUpToLine(kRecordHeaderBytes + uint64_t{record.bytes});
-    if (record.kind != static_cast<uint32_t>(RecordKind::kData) || length > contiguous || length > available) {
-      return absl::DataLossError(absl::StrCat("task ", task_names_[w], " wrote a malformed record"));
-    }
-    if (record.tag != tag_) {
-      if (static_cast<int32_t>(record.tag - tag_) > 0) break;  // its next call's: it stays for then
-      return absl::DataLossError(absl::StrCat("task ", task_names_[w], " sent a record of an earlier call"));
-    }
-    ASSIGN_OR_RETURN(Receive * receive, MatchReceive(w, record));
-    // A message no receive of this call expects stays where it is, as it would on a
-    // socket: the peer is making another call (CrossWorker's header check says which).
-    if (receive == nullptr) break;
-    if (record.bytes > 0) {
-      std::memcpy(static_cast<char*>(receive->transfer.data) + record.offset, at + kRecordHeaderBytes, record.bytes);
-    }
-    receive->arrived += record.bytes;
-    receive->done = receive->arrived == receive->message_bytes;
-    peer.in_tail += length;
-    moved = true;
-  }
-  if (moved) {
+  if (*moved) {
     peer.in->tail.store(peer.in_tail, std::memory_order_release);
     Ring(*peer.header);  // the peer may be waiting for room
   }
-  return moved;
+  return *moved;
 }
 
 absl::StatusOr<bool> ShmTransport::Progress() {
@@ -340,7 +302,7 @@ absl::StatusOr<bool> ShmTransport::Progress() {
 bool ShmTransport::Awaits(int32_t w) const {
   if (!peers_[w].sends.empty()) return true;
   return std::any_of(receives_.begin(), receives_.end(),
-                     [&](const Receive& r) { return !r.done && r.transfer.peer == w; });
+                     [&](const Receive& r) { return !r.progress.done && r.transfer.peer == w; });
 }
 
 absl::Status ShmTransport::Wait(uint32_t seen, const Deadline& deadline) {
@@ -378,7 +340,9 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
   }
   ++tag_;
   receives_.clear();
-  for (const Transfer& t : receives) receives_.push_back(Receive{t});
+  for (const Transfer& t : receives) {
+    receives_.push_back(Receive{t, ReceiveProgress{static_cast<char*>(t.data), t.bytes}});
+  }
   for (const Transfer& t : sends) peers_[t.peer].sends.push_back({t, 0});
 
   size_t next = 0;  // the first receive whose on_received has not run
@@ -386,7 +350,7 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
     const uint32_t seen = self_->doorbell.load(std::memory_order_acquire);
     absl::StatusOr<bool> moved = Progress();
     if (!moved.ok()) return Fail(std::string(moved.status().message()), false, deadline);
-    for (; next < receives_.size() && receives_[next].done; ++next) {
+    for (; next < receives_.size() && receives_[next].progress.done; ++next) {
       *moved = true;
       if (!on_received) continue;
       absl::StatusOr<std::vector<Transfer>> more = on_received(next);

@@ -29,6 +29,7 @@
 #include "core/collective/transport.h"
 #include "core/server/coordination_client.h"
 #include "core/server/peer_death_watcher.h"
+#include "core/shm/ring_reader.h"
 #include "core/shm/shared_segment.h"
 #include "core/shm/shm_layout.h"
 #include "core/util/mutex.h"
@@ -83,10 +84,7 @@ class ShmTransport : public Transport {
   };
   struct Receive {
     Transfer transfer;
-    uint64_t message_bytes = 0;   // as its first record says
-    uint64_t arrived = 0;
-    bool started = false;
-    bool done = false;
+    ReceiveProgress progress;  // what has arrived (ring_reader.h)
   };
 
   ShmTransport(CoordinationClient& coordination, int32_t rank, std::vector<std::string> task_names,
@@ -99,7 +97,7 @@ class ShmTransport : public Transport {
   absl::StatusOr<bool> Drain(int32_t peer);
   // The posted receive `record` continues (checked against what came before), or null
   // when no receive of this call is for its channel.
-  absl::StatusOr<Receive*> MatchReceive(int32_t peer, const RecordHeader& record);
+  absl::StatusOr<ReceiveProgress*> MatchReceive(int32_t peer, const RecordHeader& record);
   // Waits until a peer rings this worker's doorbell (or a slice of the wait passes);
   // fails when the deadline passed, a task died or a peer closed its communicator.
   absl::Status Wait(uint32_t seen, const Deadline& deadline);
