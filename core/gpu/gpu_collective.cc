@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/tensor/concatenate.h"
 #include "core/device/gpu_runtime.h"
+#include "core/server/peer_failure.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -67,6 +68,10 @@ absl::StatusOr<std::unique_ptr<GpuCollective>> GpuCollective::CreateForJob(
     self.agree_recv_.push_back(std::move(recv));
   }
   if (coordination != nullptr) {
+    self.gpus_->SetExplainer([coordination](const absl::Status& cause) {
+      const absl::Status peer = coordination->PeerHealth();
+      return PeerDied(peer) ? peer : cause;
+    });
     self.watcher_ = std::make_unique<PeerDeathWatcher>(*coordination, [&self](const absl::Status& death) {
       // A lost worker never joins the collectives its peers wait in: stop them all.
       self.Abort(self.gpus_->Fail(death));

@@ -56,7 +56,7 @@ absl::Status GpuReplicas::Wait(int32_t replica, const Deadline& deadline, absl::
 }
 
 absl::Status GpuReplicas::Fail(const absl::Status& cause) {
-  comms_->Abort(cause);
+  comms_->Abort(explain_ ? explain_(cause) : cause);
   return comms_->failure();
 }
 

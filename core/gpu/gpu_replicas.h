@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -60,6 +61,12 @@ class GpuReplicas {
 
   // Stops the replicas' collectives for good (the first cause wins) and returns the cause.
   absl::Status Fail(const absl::Status& cause);
+  // In a job: what a failure really was. A GPU error is often the echo of a peer's death
+  // (its communicator went away); `explain` returns the death when the coordination service
+  // knows of one, else the cause itself.
+  void SetExplainer(absl::AnyInvocable<absl::Status(const absl::Status&)> explain) {
+    explain_ = std::move(explain);
+  }
   // OK, or why the replicas stopped.
   absl::Status failure() const { return comms_->failure(); }
 
@@ -72,6 +79,7 @@ class GpuReplicas {
   std::unique_ptr<NcclCommunicators> comms_;
   std::vector<bool> peer_;  // size() x size(), reader-major
   std::vector<std::shared_ptr<Buffer>> scratch_;
+  absl::AnyInvocable<absl::Status(const absl::Status&)> explain_;
 };
 
 }  // namespace distribute
