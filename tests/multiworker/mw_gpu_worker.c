@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   CHECK(dist_cluster_from_tf_config(NULL, &cluster));
   CHECK(dist_communication_options_create(&options));
   CHECK(dist_communication_options_set_implementation(options, DIST_COMMUNICATION_NCCL));
-  CHECK(dist_communication_options_set_timeout_ms(options, expect_deadline ? 3000 : 60000));
+  CHECK(dist_communication_options_set_timeout_ms(options, expect_deadline ? 8000 : 60000));
   status = dist_strategy_create_multi_worker_mirrored(cluster, options, &strategy);
   if (expect_deadline) {
     const int as_expected =
