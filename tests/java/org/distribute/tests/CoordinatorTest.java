@@ -2,7 +2,6 @@ package org.distribute.tests;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import org.distribute.*;
@@ -24,12 +23,6 @@ class CoordinatorTest {
   private static void assertStatus(Status expected, Runnable call) {
     DistributeException e = assertThrows(DistributeException.class, call::run);
     assertEquals(expected, e.getStatus(), e.getMessage());
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   @Test
@@ -65,7 +58,8 @@ class CoordinatorTest {
       }
       return Tensor.scalar(2 * x);
     });
-    int[] ports = {freePort(), freePort(), freePort()}; // chief, worker 0, ps 0
+    // Distinct: the sockets are held together while the ports are picked.
+    int[] ports = Util.freePorts(3); // chief, worker 0, ps 0
     java.util.function.Function<String, Cluster> clusterAs = job -> new Cluster()
         .addTask("chief", 0, "localhost:" + ports[0])
         .addTask("worker", 0, "localhost:" + ports[1])
