@@ -36,6 +36,15 @@ packages=(
   golang-go
 )
 
+# The CUDA toolkit and NCCL (core/cuda/*.cu, the CUDA plugin, dist-bench-gpu) are no Debian
+# packages: they come from NVIDIA's installer, at /usr/local/cuda on this project's machines
+# (CUDA 13 with NCCL). They are optional: without nvcc and nccl.h, configuring with
+# DIST_CUDA=AUTO (the default) leaves the plugin and dist-bench-gpu out, and every GPU test
+# runs on the fake GPU plugin (tests/gpu_fake) or reports SKIPPED. Say so once, then go on.
+if [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null 2>&1; then
+  echo "install-deps: no CUDA toolkit (/usr/local/cuda, from NVIDIA, not apt): the CUDA plugin will not be built"
+fi
+
 missing=()
 for package in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)

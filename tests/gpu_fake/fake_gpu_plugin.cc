@@ -34,6 +34,7 @@
 
 #include "core/collective/reduce_kernels.h"
 #include "core/device/gpu_plugin_api.h"
+#include "core/tensor/dtype.h"
 
 namespace {
 
@@ -205,23 +206,6 @@ struct Comm {
   uint64_t next = 0;
 };
 std::map<std::string, std::shared_ptr<Group>> groups_by_id;
-
-size_t ElementSize(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::kFloat64:
-    case DType::kInt64:
-      return 8;
-    case DType::kFloat32:
-    case DType::kInt32:
-      return 4;
-    case DType::kFloat16:
-    case DType::kBFloat16:
-    case DType::kInt16:
-      return 2;
-    default:
-      return 1;
-  }
-}
 
 bool NcclDType(int32_t dtype) {
   switch (static_cast<DType>(dtype)) {
@@ -423,6 +407,9 @@ int Reduce(int32_t device, void* stream, int32_t dtype, int32_t op, const void* 
            size_t err_len) {
   std::lock_guard<std::mutex> lock(mu);
   if (op == 2 || op < 1 || op > 5) return Fail(err, err_len, "reduce: op " + std::to_string(op) + " is not SUM, MIN, MAX or PRODUCT");
+  if (!distribute::DTypeFromInt(dtype).ok()) {
+    return Fail(err, err_len, "reduce: dtype " + std::to_string(dtype) + " is not one of the ten DIST dtypes");
+  }
   const DType type = static_cast<DType>(dtype);
   const bool floating = type == DType::kFloat32 || type == DType::kFloat64 ||
                         type == DType::kFloat16 || type == DType::kBFloat16;
@@ -431,7 +418,7 @@ int Reduce(int32_t device, void* stream, int32_t dtype, int32_t op, const void* 
     return Fail(err, err_len, "reduce: " + std::to_string(num_inputs) + " inputs; expected 1 to " +
                                   std::to_string(DIST_GPU_REDUCE_MAX_INPUTS));
   }
-  const size_t bytes = count * ElementSize(dtype);
+  const size_t bytes = count * distribute::DTypeSize(static_cast<DType>(dtype));
   std::vector<const void*> hosts;
   std::string why;
   for (int32_t i = 0; i < num_inputs; ++i) {
@@ -532,7 +519,7 @@ int AllReduce(void* comm, void* stream, const void* send, void* recv, size_t cou
   shape.count = count;
   shape.dtype = dtype;
   shape.op = op;
-  const size_t bytes = count * ElementSize(dtype);
+  const size_t bytes = count * distribute::DTypeSize(static_cast<DType>(dtype));
   return EnqueueCollective(static_cast<Comm*>(comm), stream, shape, send, bytes, recv, bytes, err, err_len);
 }
 
