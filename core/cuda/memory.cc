@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 
+#include "core/cuda/block_cache.h"
 #include "core/cuda/devices.h"
 #include "core/cuda/plugin_entries.h"
 #include "core/cuda/plugin_errors.h"
@@ -65,10 +67,25 @@ int WaitLegacyStream(int32_t device, const char* what, char* err, size_t err_len
 // collective outputs cost no cudaMalloc and their frees no device-wide synchronisation:
 // cudaFree waits for every stream of the device, NCCL's kernels included. The core frees a
 // buffer only after the work that used it has finished, so freeing in the legacy stream's
-// order is safe. Devices without memory pools use cudaMalloc and cudaFree.
+// order is safe. On top of the pool, freed blocks wait in a BlockCache for the next request
+// of their size, which then costs no CUDA call at all; when the device runs out of memory the
+// cache goes back to the pool and the allocation is tried again. Devices without memory pools
+// use cudaMalloc and cudaFree.
 namespace {
 
 constexpr int kMaxDevices = 64;
+// Idle blocks kept per device: the pool keeps freed memory anyway (release threshold
+// UINT64_MAX); the cache only skips its calls, and gives everything back on out-of-memory.
+constexpr size_t kCachedBytesPerDevice = size_t{1} << 30;
+
+BlockCache& Cache(int32_t device) {
+  static BlockCache* caches[kMaxDevices] = {};
+  static std::once_flag created;
+  std::call_once(created, [] {
+    for (BlockCache*& cache : caches) cache = new BlockCache(kCachedBytesPerDevice);  // never freed
+  });
+  return *caches[device];
+}
 // Per device: 0 not checked yet, 1 pools (and the release threshold set), 2 no pools.
 std::atomic<int> pool_state[kMaxDevices];
 
@@ -95,7 +112,19 @@ int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err
   *out_ptr = nullptr;
   if (UseDevice(device, err, err_len) != 0) return 1;
   if (UsesPool(device)) {
-    const cudaError_t error = cudaMallocAsync(out_ptr, bytes, cudaStreamLegacy);
+    const size_t rounded = BlockCache::RoundUp(bytes);
+    if (rounded == 0) return FailWith(err, err_len, "GPU:%d: %zu bytes is not a size", static_cast<int>(device), bytes);
+    BlockCache& cache = Cache(device);
+    if (void* block = cache.Take(rounded)) {
+      *out_ptr = block;
+      return 0;
+    }
+    cudaError_t error = cudaMallocAsync(out_ptr, rounded, cudaStreamLegacy);
+    if (error == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not sticky: clear it and retry with the cache's blocks
+      for (void* idle : cache.Drain()) (void)cudaFreeAsync(idle, cudaStreamLegacy);
+      error = cudaMallocAsync(out_ptr, rounded, cudaStreamLegacy);
+    }
     if (error != cudaSuccess) {
       *out_ptr = nullptr;
       return FailCuda(error, device, err, err_len, "cudaMallocAsync of %zu bytes", bytes);
@@ -106,6 +135,7 @@ int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err
       *out_ptr = nullptr;
       return 1;
     }
+    cache.Track(*out_ptr, rounded);
     return 0;
   }
   const cudaError_t error = cudaMalloc(out_ptr, bytes);
@@ -118,6 +148,7 @@ int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err
 
 void Release(int32_t device, void* ptr) {
   if (ptr == nullptr) return;
+  if (UsesPool(device) && Cache(device).Give(ptr)) return;  // idle until its size is asked for
   if (cudaSetDevice(device) == cudaSuccess) {
     if (UsesPool(device)) {
       (void)cudaFreeAsync(ptr, cudaStreamLegacy);

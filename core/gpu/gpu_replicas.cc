@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/device/gpu_runtime.h"
+#include "core/util/spin.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -15,8 +16,10 @@ absl::StatusOr<std::unique_ptr<GpuReplicas>> GpuReplicas::Create(
   replicas->devices_ = devices;
   replicas->workers_ = workers;
   std::vector<int32_t> indices;
+  // Each replica's thread waits on its stream; NCCL adds a proxy thread.
+  const bool yield = Oversubscribed(static_cast<int32_t>(devices.size()) + 1);
   for (const DeviceSpec& device : devices) {
-    ASSIGN_OR_RETURN(std::unique_ptr<GpuStream> stream, GpuStream::Create(device.index));
+    ASSIGN_OR_RETURN(std::unique_ptr<GpuStream> stream, GpuStream::Create(device.index, yield));
     replicas->streams_.push_back(std::move(stream));
     indices.push_back(device.index);
   }

@@ -20,9 +20,9 @@ constexpr auto kLongestSleep = std::chrono::microseconds(1000);
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<GpuStream>> GpuStream::Create(int32_t device) {
+absl::StatusOr<std::unique_ptr<GpuStream>> GpuStream::Create(int32_t device, bool yield) {
   ASSIGN_OR_RETURN(void* handle, GpuRuntime::Get().CreateStream(device));
-  return std::unique_ptr<GpuStream>(new GpuStream(device, handle));
+  return std::unique_ptr<GpuStream>(new GpuStream(device, handle, yield));
 }
 
 GpuStream::~GpuStream() { GpuRuntime::Get().DestroyStream(device_, handle_); }
@@ -39,7 +39,7 @@ absl::Status GpuStream::Wait(const Deadline& deadline, absl::string_view what,
     }
     return *done;
   };
-  if (SpinUntil(kSpinNs, finished, /*yield=*/true)) return failure;
+  if (SpinUntil(kSpinNs, finished, yield_)) return failure;
   auto sleep = kFirstSleep;
   while (true) {
     if (finished()) return failure;

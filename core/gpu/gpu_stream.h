@@ -19,7 +19,10 @@ namespace distribute {
 
 class GpuStream {
  public:
-  static absl::StatusOr<std::unique_ptr<GpuStream>> Create(int32_t device);
+  // `yield`: whether the spinning wait gives up the core between polls. The GPU does the
+  // work waited for, so spinning costs nobody anything unless the process's busy threads
+  // (replicas, NCCL's proxy) outnumber its cores; yielding adds a system call per poll.
+  static absl::StatusOr<std::unique_ptr<GpuStream>> Create(int32_t device, bool yield = true);
   ~GpuStream();
   GpuStream(const GpuStream&) = delete;
   GpuStream& operator=(const GpuStream&) = delete;
@@ -37,10 +40,11 @@ class GpuStream {
   }
 
  private:
-  GpuStream(int32_t device, void* handle) : device_(device), handle_(handle) {}
+  GpuStream(int32_t device, void* handle, bool yield) : device_(device), handle_(handle), yield_(yield) {}
 
   const int32_t device_;
   void* const handle_;
+  const bool yield_;
 };
 
 }  // namespace distribute

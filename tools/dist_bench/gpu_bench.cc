@@ -9,6 +9,10 @@
 //   2. the reduction kernels of ReductionToOneDevice and HierarchicalCopy next to a
 //      device-to-device copy on GPU 0 (cudaMemcpyAsync), the bandwidth ceiling.
 //      Target: at least 0.85 of the copy's bandwidth.
+//   3. the fixed cost of one call at 8 bytes, split into its parts: the library's
+//      all-reduce on the GPUs and on CPU:0 (the core alone), raw NCCL, a copy, the plugin's
+//      allocate-and-release of an output, and a stream query. Where the library's calls
+//      lose to the baselines at small sizes, this says where the microseconds go.
 //
 // It links the CUDA runtime and NCCL itself (libdistribute never does) and is built only
 // with the CUDA toolkit. It is a report: it exits 0 whatever the timings, and says why a
@@ -227,6 +231,30 @@ class RawNccl {
   bool ok() const { return ok_; }
   const std::string& why() const { return why_; }
 
+  // Seconds per allocate-and-release as the plugin does it for every collective output:
+  // cudaMallocAsync on the legacy stream, waiting for that stream, cudaFreeAsync.
+  double TimePoolAllocation(int64_t iterations) {
+    cudaSetDevice(0);
+    auto run = [] {
+      void* p = nullptr;
+      cudaMallocAsync(&p, 8, cudaStreamLegacy);
+      cudaStreamSynchronize(cudaStreamLegacy);
+      cudaFreeAsync(p, cudaStreamLegacy);
+    };
+    run();
+    const auto start = Clock::now();
+    for (int64_t k = 0; k < iterations; ++k) run();
+    return Seconds(Clock::now() - start) / static_cast<double>(iterations);
+  }
+
+  // Seconds per cudaStreamQuery of an idle stream (the library's wait polls it).
+  double TimeStreamQuery(int64_t iterations) {
+    cudaSetDevice(0);
+    const auto start = Clock::now();
+    for (int64_t k = 0; k < iterations; ++k) (void)cudaStreamQuery(streams_[0]);
+    return Seconds(Clock::now() - start) / static_cast<double>(iterations);
+  }
+
   // Seconds per ncclAllReduce of `bytes` on every GPU (one group call, then every stream).
   double TimeAllReduce(int64_t bytes, int64_t iterations) {
     auto run = [&] {
@@ -356,6 +384,41 @@ void KernelTable(const Options& options, int32_t n, RawNccl& raw) {
   std::printf("# target: the kernels at >= 0.85 of the copy's bandwidth\n");
 }
 
+void OverheadTable(const Options& options, int32_t n, RawNccl& raw) {
+  const int64_t iterations = options.quick ? 20 : 2000;
+  std::printf("\n# the fixed cost of one call, 8 bytes, microseconds (each the mean of %lld)\n",
+              static_cast<long long>(iterations));
+  std::string problem;
+  dist_strategy_t* gpus = MirroredOverGpus("nccl");
+  const double library_gpu = TimeLibrary(gpus, 8, iterations, problem);
+  dist_strategy_destroy(gpus);
+  const char* cpu_device = "CPU:0";
+  dist_strategy_t* cpu = nullptr;
+  CHECK_DIST(dist_strategy_create_mirrored(&cpu_device, 1, nullptr, &cpu));
+  const double library_cpu = TimeLibrary(cpu, 8, iterations, problem);
+  dist_strategy_destroy(cpu);
+  auto row = [](const char* what, double seconds) {
+    if (seconds < 0) {
+      std::printf("  %-62s %10s\n", what, "-");
+    } else {
+      std::printf("  %-62s %10.2f\n", what, seconds * 1e6);
+    }
+  };
+  char label[96];
+  std::snprintf(label, sizeof label, "library all-reduce, Mirrored over %d GPU(s), NcclAllReduce", n);
+  row(label, library_gpu);
+  row("library all-reduce, Mirrored over CPU:0 (the core, no GPU)", library_cpu);
+  if (!problem.empty()) std::printf("# library: %s\n", problem.c_str());
+  if (!raw.ok()) {
+    std::printf("# raw rows unavailable: %s\n", raw.why().c_str());
+    return;
+  }
+  row("raw ncclAllReduce + cudaStreamSynchronize", raw.TimeAllReduce(8, iterations));
+  row("raw cudaMemcpyAsync device-to-device + cudaStreamSynchronize", raw.TimeCopy(8, iterations));
+  row("plugin allocate + release (pool, legacy-stream wait)", raw.TimePoolAllocation(iterations));
+  row("cudaStreamQuery of an idle stream", raw.TimeStreamQuery(iterations));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -375,5 +438,6 @@ int main(int argc, char** argv) {
   RawNccl raw(n, options.max_bytes);
   AllReduceTable(options, n, raw);
   KernelTable(options, n, raw);
+  OverheadTable(options, n, raw);
   return 0;
 }
