@@ -63,19 +63,20 @@ int WaitLegacyStream(int32_t device, const char* what, char* err, size_t err_len
 }  // namespace
 
 // Device memory comes from the device's stream-ordered pool (cudaMallocAsync on the legacy
-// stream, with the pool told to keep what is freed), so that the per-step allocations of
-// collective outputs cost no cudaMalloc and their frees no device-wide synchronisation:
-// cudaFree waits for every stream of the device, NCCL's kernels included. The core frees a
-// buffer only after the work that used it has finished, so freeing in the legacy stream's
-// order is safe. On top of the pool, freed blocks wait in a BlockCache for the next request
-// of their size, which then costs no CUDA call at all; when the device runs out of memory the
-// cache goes back to the pool and the allocation is tried again. Devices without memory pools
-// use cudaMalloc and cudaFree.
+// stream), whose frees need no device-wide synchronisation: cudaFree waits for every stream
+// of the device, NCCL's kernels included. The core frees a buffer only after the work that
+// used it has finished, so freeing in the legacy stream's order is safe. Freed blocks wait in
+// a BlockCache for the next request of their size, which then costs no CUDA call at all; when
+// the device runs out of memory the cache goes back to the pool and the allocation is tried
+// again. The pool is the device's default one and keeps its default release threshold (0):
+// what does not fit the cache goes back to the driver at the next synchronisation, which a
+// free past the cache makes at once, so NCCL's own allocations and the application's (which do
+// not come from this pool) find it. Devices without memory pools use cudaMalloc and cudaFree.
 namespace {
 
 constexpr int kMaxDevices = 64;
-// Idle blocks kept per device: the pool keeps freed memory anyway (release threshold
-// UINT64_MAX); the cache only skips its calls, and gives everything back on out-of-memory.
+// Idle blocks kept per device: memory no other allocator of the process can use until this
+// plugin runs out itself (then the cache goes back to the pool).
 constexpr size_t kCachedBytesPerDevice = size_t{1} << 30;
 
 BlockCache& Cache(int32_t device) {
@@ -86,7 +87,7 @@ BlockCache& Cache(int32_t device) {
   });
   return *caches[device];
 }
-// Per device: 0 not checked yet, 1 pools (and the release threshold set), 2 no pools.
+// Per device: 0 not checked yet, 1 pools, 2 no pools.
 std::atomic<int> pool_state[kMaxDevices];
 
 bool UsesPool(int32_t device) {
@@ -94,11 +95,8 @@ bool UsesPool(int32_t device) {
   int state = pool_state[device].load(std::memory_order_acquire);
   if (state == 0) {
     int supported = 0;
-    cudaMemPool_t pool = nullptr;
-    uint64_t keep_everything = UINT64_MAX;
-    const bool usable = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
-                        supported != 0 && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
-                        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything) == cudaSuccess;
+    const bool usable =
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && supported != 0;
     (void)cudaGetLastError();
     state = usable ? 1 : 2;
     pool_state[device].store(state, std::memory_order_release);
@@ -151,7 +149,9 @@ void Release(int32_t device, void* ptr) {
   if (UsesPool(device) && Cache(device).Give(ptr)) return;  // idle until its size is asked for
   if (cudaSetDevice(device) == cudaSuccess) {
     if (UsesPool(device)) {
-      (void)cudaFreeAsync(ptr, cudaStreamLegacy);
+      // The wait lets the pool hand the block back to the driver now (its release threshold
+      // is 0), not at some later synchronisation that another allocator may not wait for.
+      if (cudaFreeAsync(ptr, cudaStreamLegacy) == cudaSuccess) (void)cudaStreamSynchronize(cudaStreamLegacy);
     } else {
       (void)cudaFree(ptr);
     }
