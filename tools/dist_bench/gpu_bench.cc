@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "distribute/distribute.h"
@@ -247,6 +248,23 @@ class RawNccl {
     return Seconds(Clock::now() - start) / static_cast<double>(iterations);
   }
 
+  // Seconds per cudaEventRecord, and per cudaEventQuery of a completed event: the other way
+  // a host can poll for the end of a stream's work.
+  std::pair<double, double> TimeEvent(int64_t iterations) {
+    cudaSetDevice(0);
+    cudaEvent_t event = nullptr;
+    if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) return {-1, -1};
+    auto start = Clock::now();
+    for (int64_t k = 0; k < iterations; ++k) cudaEventRecord(event, streams_[0]);
+    const double record = Seconds(Clock::now() - start) / static_cast<double>(iterations);
+    cudaStreamSynchronize(streams_[0]);
+    start = Clock::now();
+    for (int64_t k = 0; k < iterations; ++k) (void)cudaEventQuery(event);
+    const double query = Seconds(Clock::now() - start) / static_cast<double>(iterations);
+    cudaEventDestroy(event);
+    return {record, query};
+  }
+
   // Seconds per cudaStreamQuery of an idle stream (the library's wait polls it).
   double TimeStreamQuery(int64_t iterations) {
     cudaSetDevice(0);
@@ -273,6 +291,42 @@ class RawNccl {
     const auto start = Clock::now();
     for (int64_t k = 0; k < iterations; ++k) run();
     return Seconds(Clock::now() - start) / static_cast<double>(iterations);
+  }
+
+  // Seconds per 8-byte ncclAllReduce waited for by polling, as the library must (a blocking
+  // wait could hang on a lost peer): cudaStreamQuery, or cudaEventRecord then cudaEventQuery.
+  double TimeAllReducePolled(bool with_event, int64_t iterations) {
+    std::vector<cudaEvent_t> events(static_cast<size_t>(n_), nullptr);
+    for (int32_t i = 0; i < n_; ++i) {
+      cudaSetDevice(i);
+      if (cudaEventCreateWithFlags(&events[static_cast<size_t>(i)], cudaEventDisableTiming) != cudaSuccess) return -1;
+    }
+    auto run = [&] {
+      ncclGroupStart();
+      for (int32_t i = 0; i < n_; ++i) {
+        ncclAllReduce(send_[static_cast<size_t>(i)], recv_[static_cast<size_t>(i)], 2, ncclFloat32, ncclSum,
+                      comms_[static_cast<size_t>(i)], streams_[static_cast<size_t>(i)]);
+      }
+      ncclGroupEnd();
+      for (int32_t i = 0; i < n_; ++i) {
+        const auto u = static_cast<size_t>(i);
+        cudaSetDevice(i);
+        if (with_event) {
+          cudaEventRecord(events[u], streams_[u]);
+          while (cudaEventQuery(events[u]) == cudaErrorNotReady) {
+          }
+        } else {
+          while (cudaStreamQuery(streams_[u]) == cudaErrorNotReady) {
+          }
+        }
+      }
+    };
+    run();
+    const auto start = Clock::now();
+    for (int64_t k = 0; k < iterations; ++k) run();
+    const double seconds = Seconds(Clock::now() - start) / static_cast<double>(iterations);
+    for (int32_t i = 0; i < n_; ++i) cudaEventDestroy(events[static_cast<size_t>(i)]);
+    return seconds;
   }
 
   // Seconds per device-to-device copy of `bytes` on GPU 0 (waited for each time, like the
@@ -414,9 +468,14 @@ void OverheadTable(const Options& options, int32_t n, RawNccl& raw) {
     return;
   }
   row("raw ncclAllReduce + cudaStreamSynchronize", raw.TimeAllReduce(8, iterations));
+  row("raw ncclAllReduce + polling cudaStreamQuery", raw.TimeAllReducePolled(false, iterations));
+  row("raw ncclAllReduce + cudaEventRecord + polling cudaEventQuery", raw.TimeAllReducePolled(true, iterations));
   row("raw cudaMemcpyAsync device-to-device + cudaStreamSynchronize", raw.TimeCopy(8, iterations));
   row("plugin allocate + release (pool, legacy-stream wait)", raw.TimePoolAllocation(iterations));
   row("cudaStreamQuery of an idle stream", raw.TimeStreamQuery(iterations));
+  const auto [record, query] = raw.TimeEvent(iterations);
+  row("cudaEventRecord", record);
+  row("cudaEventQuery of a completed event", query);
 }
 
 }  // namespace
