@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -76,6 +77,18 @@ class Collective {
 
   // The job's workers, for cross-replica calls (one thread at a time).
   virtual Workers& workers() = 0;
+
+  // A cross-replica reduction (one thread, no replica inside a call) of `components`, one
+  // per replica of this process in replica order, into a new tensor on `destination`,
+  // computed where the components live: GPU replicas reduce on the destination GPU instead
+  // of through host copies. std::nullopt when this collective has no such path for the
+  // call (the caller then reduces on the host; it always does for integer MEAN).
+  virtual absl::StatusOr<std::optional<Tensor>> ReduceOnDevice(ReduceOp /*op*/,
+                                                               std::span<const Tensor> /*components*/,
+                                                               const DeviceSpec& /*destination*/,
+                                                               const Deadline& /*deadline*/) {
+    return std::nullopt;
+  }
 
   // Every replica publishes `payload` (with `num_args` for the agreement check); replica
   // 0 runs `leader` over all payloads, in replica order; every replica gets the same

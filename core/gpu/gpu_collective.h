@@ -4,8 +4,9 @@
 // and broadcast by copies between devices. Every wait on a GPU is bounded by the call's
 // deadline; a GPU error or an expired wait aborts the NCCL communicators and fails every
 // later collective with the cause (sticky, as a lost GPU would be), naming the call and
-// the device. Its workers() is the job's workers (a single worker for one process):
-// cross-replica reductions stage GPU tensors through the host.
+// the device. Its workers() is the job's workers (a single worker for one process). A
+// cross-replica reduction in one process runs on the destination GPU (ReduceOnDevice); in
+// a job it stages GPU tensors through the host and workers().
 #ifndef DISTRIBUTE_CORE_GPU_GPU_COLLECTIVE_H_
 #define DISTRIBUTE_CORE_GPU_GPU_COLLECTIVE_H_
 
@@ -53,6 +54,13 @@ class GpuCollective final : public Collective {
   absl::Status FailTogether(int32_t replica, const absl::Status& error,
                             const Deadline& deadline) override;
   Workers& workers() override { return *workers_; }
+  // One process, a destination that is one of its replicas' GPUs, every component on its
+  // replica's GPU, at most DIST_GPU_REDUCE_MAX_INPUTS of them: the plugin's reduction kernel
+  // on the destination (reading peers in place where it can, else copies first), with the
+  // CPU kernels' summation order, so the bits equal the host path's. Else std::nullopt.
+  absl::StatusOr<std::optional<Tensor>> ReduceOnDevice(ReduceOp op, std::span<const Tensor> components,
+                                                       const DeviceSpec& destination,
+                                                       const Deadline& deadline) override;
 
  protected:
   // Inputs may live anywhere: the GPU collectives copy what is not on the replica's GPU.

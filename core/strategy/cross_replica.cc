@@ -61,9 +61,10 @@ absl::StatusOr<Tensor> Allocate(DType dtype, Shape shape, const DeviceSpec& devi
   return Tensor::FromBuffer(dtype, std::move(shape), std::move(buffer));
 }
 
-// Cross-replica reductions and gathers compute on the host, whatever device the
-// components live on: host copies of GPU components (a step's results are small next to a
-// transfer's cost; the replica-context collectives are the GPUs' fast path).
+// Cross-replica gathers, reductions along an axis, and reductions the collective cannot
+// run on the devices (Collective::ReduceOnDevice: a job's, integer MEAN, a CPU destination)
+// compute on the host, whatever device the components live on: host copies of GPU
+// components.
 absl::StatusOr<std::vector<Tensor>> OnHost(std::vector<Tensor> components) {
   for (Tensor& t : components) {
     ASSIGN_OR_RETURN(t, t.OnHost());
@@ -103,12 +104,17 @@ absl::StatusOr<Tensor> ReduceComponents(const Strategy& strategy, ReduceOp op,
                                         const DeviceSpec& device) {
   RETURN_IF_ERROR(CheckSameSignature(components));
   RETURN_IF_ERROR(CheckReducible(components.front().dtype(), op));
+  // An integer MEAN sums (on the host) and divides afterwards (integer_mean.h).
+  const bool integer_mean = IsIntegerMean(components.front().dtype(), op);
+  if (!integer_mean && device.type == DeviceType::kGpu) {
+    ASSIGN_OR_RETURN(std::optional<Tensor> reduced,
+                     strategy.collective().ReduceOnDevice(op, components, device, strategy.NewDeadline()));
+    if (reduced.has_value()) return *std::move(reduced);
+  }
   ASSIGN_OR_RETURN(const std::vector<Tensor> host_components, OnHost(components));
   const Tensor& first = host_components.front();
   std::vector<const void*> inputs;
   for (const Tensor& t : host_components) inputs.push_back(t.data());
-  // An integer MEAN sums (on the host) and divides afterwards (integer_mean.h).
-  const bool integer_mean = IsIntegerMean(first.dtype(), op);
   const DeviceSpec host = DeviceSpec{}.WithDefaults();
   ASSIGN_OR_RETURN(Tensor out, Allocate(first.dtype(), first.shape(), integer_mean ? host : HostFor(device)));
   RETURN_IF_ERROR(strategy.workers().AllReduceLocal(

@@ -289,6 +289,68 @@ TEST(GpuCollectiveTest, AllGatherAlongEitherAxisAndBroadcast) {
 
 // A GPU that never finishes fails the call at the deadline on every replica, naming the
 // device; the communicators are aborted and every later call fails with the same cause.
+// Cross-replica reduce of GPU components (strategy.reduce / reduce_to): on the destination
+// GPU, with or without peer access, with the host path's results.
+TEST(GpuCrossReplicaReduceTest, ReducesOnTheDestinationGpu) {
+  for (const bool peer : {true, false}) {
+    if (!peer) setenv("DIST_FAKE_GPU_NO_PEER", "1", 1);
+    std::unique_ptr<GpuCollective> collective = MakeCollective(4, CrossDeviceOps{});
+    std::vector<Tensor> f32;
+    std::vector<Tensor> half;
+    std::vector<Tensor> i64;
+    for (int32_t r = 0; r < 4; ++r) {
+      const std::string gpu = absl::StrCat("GPU:", r);
+      f32.push_back(Make<float>(gpu, DType::kFloat32, {3}, {1.f + r, -2.f * r, 0.5f}));
+      half.push_back(Make<uint16_t>(gpu, DType::kFloat16, {1}, {FloatToHalf(static_cast<float>(1 << r))}));
+      i64.push_back(Make<int64_t>(gpu, DType::kInt64, {2}, {int64_t{1} << (40 + r), -r}));
+    }
+    const DeviceSpec destination = Gpus(3)[2];
+    struct Case {
+      ReduceOp op;
+      std::vector<float> expected;
+    };
+    for (const Case& c : {Case{ReduceOp::kSum, {10.f, -12.f, 2.f}}, Case{ReduceOp::kMean, {2.5f, -3.f, 0.5f}},
+                          Case{ReduceOp::kMin, {1.f, -6.f, 0.5f}}, Case{ReduceOp::kMax, {4.f, 0.f, 0.5f}},
+                          Case{ReduceOp::kProduct, {24.f, 0.f, 0.0625f}}}) {
+      SCOPED_TRACE(absl::StrCat("peer ", peer, ", op ", ReduceOpName(c.op)));
+      absl::StatusOr<std::optional<Tensor>> out = collective->ReduceOnDevice(c.op, f32, destination, Soon());
+      ASSERT_TRUE(IsOk(out));
+      ASSERT_TRUE(out->has_value());
+      EXPECT_EQ((*out)->device().type, DeviceType::kGpu);
+      EXPECT_EQ((*out)->device().index, 2);
+      EXPECT_EQ(Read<float>(**out), c.expected);
+    }
+    absl::StatusOr<std::optional<Tensor>> h = collective->ReduceOnDevice(ReduceOp::kSum, half, destination, Soon());
+    ASSERT_TRUE(IsOk(h) && h->has_value());
+    EXPECT_EQ(HalfToFloat(Read<uint16_t>(**h)[0]), 15.0f);
+    absl::StatusOr<std::optional<Tensor>> big = collective->ReduceOnDevice(ReduceOp::kSum, i64, Gpus(1)[0], Soon());
+    ASSERT_TRUE(IsOk(big) && big->has_value());
+    EXPECT_EQ(Read<int64_t>(**big), std::vector<int64_t>({int64_t{15} << 40, -6}));
+    if (!peer) unsetenv("DIST_FAKE_GPU_NO_PEER");
+  }
+}
+
+// What the GPUs cannot do alone is left to the host path (std::nullopt), never an error.
+TEST(GpuCrossReplicaReduceTest, LeavesOtherDestinationsAndPlacementsToTheHost) {
+  std::unique_ptr<GpuCollective> collective = MakeCollective(2, CrossDeviceOps{});
+  const std::vector<Tensor> on_gpus = {Make<float>("GPU:0", DType::kFloat32, {1}, {1.f}),
+                                       Make<float>("GPU:1", DType::kFloat32, {1}, {2.f})};
+  const DeviceSpec cpu = DeviceSpec{}.WithDefaults();
+  absl::StatusOr<std::optional<Tensor>> out = collective->ReduceOnDevice(ReduceOp::kSum, on_gpus, cpu, Soon());
+  ASSERT_TRUE(IsOk(out));
+  EXPECT_FALSE(out->has_value());  // a host destination
+  out = collective->ReduceOnDevice(ReduceOp::kSum, on_gpus, Gpus(4)[3], Soon());
+  ASSERT_TRUE(IsOk(out));
+  EXPECT_FALSE(out->has_value());  // a GPU that is no replica's
+  const std::vector<Tensor> mixed = {on_gpus[0], Make<float>("CPU:0", DType::kFloat32, {1}, {2.f})};
+  out = collective->ReduceOnDevice(ReduceOp::kSum, mixed, Gpus(1)[0], Soon());
+  ASSERT_TRUE(IsOk(out));
+  EXPECT_FALSE(out->has_value());  // a component away from its replica's GPU
+  out = collective->ReduceOnDevice(ReduceOp::kSum, std::span<const Tensor>(on_gpus).first(1), Gpus(1)[0], Soon());
+  ASSERT_TRUE(IsOk(out));
+  EXPECT_FALSE(out->has_value());  // not one component per replica
+}
+
 TEST(GpuCollectiveTest, AStalledGpuHitsTheDeadlineAndStaysFailed) {
   std::unique_ptr<GpuCollective> collective = MakeCollective(2, CrossDeviceOps{});
   setenv("DIST_FAKE_GPU_STALL", "1", 1);
