@@ -33,6 +33,7 @@ const dist_gpu_plugin_v1 kPlugin = {
     .all_reduce = AllReduce,
     .all_gather = AllGather,
     .broadcast = Broadcast,
+    .difference = Difference,
 };
 
 }  // namespace

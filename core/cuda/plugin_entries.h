@@ -32,6 +32,8 @@ int StreamQuery(int32_t device, void* stream, char* err, size_t err_len);
 int Reduce(int32_t device, void* stream, int32_t dtype, int32_t op, const void* const* inputs,
            int32_t num_inputs, void* output, size_t count, int64_t divisor, char* err,
            size_t err_len);
+int Difference(int32_t device, void* stream, int32_t dtype, const void* a, const void* b, void* output,
+               size_t count, char* err, size_t err_len);
 
 // nccl_comms.cc
 int CommUniqueId(uint8_t* out_id, char* err, size_t err_len);

@@ -96,6 +96,19 @@ struct ProductOp {
     }
   }
 };
+// a - b, for the `difference` entry (two inputs: TreeElement applies it as in0 - in1). The
+// CPU kernels compute a + (b * -1): the same bits (IEEE subtraction is that addition, and
+// integers wrap alike).
+struct DifferenceOp {
+  template <typename A>
+  __host__ __device__ static A Apply(A a, A b) {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapType<A>>(a) - static_cast<WrapType<A>>(b));
+    } else {
+      return a - b;
+    }
+  }
+};
 struct MinOp {
   template <typename A>
   __host__ __device__ static A Apply(A a, A b) { return b < a ? b : a; }
@@ -275,6 +288,37 @@ int Reduce(int32_t device, void* stream, int32_t dtype, int32_t op, const void* 
     case kInt64: return DispatchOp<Plain<int64_t>>(op, call, err, err_len);
     case kUInt8: return DispatchOp<Plain<uint8_t>>(op, call, err, err_len);
     default: return DispatchOp<Bool>(op, call, err, err_len);  // CheckArguments left only bool
+  }
+}
+
+int Difference(int32_t device, void* stream, int32_t dtype, const void* a, const void* b, void* output,
+               size_t count, char* err, size_t err_len) {
+  const char* dtype_name = DTypeName(dtype);
+  if (dtype_name == nullptr || dtype == kBool) {
+    return FailWith(err, err_len,
+                    "difference on GPU:%d: dtype %d (%s) is not supported; expected float32, float64, "
+                    "float16, bfloat16, int8, int16, int32, int64 or uint8",
+                    static_cast<int>(device), static_cast<int>(dtype), dtype_name != nullptr ? dtype_name : "unknown");
+  }
+  if (count == 0) return 0;
+  if (a == nullptr || b == nullptr || output == nullptr) {
+    return FailWith(err, err_len, "difference on GPU:%d: an operand is NULL for %zu elements",
+                    static_cast<int>(device), count);
+  }
+  if (UseDevice(device, err, err_len) != 0) return 1;
+  ReduceCall call{device, static_cast<cudaStream_t>(stream), {}, 2, output, count, 0};
+  call.inputs.ptr[0] = a;
+  call.inputs.ptr[1] = b;
+  switch (dtype) {
+    case kFloat32: return Launch<Plain<float>, DifferenceOp>(call, err, err_len);
+    case kFloat64: return Launch<Plain<double>, DifferenceOp>(call, err, err_len);
+    case kFloat16: return Launch<Half, DifferenceOp>(call, err, err_len);
+    case kBFloat16: return Launch<BFloat, DifferenceOp>(call, err, err_len);
+    case kInt8: return Launch<Plain<int8_t>, DifferenceOp>(call, err, err_len);
+    case kInt16: return Launch<Plain<int16_t>, DifferenceOp>(call, err, err_len);
+    case kInt32: return Launch<Plain<int32_t>, DifferenceOp>(call, err, err_len);
+    case kInt64: return Launch<Plain<int64_t>, DifferenceOp>(call, err, err_len);
+    default: return Launch<Plain<uint8_t>, DifferenceOp>(call, err, err_len);  // uint8: bool refused above
   }
 }
 

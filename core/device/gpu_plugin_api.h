@@ -96,9 +96,19 @@ typedef struct dist_gpu_plugin_v1 {
   /* recv (on every rank) takes rank `root`'s send. */
   int (*broadcast)(void* comm, void* stream, const void* send, void* recv, size_t bytes,
                    int32_t root, char* err, size_t err_len);
+
+  /* ---- Variable updates (present when struct_size covers them) ------------------------
+   * Queues output[i] = a[i] - b[i] for i < count on `stream` of `device` (NULL: the
+   * device's default stream), with the CPU kernels' arithmetic (integers wrap, 16-bit
+   * floats in float32), so results are bit-identical to theirs; not bool. `output` may
+   * alias `a`. (Addition is `reduce` with SUM of two inputs.) */
+  int (*difference)(int32_t device, void* stream, int32_t dtype, const void* a, const void* b,
+                    void* output, size_t count, char* err, size_t err_len);
 } dist_gpu_plugin_v1;
 
 /* The table's size before the GPU-replica entries: a plugin this small has none of them. */
+/* ... and with them but before the variable updates. */
+#define DIST_GPU_PLUGIN_V1_REPLICA_SIZE (offsetof(dist_gpu_plugin_v1, difference))
 #define DIST_GPU_PLUGIN_V1_BASE_SIZE (offsetof(dist_gpu_plugin_v1, stream_create))
 
 typedef const dist_gpu_plugin_v1* (*dist_gpu_plugin_get_fn)(void);

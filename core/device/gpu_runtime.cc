@@ -74,8 +74,10 @@ GpuRuntime::GpuRuntime() {
   }
   plugin_ = plugin;
   device_count_ = count;
-  // A plugin built before the GPU-replica entries still serves memory and copies.
-  has_replica_entries_ = plugin->struct_size >= sizeof(dist_gpu_plugin_v1);
+  // A plugin built before the GPU-replica entries still serves memory and copies; one built
+  // before the update entries still serves replicas (variables then update on the host).
+  has_replica_entries_ = plugin->struct_size >= DIST_GPU_PLUGIN_V1_REPLICA_SIZE;
+  has_update_entries_ = plugin->struct_size >= sizeof(dist_gpu_plugin_v1);
 }
 
 absl::Status GpuRuntime::CheckDevice(int32_t index) const {

@@ -77,12 +77,22 @@ class GpuRuntime {
   absl::Status Broadcast(void* comm, void* stream, const void* send, void* recv, size_t bytes,
                          int32_t root) const;
 
+  // ---- Variable updates (gpu_runtime_updates.cc) --------------------------------------------
+  // Whether the plugin can update GPU memory in place (else the caller updates a host copy).
+  bool can_update_in_place() const { return has_update_entries_; }
+  // target[i] += delta[i] / target[i] -= delta[i] for i < count, both in `device`'s memory,
+  // with the CPU kernels' arithmetic; waited for (the device's default stream, as Copy).
+  absl::Status AddInPlace(int32_t device, int32_t dtype, void* target, const void* delta, size_t count) const;
+  absl::Status SubtractInPlace(int32_t device, int32_t dtype, void* target, const void* delta,
+                               size_t count) const;
+
  private:
   GpuRuntime();
 
   const dist_gpu_plugin_v1* plugin_ = nullptr;
   int32_t device_count_ = 0;
   bool has_replica_entries_ = false;
+  bool has_update_entries_ = false;
   std::string unavailable_reason_;
 };
 

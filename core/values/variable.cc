@@ -6,6 +6,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/device/gpu_runtime.h"
 #include "core/util/quote.h"
 #include "core/util/status_macros.h"
 
@@ -24,9 +25,10 @@ std::vector<std::string> NamesOf(const std::vector<DeviceSpec>& devices) {
   return names;
 }
 
-// Runs `update(target, delta)` on host memory. A copy on a GPU is updated on a host copy
-// and written back (the update math of variables runs on the host; the GPUs' fast path is
-// the replica-context collectives).
+enum class Update { kAdd, kSubtract };
+
+// Runs `update(target, delta)` on host memory, for a target in host memory or (with a
+// plugin that cannot update in place) a host copy of a GPU target, written back.
 absl::Status UpdateOnHost(const Tensor& target, const Tensor& delta,
                           absl::FunctionRef<void(void* target, const void* delta)> update) {
   ASSIGN_OR_RETURN(const Tensor host_delta, delta.OnHost());
@@ -37,6 +39,25 @@ absl::Status UpdateOnHost(const Tensor& target, const Tensor& delta,
   ASSIGN_OR_RETURN(const Tensor host_target, target.OnHost());
   update(host_target.data(), host_delta.data());
   return CopyBytes(*target.buffer(), *host_target.buffer(), target.byte_size());
+}
+
+// `target op= delta` where the target lives. A copy on a GPU is updated there by the CUDA
+// plugin's kernels (the CPU kernels' bits), the delta first copied next to it when it lives
+// elsewhere; with a plugin built before the update entries, on a host copy written back.
+// `on_host` is the host arithmetic.
+absl::Status UpdateInPlace(const Tensor& target, const Tensor& delta, Update update,
+                           absl::FunctionRef<void(void* target, const void* delta)> on_host) {
+  const GpuRuntime& gpu = GpuRuntime::Get();
+  if (target.in_host_memory() || !gpu.can_update_in_place()) return UpdateOnHost(target, delta, on_host);
+  const DeviceSpec& device = target.device();
+  Tensor beside = delta;
+  if (!(delta.device().type == device.type && delta.device().index == device.index)) {
+    ASSIGN_OR_RETURN(beside, delta.CopyTo(device.ToString()));
+  }
+  const auto count = static_cast<size_t>(target.shape().num_elements());
+  const auto dtype = static_cast<int32_t>(target.dtype());
+  return update == Update::kAdd ? gpu.AddInPlace(device.index, dtype, target.data(), beside.data(), count)
+                                : gpu.SubtractInPlace(device.index, dtype, target.data(), beside.data(), count);
 }
 
 }  // namespace
@@ -165,7 +186,7 @@ absl::Status Variable::AssignAdd(int32_t copy, const Tensor& delta) {
   }
   if (storage_ != nullptr) return storage_->AssignAdd(delta);
   MutexLock lock(&mu_);
-  return UpdateOnHost(copies_[static_cast<size_t>(copy)], delta, [&](void* target, const void* d) {
+  return UpdateInPlace(copies_[static_cast<size_t>(copy)], delta, Update::kAdd, [&](void* target, const void* d) {
     const void* inputs[2] = {target, d};
     ReduceRange(dtype_, ReduceOp::kSum, inputs, 2, &target, 1, 0,
                 static_cast<size_t>(shape_.num_elements()), 1);
@@ -180,7 +201,7 @@ absl::Status Variable::AssignSub(int32_t copy, const Tensor& delta) {
   }
   if (storage_ != nullptr) return storage_->AssignSub(delta);
   MutexLock lock(&mu_);
-  return UpdateOnHost(copies_[static_cast<size_t>(copy)], delta, [&](void* target, const void* d) {
+  return UpdateInPlace(copies_[static_cast<size_t>(copy)], delta, Update::kSubtract, [&](void* target, const void* d) {
     SubtractInPlace(dtype_, target, d, static_cast<size_t>(shape_.num_elements()));
   });
 }

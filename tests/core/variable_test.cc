@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/device/gpu_runtime.h"
 #include "core/device/local_devices.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"
@@ -144,6 +145,57 @@ TEST_F(VariableTest, AssignAddAndAssignSub) {
   ASSERT_TRUE(IsOk(half->AssignAdd(0, Floats({1, 3}, {}, "CPU:0", DType::kFloat16))));
   EXPECT_EQ(Read(*half), (std::vector<double>{RoundToHalf(2049.0f), RoundToHalf(2051.0f)}));
   EXPECT_EQ(Read(*half), (std::vector<double>{2048, 2052}));
+}
+
+// A copy on a GPU is updated on the GPU (the CUDA plugin's kernels) with the CPU's bits,
+// whether the delta lives on the same GPU, another one or the host.
+TEST_F(VariableTest, AGpuCopyIsUpdatedInPlaceWithTheCpusArithmetic) {
+  if (GpuRuntime::Get().device_count() == 0) GTEST_SKIP() << "no GPU: " << GpuRuntime::Get().unavailable_reason();
+  const int32_t gpus = GpuRuntime::Get().device_count();
+  auto on = [](const Tensor& t, const std::string& device) {
+    absl::StatusOr<Tensor> copy = t.CopyTo(device);
+    EXPECT_TRUE(IsOk(copy));
+    return *copy;
+  };
+  auto gpu_variable = [&](const Tensor& initial) {
+    return std::make_shared<Variable>("g", ValueKind::kVariable, VariableSync::kOnWrite,
+                                      VariableAggregation::kNone, std::vector<Tensor>{on(initial, "GPU:0")}, 0);
+  };
+  const std::string other = gpus > 1 ? "GPU:1" : "GPU:0";
+  auto Read = [&](const Variable& var) { return FloatsOf(on(*var.Snapshot(0), "CPU:0")); };
+  std::shared_ptr<Variable> v = gpu_variable(Floats({1, 2, 3, 4}));
+  ASSERT_TRUE(IsOk(v->AssignAdd(0, Floats({0.5, -1, 10, 0}))));                 // from the host
+  EXPECT_EQ(Read(*v), (std::vector<double>{1.5, 1, 13, 4}));
+  ASSERT_TRUE(IsOk(v->AssignSub(0, on(Floats({1.5, 1, 3, 8}), "GPU:0"))));      // beside it
+  EXPECT_EQ(Read(*v), (std::vector<double>{0, 0, 10, -4}));
+  ASSERT_TRUE(IsOk(v->AssignAdd(0, on(Floats({1, 1, 1, 1}), other))));         // another GPU
+  EXPECT_EQ(Read(*v), (std::vector<double>{1, 1, 11, -3}));
+  EXPECT_EQ(v->device(0).type, DeviceType::kGpu);
+
+  auto i8 = gpu_variable(Ints(DType::kInt8, {100, -128}));
+  ASSERT_TRUE(IsOk(i8->AssignAdd(0, Ints(DType::kInt8, {100, 0}))));
+  ASSERT_TRUE(IsOk(i8->AssignSub(0, Ints(DType::kInt8, {0, 1}))));
+  EXPECT_EQ(IntsOf(on(*i8->Snapshot(0), "CPU:0")), (std::vector<int64_t>{-56, 127}));
+  auto u8 = gpu_variable(Ints(DType::kUInt8, {0}));
+  ASSERT_TRUE(IsOk(u8->AssignSub(0, Ints(DType::kUInt8, {1}))));
+  EXPECT_EQ(IntsOf(on(*u8->Snapshot(0), "CPU:0")), (std::vector<int64_t>{255}));
+  auto i64 = gpu_variable(Ints(DType::kInt64, {std::numeric_limits<int64_t>::min()}));
+  ASSERT_TRUE(IsOk(i64->AssignSub(0, Ints(DType::kInt64, {1}))));
+  EXPECT_EQ(IntsOf(on(*i64->Snapshot(0), "CPU:0")), (std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
+
+  // float16 and bfloat16 in float32, rounded once at the store: 2048 + 1 and 2052 - 0.5...
+  // 2048 - 0.5 = 2047.5 ties (spacing 1 below 2048) and goes to the even neighbour.
+  auto half = gpu_variable(Floats({2048, 2048}, {}, "CPU:0", DType::kFloat16));
+  ASSERT_TRUE(IsOk(half->AssignAdd(0, Floats({1, 3}, {}, "CPU:0", DType::kFloat16))));
+  EXPECT_EQ(Read(*half), (std::vector<double>{2048, 2052}));
+  ASSERT_TRUE(IsOk(half->AssignSub(0, Floats({0.5, 4}, {}, "CPU:0", DType::kFloat16))));
+  EXPECT_EQ(Read(*half), (std::vector<double>{RoundToHalf(2047.5f), RoundToHalf(2048.0f)}));
+  auto bf16 = gpu_variable(Floats({1, 256}, {}, "CPU:0", DType::kBFloat16));
+  ASSERT_TRUE(IsOk(bf16->AssignSub(0, Floats({0.25, 1}, {}, "CPU:0", DType::kBFloat16))));
+  // The host's result for the same bits is the expectation.
+  auto host = MakeVariable(Floats({1, 256}, {}, "CPU:0", DType::kBFloat16));
+  ASSERT_TRUE(IsOk(host->AssignSub(0, Floats({0.25, 1}, {}, "CPU:0", DType::kBFloat16))));
+  EXPECT_EQ(Read(*bf16), Read(*host));
 }
 
 TEST_F(VariableTest, BoolCannotBeAddedToOrSubtractedFrom) {

@@ -541,11 +541,33 @@ int Broadcast(void* comm, void* stream, const void* send, void* recv, size_t byt
   return EnqueueCollective(static_cast<Comm*>(comm), stream, shape, send, bytes, recv, bytes, err, err_len);
 }
 
+int Difference(int32_t device, void* stream, int32_t dtype, const void* a, const void* b, void* output,
+               size_t count, char* err, size_t err_len) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!distribute::DTypeFromInt(dtype).ok() || dtype == static_cast<int32_t>(DType::kBool)) {
+    return Fail(err, err_len, "difference: dtype " + std::to_string(dtype) + " is not a numeric DIST dtype");
+  }
+  if (count == 0) return 0;
+  const DType type = static_cast<DType>(dtype);
+  const size_t bytes = count * distribute::DTypeSize(type);
+  std::string why;
+  const char* a_host = ResolveReadable(device, a, bytes, why);
+  const char* b_host = a_host == nullptr ? nullptr : ResolveReadable(device, b, bytes, why);
+  char* out = b_host == nullptr ? nullptr : Resolve(device, output, bytes, why);
+  if (out == nullptr) return Fail(err, err_len, "difference on " + Gpu(device) + ": " + why);
+  Op run = [=](std::string&) {
+    if (out != a_host) std::memmove(out, a_host, bytes);
+    distribute::SubtractInPlace(type, out, b_host, count);
+    return 0;
+  };
+  return Enqueue(StreamOf(device, stream), std::move(run), err, err_len);
+}
+
 const dist_gpu_plugin_v1 kPlugin = {
     sizeof(dist_gpu_plugin_v1), DIST_GPU_PLUGIN_ABI_VERSION, DeviceCountEntry, Allocate, Release,
     Copy, Zero, StreamCreate, StreamDestroy, StreamQuery, CopyAsync, HostAllocatePinned,
     HostReleasePinned, Reduce, EnablePeerAccess, CommUniqueId, CommInitAll, CommInitRank,
-    CommStatus, CommAbort, CommDestroy, AllReduce, AllGather, Broadcast,
+    CommStatus, CommAbort, CommDestroy, AllReduce, AllGather, Broadcast, Difference,
 };
 
 }  // namespace

@@ -18,7 +18,7 @@ fi
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 programs=(bin/dist-bench bin/dist-bench-gpu bin/distrun bin/mw_gpu_worker bin/buffer_test
-          bin/tensor_test bin/dlpack_exchange_test bin/local_devices_test tests/c/test_gpu_replicas)
+          bin/tensor_test bin/dlpack_exchange_test bin/local_devices_test bin/variable_test tests/c/test_gpu_replicas)
 for p in "${programs[@]}"; do cp "$build/$p" "$out/bin/"; done
 cp -L "$build/lib/libdistribute.so.0" "$out/lib/libdistribute.so.0"
 cp "$build/lib/libdistribute_cuda.so.0" "$out/lib/"

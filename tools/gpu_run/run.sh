@@ -30,7 +30,7 @@ step() {
 }
 # The core tests link the core statically: point them at the plugin (the C API's programs
 # find it beside libdistribute).
-for t in local_devices_test buffer_test tensor_test dlpack_exchange_test; do
+for t in local_devices_test buffer_test tensor_test dlpack_exchange_test variable_test; do
   step 60 "$t" env DIST_CUDA_PLUGIN="$B/lib/libdistribute_cuda.so.0" "$B/bin/$t" '--gtest_filter=*Gpu*:*GPU*:*Cuda*' --gtest_brief=1
 done
 step 180 test_gpu_replicas "$B/bin/test_gpu_replicas"
