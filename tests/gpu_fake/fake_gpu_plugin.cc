@@ -17,7 +17,8 @@
 // DIST_FAKE_GPU_MEMORY (bytes per device, default 1 GiB), DIST_FAKE_GPU_NO_PEER=1 (no peer
 // access between devices), DIST_FAKE_GPU_STALL=1 (collectives queued from now on never
 // finish: a GPU that hangs, for the deadline path). Read at each call, so tests may change
-// them between cases.
+// them between cases. DIST_FAKE_GPU_ABI=replicas (read when the table is fetched) reports
+// the table of a plugin built before the variable-update entries.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -572,6 +573,15 @@ const dist_gpu_plugin_v1 kPlugin = {
 
 }  // namespace
 
+// DIST_FAKE_GPU_ABI=replicas: the table of a plugin built before the variable-update
+// entries (struct_size stops before `difference`), so the core's fallbacks can be tested.
 extern "C" __attribute__((visibility("default"))) const dist_gpu_plugin_v1* dist_gpu_plugin_get(void) {
-  return &kPlugin;
+  static const dist_gpu_plugin_v1 kOlder = [] {
+    dist_gpu_plugin_v1 older = kPlugin;
+    older.struct_size = DIST_GPU_PLUGIN_V1_REPLICA_SIZE;
+    older.difference = nullptr;
+    return older;
+  }();
+  const char* abi = std::getenv("DIST_FAKE_GPU_ABI");
+  return abi != nullptr && std::string(abi) == "replicas" ? &kOlder : &kPlugin;
 }
