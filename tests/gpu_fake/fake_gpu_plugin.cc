@@ -136,8 +136,10 @@ struct Stream {
   std::deque<Op> queue;
   std::string error;  // sticky, once an operation failed
 };
-std::set<Stream*> streams;
-std::map<int32_t, Stream*> default_streams;
+// Never destroyed (as a device's default stream lives as long as the process): the leak
+// checker, which runs after static destructors, finds the default streams through them.
+std::set<Stream*>& streams = *new std::set<Stream*>;
+std::map<int32_t, Stream*>& default_streams = *new std::map<int32_t, Stream*>;
 
 // Runs every runnable operation of every stream until none makes progress.
 void Pump() {
