@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -52,6 +53,13 @@ absl::StatusOr<GpuRuntime::UniqueId> SharedUniqueId(const NcclJob& job, const De
 
 }  // namespace
 
+absl::Status ExplainNcclCreationFailure(const absl::Status& failure) {
+  if (failure.ok() || !absl::StrContains(failure.message(), "Duplicate GPU")) return failure;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "two workers of this job use the same GPU, which NCCL refuses: give each worker GPUs of its own "
+      "(on one machine, CUDA_VISIBLE_DEVICES per worker); ", failure.message()));
+}
+
 absl::StatusOr<std::unique_ptr<NcclCommunicators>> ConnectNcclJob(const NcclJob& job,
                                                                   std::span<const int32_t> devices,
                                                                   const Deadline& deadline) {
@@ -87,7 +95,7 @@ absl::StatusOr<std::unique_ptr<NcclCommunicators>> ConnectNcclJob(const NcclJob&
   for (const absl::Status& s : started) {
     if (!s.ok()) {
       abort_all();
-      return s;
+      return ExplainNcclCreationFailure(s);
     }
   }
   // Every rank of the job must join before any is ready: poll until then.
@@ -98,7 +106,7 @@ absl::StatusOr<std::unique_ptr<NcclCommunicators>> ConnectNcclJob(const NcclJob&
       absl::StatusOr<bool> ready = gpu.CommunicatorReady(comms[static_cast<size_t>(r)]);
       if (!ready.ok()) {
         abort_all();
-        return ready.status();
+        return ExplainNcclCreationFailure(ready.status());
       }
       if (!*ready) pending.push_back(job.worker * local + r);
     }

@@ -26,6 +26,11 @@ struct NcclJob {
   int32_t num_workers = 1;
 };
 
+// A communicator's creation failure as the user should read it: NCCL refuses two ranks on
+// one GPU ("Duplicate GPU detected"), which in a job means two workers share a GPU: that
+// becomes FAILED_PRECONDITION saying how to give each worker its own. Others unchanged.
+absl::Status ExplainNcclCreationFailure(const absl::Status& failure);
+
 // This worker's ranks, one per entry of `devices` (GPU indices), in replica order.
 absl::StatusOr<std::unique_ptr<NcclCommunicators>> ConnectNcclJob(const NcclJob& job,
                                                                   std::span<const int32_t> devices,

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/device/gpu_runtime.h"
 #include "core/gpu/nccl_bootstrap.h"
@@ -523,6 +524,21 @@ TEST(GpuJobTest, ACommunicatorWithAMissingWorkerEndsAtTheDeadline) {
     EXPECT_TRUE(HasError(ConnectNcclJob(job, gpus, Deadline::AfterMs(300)), absl::StatusCode::kDeadlineExceeded,
                          {"4 ranks", "ranks 0, 1 were still waiting"}));
   });
+}
+
+// Two workers on one GPU: NCCL's "Duplicate GPU detected" (seen on an H100) becomes a
+// FAILED_PRECONDITION that says what to do; other failures pass through unchanged.
+TEST(NcclBootstrapTest, TwoWorkersOnOneGpuAreExplained) {
+  const absl::Status duplicate = absl::InternalError(
+      "the NCCL communicator failed: ncclInvalidUsage: invalid usage; NCCL: Duplicate GPU detected : rank 1 and "
+      "rank 0 both on CUDA device 60");
+  const absl::Status explained = ExplainNcclCreationFailure(duplicate);
+  EXPECT_EQ(explained.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(explained.message(), "CUDA_VISIBLE_DEVICES per worker"));
+  EXPECT_TRUE(absl::StrContains(explained.message(), "rank 1 and rank 0 both on CUDA device 60"));
+  const absl::Status other = absl::InternalError("ncclSystemError: a socket closed");
+  EXPECT_EQ(ExplainNcclCreationFailure(other), other);
+  EXPECT_TRUE(ExplainNcclCreationFailure(absl::OkStatus()).ok());
 }
 
 TEST(GpuJobTest, WorkersWithDifferentGpuCountsAreRefused) {
