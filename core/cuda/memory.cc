@@ -146,9 +146,10 @@ int Allocate(int32_t device, size_t bytes, void** out_ptr, char* err, size_t err
 
 void Release(int32_t device, void* ptr) {
   if (ptr == nullptr) return;
-  if (UsesPool(device) && Cache(device).Give(ptr)) return;  // idle until its size is asked for
+  const bool pooled = UsesPool(device);
+  if (pooled && Cache(device).Give(ptr)) return;  // idle until its size is asked for
   if (cudaSetDevice(device) == cudaSuccess) {
-    if (UsesPool(device)) {
+    if (pooled) {
       // The wait lets the pool hand the block back to the driver now (its release threshold
       // is 0), not at some later synchronisation that another allocator may not wait for.
       if (cudaFreeAsync(ptr, cudaStreamLegacy) == cudaSuccess) (void)cudaStreamSynchronize(cudaStreamLegacy);

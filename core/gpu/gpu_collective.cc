@@ -157,9 +157,7 @@ absl::Status GpuCollective::AgreeAcrossWorkers(int32_t replica, const PublishedC
 }
 
 absl::StatusOr<Tensor> GpuCollective::OnReplicaGpu(int32_t replica, const Tensor& input) const {
-  const DeviceSpec& device = gpus_->device(replica);
-  if (input.device() == device) return input;
-  return input.CopyTo(device.ToString());
+  return input.PlacedOn(gpus_->device(replica));
 }
 
 absl::Status GpuCollective::AllReduce(int32_t replica, ReduceOp op, std::span<const Tensor> inputs,

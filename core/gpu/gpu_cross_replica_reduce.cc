@@ -1,18 +1,15 @@
 // GpuCollective::ReduceOnDevice: a cross-replica reduction of GPU components computed on the
 // destination GPU, so strategy.reduce / reduce_to of GPU values moves no bytes through the
 // host (the host path copies every component down and the result back up).
-#include <algorithm>
 #include <optional>
 
 #include "core/device/gpu_plugin_api.h"
-#include "core/device/gpu_runtime.h"
 #include "core/gpu/gpu_collective.h"
+#include "core/gpu/gpu_kernel_reduce.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
 namespace {
-
-size_t Aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Devices of this process (the caller is not in a job): the type and index say which.
 bool SameLocalDevice(const DeviceSpec& a, const DeviceSpec& b) { return a.type == b.type && a.index == b.index; }
@@ -37,41 +34,23 @@ absl::StatusOr<std::optional<Tensor>> GpuCollective::ReduceOnDevice(ReduceOp op,
   }
   if (root < 0) return std::nullopt;
   const Tensor& first = components.front();
-  const size_t count = static_cast<size_t>(first.shape().num_elements());
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> out_buffer, Buffer::Allocate(destination, first.byte_size(), false));
   ASSIGN_OR_RETURN(Tensor out, Tensor::FromBuffer(first.dtype(), first.shape(), std::move(out_buffer)));
-  if (count == 0) return std::optional<Tensor>(std::move(out));
-  // Components the destination cannot read in place are copied next to it first. The
-  // staging is this call's own (the replicas' scratch may be in use by another thread's run).
-  int32_t unreadable = 0;
-  for (int32_t r = 0; r < n; ++r) unreadable += gpus_->CanRead(root, r) ? 0 : 1;
+  if (first.shape().num_elements() == 0) return std::optional<Tensor>(std::move(out));
+  // Components the destination cannot read in place are copied next to it first, into
+  // staging of this call's own (the replicas' scratch may be in use by another thread's run).
+  bool copies = false;
+  for (int32_t r = 0; r < n; ++r) copies = copies || !gpus_->CanRead(root, r);
   std::shared_ptr<Buffer> staging;
-  if (unreadable > 0) {
-    ASSIGN_OR_RETURN(staging, Buffer::Allocate(destination, Aligned(first.byte_size()) * static_cast<size_t>(unreadable), false));
+  if (copies) {
+    ASSIGN_OR_RETURN(staging, Buffer::Allocate(destination, ScratchBytes(first.byte_size()) * static_cast<size_t>(n), false));
   }
-  const GpuRuntime& gpu = GpuRuntime::Get();
-  const int32_t device = gpus_->gpu(root);
-  void* const stream = gpus_->stream(root);
-  std::vector<const void*> sources(static_cast<size_t>(n));
-  auto queue = [&]() -> absl::Status {
-    char* next = staging != nullptr ? static_cast<char*>(staging->data()) : nullptr;
-    for (int32_t r = 0; r < n; ++r) {
-      const Tensor& component = components[static_cast<size_t>(r)];
-      if (gpus_->CanRead(root, r)) {
-        sources[static_cast<size_t>(r)] = component.data();
-        continue;
-      }
-      RETURN_IF_ERROR(gpu.CopyAsync(device, next, gpus_->gpu(r), component.data(), component.byte_size(),
-                                    device, stream));
-      sources[static_cast<size_t>(r)] = next;
-      next += Aligned(component.byte_size());
-    }
-    const bool mean = op == ReduceOp::kMean;
-    return gpu.Reduce(device, stream, static_cast<int32_t>(first.dtype()),
-                      static_cast<int32_t>(mean ? ReduceOp::kSum : op), sources.data(), n, out.data(),
-                      count, mean ? n : 1);
-  };
-  if (absl::Status queued = queue(); !queued.ok()) return gpus_->Fail(queued);
+  if (absl::Status queued = QueueReduceToOne(
+          *gpus_, root, op, [&](int32_t r) -> const Tensor& { return components[static_cast<size_t>(r)]; }, out,
+          staging != nullptr ? static_cast<char*>(staging->data()) : nullptr);
+      !queued.ok()) {
+    return gpus_->Fail(queued);  // a half-queued reduction leaves the GPU's state unknown
+  }
   RETURN_IF_ERROR(gpus_->Wait(root, deadline, "a cross-replica reduction"));
   return std::optional<Tensor>(std::move(out));
 }

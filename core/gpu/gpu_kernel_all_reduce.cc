@@ -4,25 +4,11 @@
 
 #include "core/device/gpu_runtime.h"
 #include "core/gpu/gpu_all_reduce.h"
+#include "core/gpu/gpu_kernel_reduce.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
 namespace {
-
-// Replica `reader`'s view of `tensor` of replica `owner`: the memory itself when its GPU
-// can read it in place, else a copy queued into `*scratch` (advanced past it).
-absl::StatusOr<const void*> Readable(GpuReplicas& gpus, int32_t reader, int32_t owner,
-                                     const Tensor& tensor, char** scratch) {
-  if (gpus.CanRead(reader, owner)) return static_cast<const void*>(tensor.data());
-  char* copy = *scratch;
-  RETURN_IF_ERROR(GpuRuntime::Get().CopyAsync(gpus.gpu(reader), copy, gpus.gpu(owner),
-                                              tensor.data(), tensor.byte_size(),
-                                              gpus.gpu(reader), gpus.stream(reader)));
-  *scratch += (tensor.byte_size() + 255) / 256 * 256;
-  return static_cast<const void*>(copy);
-}
-
-size_t Aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Every replica copies `total[t]` (on replica `root`'s GPU) into its outputs, then all meet
 // so that the root's memory is not reused while another replica still reads it.
@@ -54,26 +40,18 @@ absl::Status GpuReductionToOneDevice::Run(GpuReplicas& gpus, LocalRendezvous& gr
   if (replica == root_) {
     const std::span<const Tensor> mine = group.call(replica).inputs;
     size_t largest = 0;
-    for (const Tensor& t : mine) largest = std::max(largest, Aligned(t.byte_size()));
+    for (const Tensor& t : mine) largest = std::max(largest, ScratchBytes(t.byte_size()));
     char* scratch = nullptr;
     if (largest > 0) {
       ASSIGN_OR_RETURN(void* memory, gpus.Scratch(replica, largest * static_cast<size_t>(n)));
       scratch = static_cast<char*>(memory);
     }
     auto queue = [&]() -> absl::Status {
-      std::vector<const void*> sources(static_cast<size_t>(n));
       for (size_t t = 0; t < mine.size(); ++t) {
-        char* next = scratch;  // the stream runs in order: each tensor reuses the scratch
-        for (int32_t q = 0; q < n; ++q) {
-          ASSIGN_OR_RETURN(sources[static_cast<size_t>(q)],
-                           Readable(gpus, replica, q, group.call(q).inputs[t], &next));
-        }
-        const bool mean = op == ReduceOp::kMean;
-        RETURN_IF_ERROR(GpuRuntime::Get().Reduce(
-            gpus.gpu(replica), gpus.stream(replica), static_cast<int32_t>(mine[t].dtype()),
-            static_cast<int32_t>(mean ? ReduceOp::kSum : op), sources.data(), n,
-            totals[t].data(), static_cast<size_t>(mine[t].shape().num_elements()),
-            mean ? n : 1));
+        // The stream runs in order: each tensor reuses the scratch.
+        RETURN_IF_ERROR(QueueReduceToOne(
+            gpus, replica, op, [&](int32_t q) -> const Tensor& { return group.call(q).inputs[t]; }, totals[t],
+            scratch));
       }
       return absl::OkStatus();
     };
@@ -93,7 +71,7 @@ absl::Status GpuHierarchicalCopy::Run(GpuReplicas& gpus, LocalRendezvous& group,
   const int32_t n = group.size();
   const std::span<const Tensor> mine = group.call(replica).inputs;
   size_t bytes = 0;  // room for a partner's partial where peers cannot read in place
-  for (const Tensor& t : mine) bytes += Aligned(t.byte_size());
+  for (const Tensor& t : mine) bytes += ScratchBytes(t.byte_size());
   char* scratch = nullptr;
   if (bytes > 0) {
     ASSIGN_OR_RETURN(void* memory, gpus.Scratch(replica, bytes));

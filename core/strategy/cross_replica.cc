@@ -78,11 +78,6 @@ DeviceSpec HostFor(const DeviceSpec& device) {
   return device.type == DeviceType::kGpu ? DeviceSpec{}.WithDefaults() : device;
 }
 
-// The tensor on `device`: itself when it is already there ("unchanged"), else a copy.
-absl::StatusOr<Tensor> PlaceOn(const Tensor& tensor, const DeviceSpec& device) {
-  if (tensor.device() == device) return tensor;
-  return tensor.CopyTo(device.ToString());
-}
 
 // TF's rule for values that are not per-replica (a tensor, a Mirrored value or variable):
 // reducing n copies of them is only defined when the op is idempotent or n is 1.
@@ -90,7 +85,7 @@ absl::StatusOr<Tensor> ReduceNonDistributed(const Strategy& strategy, ReduceOp o
                                             const Value& value, const Tensor& first,
                                             const DeviceSpec& device) {
   RETURN_IF_ERROR(CheckReducible(first.dtype(), op));
-  if (IsIdempotent(op) || strategy.num_replicas_in_sync() == 1) return PlaceOn(first, device);
+  if (IsIdempotent(op) || strategy.num_replicas_in_sync() == 1) return first.PlacedOn(device);
   return absl::InvalidArgumentError(absl::StrCat(
       "a ", ValueKindName(value.kind()), " is the same on every replica, so reducing it with ",
       ReduceOpName(op), " across ", strategy.num_replicas_in_sync(),
@@ -123,7 +118,7 @@ absl::StatusOr<Tensor> ReduceComponents(const Strategy& strategy, ReduceOp op,
       out.data(), strategy.num_replicas_in_sync(),
       absl::StrCat("reduce(", ReduceOpName(op), ") of ", Signature(first)), strategy.NewDeadline()));
   if (integer_mean) return IntegerMean(out, strategy.num_replicas_in_sync(), device);
-  return PlaceOn(out, device);
+  return out.PlacedOn(device);
 }
 
 absl::StatusOr<Tensor> ReduceAcross(const Strategy& strategy, ReduceOp op, const Value& value,
@@ -135,7 +130,7 @@ absl::StatusOr<Tensor> ReduceAcross(const Strategy& strategy, ReduceOp op, const
   RETURN_IF_ERROR(CheckComponentCount(strategy, components));
   if (strategy.num_replicas_in_sync() == 1) {
     RETURN_IF_ERROR(CheckReducible(components.front().dtype(), op));
-    return PlaceOn(components.front(), device);
+    return components.front().PlacedOn(device);
   }
   return ReduceComponents(strategy, op, components, device);
 }
@@ -251,7 +246,7 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
   }
   ASSIGN_OR_RETURN(Tensor out, Allocate(dtype, std::move(out_shape), HostFor(device)));
   FromAccumulator(dtype, sum.data(), out.data(), count);
-  return PlaceOn(out, device);
+  return out.PlacedOn(device);
 }
 
 }  // namespace
@@ -304,7 +299,7 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
                                    absl::StrCat("gather(axis ", normalized, ") of ", DTypeName(first.dtype()),
                                                 "[", absl::StrJoin(dims_but_axis, ", "), "]"),
                                    strategy.NewDeadline()));
-  ASSIGN_OR_RETURN(Tensor placed, PlaceOn(all, strategy.worker_devices().front()));
+  ASSIGN_OR_RETURN(Tensor placed, all.PlacedOn(strategy.worker_devices().front()));
   return Value(std::move(placed));
 }
 

@@ -92,6 +92,11 @@ absl::StatusOr<Tensor> Tensor::OnHost() const {
   return CopyTo("CPU:0");
 }
 
+absl::StatusOr<Tensor> Tensor::PlacedOn(const DeviceSpec& device) const {
+  if (this->device() == device) return *this;
+  return CopyTo(device.ToString());
+}
+
 absl::StatusOr<Tensor> Tensor::CopyTo(absl::string_view device) const {
   ASSIGN_OR_RETURN(DeviceSpec target, ParseAndResolve(device));
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> copy, Buffer::Allocate(target, byte_size(), false));

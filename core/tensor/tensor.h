@@ -46,6 +46,9 @@ class Tensor {
   // This tensor when its memory is host memory (any CPU device), else a copy on CPU:0: what
   // host code (cross-replica reductions, variable updates, the input pipeline) reads.
   absl::StatusOr<Tensor> OnHost() const;
+  // This tensor when it is on `device`, else a copy there (what results and operands bound
+  // for one device take).
+  absl::StatusOr<Tensor> PlacedOn(const DeviceSpec& device) const;
   bool in_host_memory() const { return device().type != DeviceType::kGpu; }
 
   DType dtype() const { return dtype_; }

@@ -50,10 +50,7 @@ absl::Status UpdateInPlace(const Tensor& target, const Tensor& delta, Update upd
   const GpuRuntime& gpu = GpuRuntime::Get();
   if (target.in_host_memory() || !gpu.can_update_in_place()) return UpdateOnHost(target, delta, on_host);
   const DeviceSpec& device = target.device();
-  Tensor beside = delta;
-  if (!(delta.device().type == device.type && delta.device().index == device.index)) {
-    ASSIGN_OR_RETURN(beside, delta.CopyTo(device.ToString()));
-  }
+  ASSIGN_OR_RETURN(const Tensor beside, delta.PlacedOn(device));
   const auto count = static_cast<size_t>(target.shape().num_elements());
   const auto dtype = static_cast<int32_t>(target.dtype());
   return update == Update::kAdd ? gpu.AddInPlace(device.index, dtype, target.data(), beside.data(), count)

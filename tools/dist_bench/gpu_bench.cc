@@ -28,7 +28,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "distribute/distribute.h"
@@ -248,23 +247,6 @@ class RawNccl {
     return Seconds(Clock::now() - start) / static_cast<double>(iterations);
   }
 
-  // Seconds per cudaEventRecord, and per cudaEventQuery of a completed event: the other way
-  // a host can poll for the end of a stream's work.
-  std::pair<double, double> TimeEvent(int64_t iterations) {
-    cudaSetDevice(0);
-    cudaEvent_t event = nullptr;
-    if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess) return {-1, -1};
-    auto start = Clock::now();
-    for (int64_t k = 0; k < iterations; ++k) cudaEventRecord(event, streams_[0]);
-    const double record = Seconds(Clock::now() - start) / static_cast<double>(iterations);
-    cudaStreamSynchronize(streams_[0]);
-    start = Clock::now();
-    for (int64_t k = 0; k < iterations; ++k) (void)cudaEventQuery(event);
-    const double query = Seconds(Clock::now() - start) / static_cast<double>(iterations);
-    cudaEventDestroy(event);
-    return {record, query};
-  }
-
   // Seconds per cudaStreamQuery of an idle stream (the library's wait polls it).
   double TimeStreamQuery(int64_t iterations) {
     cudaSetDevice(0);
@@ -473,9 +455,6 @@ void OverheadTable(const Options& options, int32_t n, RawNccl& raw) {
   row("raw cudaMemcpyAsync device-to-device + cudaStreamSynchronize", raw.TimeCopy(8, iterations));
   row("plugin allocate + release (pool, legacy-stream wait)", raw.TimePoolAllocation(iterations));
   row("cudaStreamQuery of an idle stream", raw.TimeStreamQuery(iterations));
-  const auto [record, query] = raw.TimeEvent(iterations);
-  row("cudaEventRecord", record);
-  row("cudaEventQuery of a completed event", query);
 }
 
 }  // namespace
