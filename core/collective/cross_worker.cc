@@ -39,8 +39,6 @@ struct CrossWorker::Header {
 };
 // Payload bytes that travel inside a header block.
 constexpr size_t kInlineBytes = kBlockBytes - 128;
-// The largest first message of a large all-reduce, which travels with the header.
-constexpr size_t kFrameBytes = size_t{1} << 20;
 
 // The call a header's kind names, for messages (a header may come from a newer peer).
 const char* CrossWorker::KindName(uint32_t kind) {
@@ -158,12 +156,15 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   auto begin_of = [&](int32_t w) { return std::min(pack_bytes, chunk * static_cast<size_t>(w)); };
   auto size_of = [&](int32_t w) { return begin_of(w + 1) - begin_of(w); };
   const size_t mine = size_of(me);
+  const Transport::Pipelining cut = transport_->pipelining();
+  const size_t frame_bytes = cut.first_bytes;
+  const size_t piece_bytes = cut.piece_bytes;
 
-  // Round 1 carries the header and the first kFrameBytes of each chunk. A receive may be
+  // Round 1 carries the header and the first frame_bytes of each chunk. A receive may be
   // longer than the message it gets (never shorter: Gloo aborts on that), so every worker
-  // posts kFrameBytes for the first frame whatever its own sizes: a worker whose pack
+  // posts frame_bytes for the first frame whatever its own sizes: a worker whose pack
   // differs is caught by the header check before anything sized by the pack moves.
-  const size_t region = std::max(mine, kFrameBytes);
+  const size_t region = std::max(mine, frame_bytes);
   received_.resize(region * static_cast<size_t>(workers));
   char header[kBlockBytes];
   WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
@@ -172,11 +173,11 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   for (int32_t w = 0; w < workers; ++w) {  // every header first, then every frame
     if (w == me) continue;
     sends.push_back({w, 0, header, kBlockBytes});
-    sends.push_back({w, 1, const_cast<char*>(pack) + begin_of(w), std::min(size_of(w), kFrameBytes)});
+    sends.push_back({w, 1, const_cast<char*>(pack) + begin_of(w), std::min(size_of(w), frame_bytes)});
     receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
   }
   for (int32_t w = 0; w < workers; ++w) {
-    if (w != me) receives.push_back({w, 1, received_.data() + region * static_cast<size_t>(w), kFrameBytes});
+    if (w != me) receives.push_back({w, 1, received_.data() + region * static_cast<size_t>(w), frame_bytes});
   }
   const size_t last_header = static_cast<size_t>(workers - 2);
   RETURN_IF_ERROR(transport_->Exchange(
@@ -218,18 +219,17 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   };
 
   // Round 2, pipelined: a chunk is its first frame (piece 0, already here) and then pieces
-  // of kPieceBytes. Each piece of this worker's chunk is reduced as soon as every worker's
+  // of piece_bytes. Each piece of this worker's chunk is reduced as soon as every worker's
   // copy of it has arrived, and its result goes out at once, while later pieces are still
   // arriving. Channels: 1 + p for a piece's inputs, kResults + p for its result.
-  constexpr size_t kPieceBytes = size_t{256} << 10;
   constexpr int32_t kResults = 1 << 20;
   auto piece_bounds = [&](size_t size, size_t p) {
-    if (p == 0) return std::make_pair(size_t{0}, std::min(size, kFrameBytes));
-    const size_t from = std::min(size, kFrameBytes + (p - 1) * kPieceBytes);
-    return std::make_pair(from, std::min(size, from + kPieceBytes));
+    if (p == 0) return std::make_pair(size_t{0}, std::min(size, frame_bytes));
+    const size_t from = std::min(size, frame_bytes + (p - 1) * piece_bytes);
+    return std::make_pair(from, std::min(size, from + piece_bytes));
   };
   auto pieces_of = [&](size_t size) {
-    return size <= kFrameBytes ? size_t{1} : 1 + (size - kFrameBytes + kPieceBytes - 1) / kPieceBytes;
+    return size <= frame_bytes ? size_t{1} : 1 + (size - frame_bytes + piece_bytes - 1) / piece_bytes;
   };
   auto results_to_peers = [&](size_t p) {
     const auto [from, to] = piece_bounds(mine, p);

@@ -65,6 +65,17 @@ class Transport {
 
   // OK, or the failure that ended the communicator.
   virtual absl::Status health() const = 0;
+
+  // How a large all-reduce is cut into messages on this transport (CrossWorker): the first
+  // message, which travels right after the header, and the pieces after it, each reduced
+  // and passed on while the next is on its way. Every worker of a communicator runs the
+  // same transport, so every worker cuts the same way. The default suits a socket, where
+  // each message costs a round of the transport's own handshakes.
+  struct Pipelining {
+    size_t first_bytes = size_t{1} << 20;
+    size_t piece_bytes = size_t{256} << 10;
+  };
+  virtual Pipelining pipelining() const { return Pipelining{}; }
 };
 
 }  // namespace distribute

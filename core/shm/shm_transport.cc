@@ -258,8 +258,13 @@ absl::StatusOr<bool> ShmTransport::PushSends(int32_t w) {
 }
 
 absl::StatusOr<ReceiveProgress*> ShmTransport::MatchReceive(int32_t w, const RecordHeader& record) {
-  for (Receive& receive : receives_) {
+  // A call's transfers between two workers differ in channel: the first match is the one.
+  size_t& hint = peers_[w].receive_hint;
+  for (size_t k = 0; k < receives_.size(); ++k) {
+    const size_t index = (hint + k) % receives_.size();
+    Receive& receive = receives_[index];
     if (receive.progress.done || receive.transfer.peer != w || receive.transfer.channel != record.channel) continue;
+    hint = index;
     absl::Status continues = Continues(receive.progress, record);
     if (!continues.ok()) {
       return absl::Status(continues.code(), absl::StrCat("task ", task_names_[w], " ", continues.message()));
@@ -340,6 +345,7 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
   }
   ++tag_;
   receives_.clear();
+  for (Peer& peer : peers_) peer.receive_hint = 0;
   for (const Transfer& t : receives) {
     receives_.push_back(Receive{t, ReceiveProgress{static_cast<char*>(t.data), t.bytes}});
   }

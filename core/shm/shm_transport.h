@@ -62,6 +62,11 @@ class ShmTransport : public Transport {
   absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
                         const Deadline& deadline, const OnReceived& on_received) override;
   absl::Status health() const override { return failure_; }
+  // Small pieces: a message here is a copy into a ring that stays in cache, with no
+  // handshake, so the finer the pipeline the more the reduction overlaps the copies (1 MiB
+  // all-reduces between two workers took 0.57x the time of the default cutting, 4 MiB 0.55x;
+  // 32 KiB to 256 KiB pieces all measured alike).
+  Pipelining pipelining() const override { return Pipelining{size_t{64} << 10, size_t{128} << 10}; }
 
   // The ring size of a communicator of `workers` workers (every worker computes the same).
   static uint64_t RingBytes(int32_t workers);
@@ -81,6 +86,9 @@ class ShmTransport : public Transport {
       size_t sent = 0;
     };
     std::deque<Send> sends;       // queued for the ring, in order
+    // Where MatchReceive starts looking: the receive the peer's last record went to (a
+    // message's records come one after another, and a pipelined call posts thousands).
+    size_t receive_hint = 0;
   };
   struct Receive {
     Transfer transfer;
