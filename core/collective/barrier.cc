@@ -13,7 +13,8 @@ Barrier::Barrier(int32_t participants)
     : n_(participants),
       spin_budget_ns_(SpinBudgetNs(participants)),
       yield_(Oversubscribed(participants)),
-      arrived_at_(new std::atomic<uint64_t>[static_cast<size_t>(participants)]) {
+      arrived_at_(new std::atomic<uint64_t>[static_cast<size_t>(participants)]),
+      cpus_(participants) {
   for (int32_t i = 0; i < n_; ++i) arrived_at_[i].store(0, std::memory_order_relaxed);
 }
 
@@ -34,6 +35,7 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   if (aborted()) return AbortedStatus();
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   arrived_at_[replica].store(generation + 1, std::memory_order_relaxed);
+  cpus_.Mark(replica);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
     arrived_.store(0, std::memory_order_relaxed);
     generation_.store(generation + 1, std::memory_order_seq_cst);
@@ -48,7 +50,10 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   auto released = [&] {
     return generation_.load(std::memory_order_acquire) != generation || aborted();
   };
-  if (!SpinUntil(spin_budget_ns_, released, yield_)) {
+  const bool yield = yield_ || cpus_.SharesCore([&](int32_t q) {
+    return arrived_at_[q].load(std::memory_order_relaxed) != generation + 1;
+  });
+  if (!SpinUntil(yield ? kYieldBudgetNs : spin_budget_ns_, released, yield)) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     MutexLock lock(&mu_);
     while (!released()) {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
+#include "core/util/cpu_board.h"
 #include "core/util/deadline.h"
 #include "core/util/mutex.h"
 
@@ -47,6 +48,7 @@ class Barrier {
   std::atomic<int32_t> sleepers_{0};
   // The generation each replica last arrived at, to name the missing ones on timeout.
   std::unique_ptr<std::atomic<uint64_t>[]> arrived_at_;
+  CpuBoard cpus_;  // where each replica arrived last: a waiter on a missing one's core yields
   mutable Mutex mu_;
   std::condition_variable cv_;
   absl::Status abort_cause_ ABSL_GUARDED_BY(mu_);

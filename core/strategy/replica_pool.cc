@@ -31,7 +31,8 @@ void NameReplicaThread(int32_t replica) {
 
 }  // namespace
 
-ReplicaPool::ReplicaPool(int32_t replicas) : n_(replicas), spin_budget_ns_(SpinBudgetNs(replicas)), yield_(Oversubscribed(replicas)) {
+ReplicaPool::ReplicaPool(int32_t replicas)
+    : n_(replicas), spin_budget_ns_(SpinBudgetNs(replicas)), yield_(Oversubscribed(replicas)), cpus_(replicas) {
   threads_.reserve(static_cast<size_t>(n_ > 0 ? n_ - 1 : 0));
   for (int32_t r = 1; r < n_; ++r) threads_.emplace_back([this, r] { WorkerLoop(r); });
 }
@@ -57,6 +58,7 @@ void ReplicaPool::Wake() {
 
 void ReplicaPool::Run(absl::FunctionRef<void(int32_t)> task) {
   if (n_ > 1) {
+    cpus_.Mark(0);
     task_ = &task;
     remaining_.store(n_ - 1, std::memory_order_relaxed);
     epoch_.fetch_add(1, std::memory_order_seq_cst);
@@ -65,7 +67,9 @@ void ReplicaPool::Run(absl::FunctionRef<void(int32_t)> task) {
   task(0);
   if (n_ <= 1) return;
   auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
-  if (!SpinUntil(spin_budget_ns_, done, yield_)) {
+  // The workers still running may share this core (another process holding the others).
+  const bool yield = yield_ || cpus_.SharesCore([](int32_t r) { return r != 0; });
+  if (!SpinUntil(yield ? kYieldBudgetNs : spin_budget_ns_, done, yield)) {
     caller_parked_.store(true, std::memory_order_seq_cst);
     MutexLock lock(&mu_);
     done_cv_.wait(lock.native(), done);
@@ -81,7 +85,9 @@ void ReplicaPool::WorkerLoop(int32_t replica) {
   uint64_t seen = 0;
   while (true) {
     auto published = [&] { return epoch_.load(std::memory_order_acquire) != seen; };
-    if (!SpinUntil(spin_budget_ns_, published, yield_)) {
+    // The caller runs the steps: it may share this core (see CpuBoard).
+    const bool yield = yield_ || cpus_.SharesCore([](int32_t r) { return r == 0; });
+    if (!SpinUntil(yield ? kYieldBudgetNs : spin_budget_ns_, published, yield)) {
       parked_workers_.fetch_add(1, std::memory_order_seq_cst);
       MutexLock lock(&mu_);
       work_cv_.wait(lock.native(), published);
@@ -89,6 +95,7 @@ void ReplicaPool::WorkerLoop(int32_t replica) {
     }
     seen = epoch_.load(std::memory_order_acquire);
     if (stopping_.load(std::memory_order_acquire)) return;
+    cpus_.Mark(replica);
     (*task_)(replica);
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
         caller_parked_.load(std::memory_order_seq_cst)) {

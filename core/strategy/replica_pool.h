@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "core/util/cpu_board.h"
 #include "core/util/mutex.h"
 
 namespace distribute {
@@ -50,6 +51,7 @@ class ReplicaPool {
   Mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
+  CpuBoard cpus_;  // where the caller (0) and each worker last ran: waiters on their core yield
 };
 
 }  // namespace distribute

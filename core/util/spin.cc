@@ -37,7 +37,7 @@ int64_t SpinBudgetNs(int32_t threads) {
   // More threads than cores: a spinning waiter would steal the core from the thread it
   // waits for, so waiters yield instead (SpinUntil's `yield`): the scheduler runs the
   // others at once, which is far cheaper than a futex sleep and wake-up per rendezvous.
-  return 200'000;
+  return kYieldBudgetNs;
 }
 
 }  // namespace distribute

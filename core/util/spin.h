@@ -23,6 +23,8 @@ inline void CpuRelax() {
 
 // How long (ns) a waiter among `threads` busy threads of this process should spin.
 int64_t SpinBudgetNs(int32_t threads);
+// How long a waiter that yields its core between polls keeps at it before parking.
+inline constexpr int64_t kYieldBudgetNs = 200'000;
 
 // Whether `threads` busy threads are more than this process's usable cores: waiters then
 // yield their core (to the very thread they wait for, often) instead of spinning on it.
