@@ -2,8 +2,9 @@
 // thread it waits for keeps that thread off the core until the spin budget runs out: when
 // another process holds the other core, two replica threads end up sharing one, and each
 // rendezvous cost a whole spin budget (about 20 us) before the waiter parked. With the
-// board a waiter sees that the awaited thread last ran on its own core and yields the core
-// at once instead (SpinUntil's yield mode), which hands it straight to that thread.
+// board a waiter sees that the awaited thread last ran on its own core and, after a short
+// pause (kSharedCorePauseNs, spin.h), yields the core (SpinUntil's yield mode), which hands
+// it straight to that thread.
 //
 // Thread-safety: Mark and SharesCore from any thread; a slot's value may be stale (its
 // thread moved since), which only costs a yield or a spin, never correctness.

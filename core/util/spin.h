@@ -25,6 +25,13 @@ inline void CpuRelax() {
 int64_t SpinBudgetNs(int32_t threads);
 // How long a waiter that yields its core between polls keeps at it before parking.
 inline constexpr int64_t kYieldBudgetNs = 200'000;
+// How long a waiter whose awaited thread shares its core (CpuBoard) still pauses before it
+// yields. Yielding at once traps two threads on one core while the other core idles: each
+// hands the core to the other so promptly that the load balancer never sees both runnable
+// and never moves one (measured: the empty 2-replica step stuck at 2.5 us instead of 0.65 in
+// 4 of 9 runs). Two microseconds of pausing give it that chance (0 of 8 runs), and cost about
+// 10 us of an 8-byte all-reduce step when another process holds the other core.
+inline constexpr int64_t kSharedCorePauseNs = 2'000;
 
 // Whether `threads` busy threads are more than this process's usable cores: waiters then
 // yield their core (to the very thread they wait for, often) instead of spinning on it.
@@ -32,23 +39,25 @@ bool Oversubscribed(int32_t threads);
 
 // Polls `done` for about `budget_ns`, pausing (or yielding the core, when `yield`) between
 // polls; true when it became true.
+// With `yield`, the first `pause_first_ns` still pause instead.
 template <typename Done>
-bool SpinUntil(int64_t budget_ns, Done&& done, bool yield = false) {
+bool SpinUntil(int64_t budget_ns, Done&& done, bool yield = false, int64_t pause_first_ns = 0) {
   if (done()) return true;
   const auto start = std::chrono::steady_clock::now();
+  bool yielding = yield && pause_first_ns <= 0;
   while (true) {
     for (int i = 0; i < 32; ++i) {
       if (done()) return true;
-      if (yield) {
+      if (yielding) {
         sched_yield();
       } else {
         CpuRelax();
       }
     }
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    if (std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count() >= budget_ns) {
-      return done();
-    }
+    const int64_t elapsed_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed_ns >= budget_ns) return done();
+    yielding = yield && elapsed_ns >= pause_first_ns;
   }
 }
 
