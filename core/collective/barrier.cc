@@ -50,10 +50,12 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   auto released = [&] {
     return generation_.load(std::memory_order_acquire) != generation || aborted();
   };
-  const bool yield = yield_ || cpus_.SharesCore([&](int32_t q) {
-    return arrived_at_[q].load(std::memory_order_relaxed) != generation + 1;
-  });
-  if (!SpinUntil(yield ? kYieldBudgetNs : spin_budget_ns_, released, yield, yield_ ? 0 : kSharedCorePauseNs)) {
+  auto missing_share_core = [&] {
+    return cpus_.SharesCore([&](int32_t q) {
+      return arrived_at_[q].load(std::memory_order_relaxed) != generation + 1;
+    });
+  };
+  if (!SpinBeforeParking(spin_budget_ns_, yield_, missing_share_core, released)) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     MutexLock lock(&mu_);
     while (!released()) {

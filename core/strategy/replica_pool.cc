@@ -68,8 +68,8 @@ void ReplicaPool::Run(absl::FunctionRef<void(int32_t)> task) {
   if (n_ <= 1) return;
   auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
   // The workers still running may share this core (another process holding the others).
-  const bool yield = yield_ || cpus_.SharesCore([](int32_t r) { return r != 0; });
-  if (!SpinUntil(yield ? kYieldBudgetNs : spin_budget_ns_, done, yield, yield_ ? 0 : kSharedCorePauseNs)) {
+  auto workers_share_core = [&] { return cpus_.SharesCore([](int32_t r) { return r != 0; }); };
+  if (!SpinBeforeParking(spin_budget_ns_, yield_, workers_share_core, done)) {
     caller_parked_.store(true, std::memory_order_seq_cst);
     MutexLock lock(&mu_);
     done_cv_.wait(lock.native(), done);
@@ -86,8 +86,8 @@ void ReplicaPool::WorkerLoop(int32_t replica) {
   while (true) {
     auto published = [&] { return epoch_.load(std::memory_order_acquire) != seen; };
     // The caller runs the steps: it may share this core (see CpuBoard).
-    const bool yield = yield_ || cpus_.SharesCore([](int32_t r) { return r == 0; });
-    if (!SpinUntil(yield ? kYieldBudgetNs : spin_budget_ns_, published, yield, yield_ ? 0 : kSharedCorePauseNs)) {
+    auto caller_shares_core = [&] { return cpus_.SharesCore([](int32_t r) { return r == 0; }); };
+    if (!SpinBeforeParking(spin_budget_ns_, yield_, caller_shares_core, published)) {
       parked_workers_.fetch_add(1, std::memory_order_seq_cst);
       MutexLock lock(&mu_);
       work_cv_.wait(lock.native(), published);

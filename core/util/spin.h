@@ -61,6 +61,19 @@ bool SpinUntil(int64_t budget_ns, Done&& done, bool yield = false, int64_t pause
   }
 }
 
+// The spin before a waiter parks, by its situation: among more busy threads than cores
+// (`oversubscribed`) it yields for `budget_ns` (SpinBudgetNs gives kYieldBudgetNs then);
+// when `shares_core()` says the awaited thread last ran on this core (CpuBoard) it pauses
+// kSharedCorePauseNs and then yields for up to kYieldBudgetNs; otherwise it pauses for
+// `budget_ns`. `shares_core` runs only when `done` is not already true.
+template <typename Done, typename SharesCore>
+bool SpinBeforeParking(int64_t budget_ns, bool oversubscribed, SharesCore&& shares_core, Done&& done) {
+  if (done()) return true;
+  if (oversubscribed) return SpinUntil(budget_ns, done, true);
+  if (shares_core()) return SpinUntil(kYieldBudgetNs, done, true, kSharedCorePauseNs);
+  return SpinUntil(budget_ns, done);
+}
+
 }  // namespace distribute
 
 #endif  // DISTRIBUTE_CORE_UTIL_SPIN_H_
