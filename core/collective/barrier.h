@@ -22,6 +22,10 @@ class Barrier {
 
   int32_t participants() const { return n_; }
 
+  // The generation the next completed meeting ends. For a participant that has not yet
+  // arrived it cannot move: it names the meeting that participant's next Arrive joins.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
   // Blocks `replica` until all participants arrived. On an expired deadline the barrier
   // is aborted (so the others are released too) and DeadlineExceeded, naming the replicas
   // that never arrived, is returned; after Abort, Aborted with the cause.

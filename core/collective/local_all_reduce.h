@@ -28,6 +28,10 @@ class LocalAllReduce {
   // Every replica calls Run, with the all-reduce published in `group` by every replica.
   virtual absl::Status Run(LocalRendezvous& group, int32_t replica, ReduceOp op,
                            const Deadline& deadline) = 0;
+  // Whether every output element is ReduceRange over the replicas' inputs in replica
+  // order: small calls may then be reduced from staged copies (all_reduce_stages.h) with
+  // the same bits.
+  virtual bool ReducesInReplicaOrder() const { return false; }
 };
 
 // The algorithm `ops` names. `reduce_replica`: the replica ReductionToOneDevice reduces on.
@@ -43,6 +47,7 @@ class SharedMemoryAllReduce final : public LocalAllReduce {
   explicit SharedMemoryAllReduce(int64_t bytes_per_pack) : bytes_per_pack_(bytes_per_pack) {}
   absl::Status Run(LocalRendezvous& group, int32_t replica, ReduceOp op,
                    const Deadline& deadline) override;
+  bool ReducesInReplicaOrder() const override { return true; }
 
  private:
   const int64_t bytes_per_pack_;
@@ -55,6 +60,7 @@ class ReductionToOneDevice final : public LocalAllReduce {
   explicit ReductionToOneDevice(int32_t root) : root_(root) {}
   absl::Status Run(LocalRendezvous& group, int32_t replica, ReduceOp op,
                    const Deadline& deadline) override;
+  bool ReducesInReplicaOrder() const override { return true; }
 
  private:
   const int32_t root_;

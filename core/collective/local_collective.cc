@@ -11,7 +11,10 @@ absl::Status LocalCollective::AllReduce(int32_t replica, ReduceOp op,
                                         std::span<const Tensor> inputs,
                                         std::span<const Tensor> outputs, const Deadline& deadline) {
   const PublishedCall call{.kind = CallKind::kAllReduce, .op = op, .inputs = inputs, .outputs = outputs};
-  RETURN_IF_ERROR(Publish(replica, call, deadline));
+  ASSIGN_OR_RETURN(const bool done,
+                   rendezvous().PublishAllReduce(replica, call, CheckLocalInputs(inputs),
+                                                 all_reduce_->ReducesInReplicaOrder(), deadline));
+  if (done) return absl::OkStatus();
   return all_reduce_->Run(rendezvous(), replica, op, deadline);
 }
 

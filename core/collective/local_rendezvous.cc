@@ -11,7 +11,11 @@
 namespace distribute {
 
 LocalRendezvous::LocalRendezvous(int32_t replicas)
-    : n_(replicas), barrier_(replicas), calls_(static_cast<size_t>(replicas), nullptr) {}
+    : n_(replicas),
+      barrier_(replicas),
+      calls_(static_cast<size_t>(replicas), nullptr),
+      stages_(AllReduceStages::UsefulFor(replicas) ? std::make_unique<AllReduceStages>(replicas)
+                                                   : nullptr) {}
 
 absl::Status LocalRendezvous::Publish(int32_t replica, const PublishedCall& call,
                                       const absl::Status& local_check, const Deadline& deadline) {
@@ -19,6 +23,32 @@ absl::Status LocalRendezvous::Publish(int32_t replica, const PublishedCall& call
   const PublishedCall failure = PublishedCall::Failure(&local_check);
   calls_[static_cast<size_t>(replica)] = local_check.ok() ? &call : &failure;
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  return Agree(replica, deadline);
+}
+
+absl::StatusOr<bool> LocalRendezvous::PublishAllReduce(int32_t replica, const PublishedCall& call,
+                                                       const absl::Status& local_check,
+                                                       bool may_stage, const Deadline& deadline) {
+  if (!may_stage || stages_ == nullptr || !local_check.ok() || !AllReduceStages::Fits(call)) {
+    RETURN_IF_ERROR(Publish(replica, call, local_check, deadline));
+    return false;
+  }
+  // Stable until this replica arrives: the generation moves only when all have.
+  const uint64_t generation = barrier_.generation();
+  stages_->Stage(replica, generation, call);
+  calls_[static_cast<size_t>(replica)] = &call;
+  RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  if (stages_->AllAgree(generation)) {
+    stages_->Reduce(generation, call.op, call.outputs);
+    return true;
+  }
+  // Some replica did not stage this call, or staged another: the usual checks name them
+  // (every replica is still inside its call, so every published call is still valid).
+  RETURN_IF_ERROR(Agree(replica, deadline));
+  return false;
+}
+
+absl::Status LocalRendezvous::Agree(int32_t replica, const Deadline& deadline) {
   absl::Status agreement = CheckAgreement();
   if (!agreement.ok()) {
     // Every replica computed the same error; meet once more so nobody reuses its call

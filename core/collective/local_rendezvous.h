@@ -16,6 +16,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/collective/all_reduce_stages.h"
 #include "core/collective/barrier.h"
 #include "core/collective/published_call.h"
 #include "core/util/deadline.h"
@@ -39,6 +40,16 @@ class LocalRendezvous {
   absl::Status Publish(int32_t replica, const PublishedCall& call, const absl::Status& local_check,
                        const Deadline& deadline);
 
+  // Publish for an all-reduce, which small calls finish here (all_reduce_stages.h). When
+  // `may_stage` (the algorithm reduces element by element in replica order) and the call
+  // fits, it is staged first; when every replica staged the same call, each reduces the
+  // stages into its own outputs and true is returned: the all-reduce is done, with no
+  // further rendezvous. Otherwise (false) the call was published and agreed as by Publish
+  // and the caller runs its algorithm. Every replica gets the same answer.
+  absl::StatusOr<bool> PublishAllReduce(int32_t replica, const PublishedCall& call,
+                                        const absl::Status& local_check, bool may_stage,
+                                        const Deadline& deadline);
+
   // Replica q's published call; valid between its Publish and the next barrier that
   // ends the collective.
   const PublishedCall& call(int32_t q) const { return *calls_[static_cast<size_t>(q)]; }
@@ -61,10 +72,14 @@ class LocalRendezvous {
 
  private:
   absl::Status CheckAgreement() const;
+  // Publish's part after the meeting.
+  absl::Status Agree(int32_t replica, const Deadline& deadline);
 
   const int32_t n_;
   Barrier barrier_;
   std::vector<const PublishedCall*> calls_;
+  // Small all-reduces' staged copies; null for groups that do not stage.
+  const std::unique_ptr<AllReduceStages> stages_;
   // Written by replica 0 between two barriers, read by every replica after the second.
   std::shared_ptr<const void> merge_result_;
   absl::Status merge_status_;
