@@ -25,10 +25,12 @@ using distribute::c_api::NullArgument;
 
 namespace {
 
-// A collective's input behind a handle.
-absl::StatusOr<Tensor> InputTensor(const dist_value_t* value, absl::string_view name) {
+// A collective's input behind a handle: the handle's tensor, or a variable's value read
+// into `*read`.
+absl::StatusOr<const Tensor*> InputTensor(const dist_value_t* value, absl::string_view name,
+                                          std::optional<Tensor>* read) {
   RETURN_IF_ERROR(CheckHandle(value, name));
-  return distribute::CollectiveInput(value->value);
+  return distribute::CollectiveInput(value->value, read);
 }
 
 // The context behind a handle that must be this thread's current replica context.
@@ -47,8 +49,9 @@ dist_status_t Collective(const char* function, dist_context_t* context, const di
   return Guard(function, [&]() -> absl::Status {
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
-    ASSIGN_OR_RETURN(Tensor input, InputTensor(value, "value"));
-    ASSIGN_OR_RETURN(Tensor result, body(*replica, input));
+    std::optional<Tensor> read;
+    ASSIGN_OR_RETURN(const Tensor* input, InputTensor(value, "value", &read));
+    ASSIGN_OR_RETURN(Tensor result, body(*replica, *input));
     *out = new dist_value(Value(std::move(result)));
     return absl::OkStatus();
   });
@@ -128,8 +131,9 @@ dist_status_t dist_context_batch_all_reduce(dist_context_t* context, dist_reduce
     ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, distribute::ReduceOpFromInt(op));
     std::vector<Tensor> inputs;
     for (int32_t i = 0; i < count; ++i) {
-      ASSIGN_OR_RETURN(Tensor input, InputTensor(values[i], absl::StrCat("values[", i, "]")));
-      inputs.push_back(std::move(input));
+      std::optional<Tensor> read;
+      ASSIGN_OR_RETURN(const Tensor* input, InputTensor(values[i], absl::StrCat("values[", i, "]"), &read));
+      inputs.push_back(read.has_value() ? *std::move(read) : *input);
     }
     ASSIGN_OR_RETURN(std::vector<Tensor> results, replica->BatchAllReduce(reduce_op, inputs));
     for (int32_t i = 0; i < count; ++i) outs[i] = new dist_value(Value(std::move(results[i])));

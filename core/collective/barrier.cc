@@ -13,10 +13,8 @@ Barrier::Barrier(int32_t participants)
     : n_(participants),
       spin_budget_ns_(SpinBudgetNs(participants)),
       yield_(Oversubscribed(participants)),
-      arrived_at_(new std::atomic<uint64_t>[static_cast<size_t>(participants)]),
-      cpus_(participants) {
-  for (int32_t i = 0; i < n_; ++i) arrived_at_[i].store(0, std::memory_order_relaxed);
-}
+      arrived_at_(new ArrivalRecord[static_cast<size_t>(participants)]),
+      cpus_(participants) {}
 
 absl::Status Barrier::abort_cause() const {
   MutexLock lock(&mu_);
@@ -34,7 +32,7 @@ absl::Status Barrier::AbortedStatus() const {
 absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   if (aborted()) return AbortedStatus();
   const uint64_t generation = generation_.load(std::memory_order_acquire);
-  arrived_at_[replica].store(generation + 1, std::memory_order_relaxed);
+  arrived_at_[replica].generation.store(generation + 1, std::memory_order_relaxed);
   cpus_.Mark(replica);
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
     arrived_.store(0, std::memory_order_relaxed);
@@ -52,7 +50,7 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   };
   auto missing_share_core = [&] {
     return cpus_.SharesCore([&](int32_t q) {
-      return arrived_at_[q].load(std::memory_order_relaxed) != generation + 1;
+      return arrived_at_[q].generation.load(std::memory_order_relaxed) != generation + 1;
     });
   };
   if (!SpinBeforeParking(spin_budget_ns_, yield_, missing_share_core, released)) {
@@ -63,7 +61,7 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
         std::vector<int32_t> missing;
         for (int32_t i = 0; i < n_; ++i) {
-          if (arrived_at_[i].load(std::memory_order_relaxed) != generation + 1) missing.push_back(i);
+          if (arrived_at_[i].generation.load(std::memory_order_relaxed) != generation + 1) missing.push_back(i);
         }
         const absl::Status timeout = absl::DeadlineExceededError(absl::StrCat(
             "timed out after ", deadline.timeout_ms, " ms waiting for replica",

@@ -43,15 +43,22 @@ class Barrier {
  private:
   absl::Status AbortedStatus() const;
 
+  // One cache line per kind of traffic: the arrivals' read-modify-writes do not queue
+  // behind the waiters' polling of the generation (on one line, every arrival's increment
+  // waited for the line to come back from the polling cores: most of a small call's time).
   const int32_t n_;
   const int64_t spin_budget_ns_;
   const bool yield_;  // more participants than cores: yield instead of spinning
-  std::atomic<int32_t> arrived_{0};
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<bool> aborted_{false};
+  alignas(64) std::atomic<int32_t> arrived_{0};
+  alignas(64) std::atomic<uint64_t> generation_{0};  // polled by waiters
+  std::atomic<bool> aborted_{false};                  // polled with it
   std::atomic<int32_t> sleepers_{0};
-  // The generation each replica last arrived at, to name the missing ones on timeout.
-  std::unique_ptr<std::atomic<uint64_t>[]> arrived_at_;
+  // The generation each replica last arrived at, to name the missing ones on timeout; one
+  // line per replica, written by it alone.
+  struct alignas(64) ArrivalRecord {
+    std::atomic<uint64_t> generation{0};
+  };
+  std::unique_ptr<ArrivalRecord[]> arrived_at_;
   CpuBoard cpus_;  // where each replica arrived last: a waiter on a missing one's core yields
   mutable Mutex mu_;
   std::condition_variable cv_;

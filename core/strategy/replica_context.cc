@@ -70,8 +70,17 @@ absl::Status ReplicaContext::SetTimeoutMs(int64_t timeout_ms) {
 }
 
 absl::StatusOr<Tensor> ReplicaContext::AllReduce(ReduceOp op, const Tensor& value) {
-  ASSIGN_OR_RETURN(std::vector<Tensor> out, BatchAllReduce(op, std::span<const Tensor>(&value, 1)));
-  return std::move(out.front());
+  if (num_replicas_in_sync() == 1 || IsIntegerMean(value.dtype(), op)) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> out, BatchAllReduce(op, std::span<const Tensor>(&value, 1)));
+    return std::move(out.front());
+  }
+  // The common case, BatchAllReduce's without its vectors (a small all-reduce's hot path).
+  const absl::Status reducible = CheckReducible(value.dtype(), op);
+  absl::StatusOr<Tensor> out = reducible.ok() ? AllocateLike(value, device()) : reducible;
+  if (!out.ok()) return strategy_.collective().FailTogether(replica_id_, out.status(), NewDeadline());
+  RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, op, std::span<const Tensor>(&value, 1),
+                                                   std::span<const Tensor>(&*out, 1), NewDeadline()));
+  return out;
 }
 
 absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,

@@ -355,10 +355,10 @@ absl::Status AssignVariable(const Value& target, const Value& value, AssignKind 
   return AssignInCrossReplicaContext(variable, value, kind);
 }
 
-absl::StatusOr<Tensor> CollectiveInput(const Value& value) {
-  if (value.is_variable()) return ReadVariable(value);
-  ASSIGN_OR_RETURN(const Tensor* tensor, value.AsTensor());
-  return *tensor;
+absl::StatusOr<const Tensor*> CollectiveInput(const Value& value, std::optional<Tensor>* read) {
+  if (!value.is_variable()) return value.AsTensor();
+  ASSIGN_OR_RETURN(Tensor tensor, ReadVariable(value));
+  return &read->emplace(std::move(tensor));
 }
 
 }  // namespace distribute

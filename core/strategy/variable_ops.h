@@ -3,6 +3,7 @@
 #ifndef DISTRIBUTE_CORE_STRATEGY_VARIABLE_OPS_H_
 #define DISTRIBUTE_CORE_STRATEGY_VARIABLE_OPS_H_
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -22,9 +23,11 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
 
 absl::StatusOr<Tensor> ReadVariable(const Value& variable);
 
-// What a replica contributes to a collective: a tensor as it is, a variable's value as
-// this replica reads it; InvalidArgument naming the kind for other distributed values.
-absl::StatusOr<Tensor> CollectiveInput(const Value& value);
+// What a replica contributes to a collective: a tensor as it is (no copy of the tensor
+// object: the hot path of a small all-reduce), a variable's value as this replica reads it
+// (into `*read`, which the result then points to); InvalidArgument naming the kind for
+// other distributed values.
+absl::StatusOr<const Tensor*> CollectiveInput(const Value& value, std::optional<Tensor>* read);
 
 enum class AssignKind { kAssign, kAdd, kSub };
 absl::Status AssignVariable(const Value& variable, const Value& value, AssignKind kind);

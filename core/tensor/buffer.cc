@@ -17,6 +17,18 @@ int32_t GpuIndexOrHost(const DeviceSpec& device) {
   return device.type == DeviceType::kGpu ? device.index : DIST_GPU_HOST_DEVICE;
 }
 
+// Buffer with a public constructor, so that make_shared puts the buffer and its reference
+// count in one allocation.
+struct SharedBuffer final : Buffer {
+  SharedBuffer(const DeviceSpec& device, void* data, size_t size, absl::AnyInvocable<void() &&> release)
+      : Buffer(device, data, size, std::move(release)) {}
+};
+
+std::shared_ptr<Buffer> MakeBuffer(const DeviceSpec& device, void* data, size_t size,
+                                   absl::AnyInvocable<void() &&> release) {
+  return std::make_shared<SharedBuffer>(device, data, size, std::move(release));
+}
+
 }  // namespace
 
 Buffer::Buffer(const DeviceSpec& device, void* data, size_t size,
@@ -29,12 +41,12 @@ Buffer::~Buffer() {
 
 absl::StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(const DeviceSpec& device, size_t bytes,
                                                          bool zero) {
-  if (bytes == 0) return std::shared_ptr<Buffer>(new Buffer(device, nullptr, 0, nullptr));
+  if (bytes == 0) return MakeBuffer(device, nullptr, 0, nullptr);
   if (device.type == DeviceType::kGpu) {
     const GpuRuntime& gpu = GpuRuntime::Get();
     ASSIGN_OR_RETURN(void* ptr, gpu.Allocate(device.index, bytes));
-    auto buffer = std::shared_ptr<Buffer>(
-        new Buffer(device, ptr, bytes, [&gpu, index = device.index, ptr] { gpu.Release(index, ptr); }));
+    auto buffer =
+        MakeBuffer(device, ptr, bytes, [&gpu, index = device.index, ptr] { gpu.Release(index, ptr); });
     if (zero) RETURN_IF_ERROR(gpu.Zero(device.index, ptr, bytes));
     return buffer;
   }
@@ -44,12 +56,12 @@ absl::StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(const DeviceSpec& devic
         absl::StrCat("allocating ", bytes, " bytes of host memory failed"));
   }
   if (zero) std::memset(ptr, 0, bytes);
-  return std::shared_ptr<Buffer>(new Buffer(device, ptr, bytes, [ptr, bytes] { HostRelease(ptr, bytes); }));
+  return MakeBuffer(device, ptr, bytes, [ptr, bytes] { HostRelease(ptr, bytes); });
 }
 
 std::shared_ptr<Buffer> Buffer::Borrow(const DeviceSpec& device, void* data, size_t bytes,
                                        absl::AnyInvocable<void() &&> release) {
-  return std::shared_ptr<Buffer>(new Buffer(device, data, bytes, std::move(release)));
+  return MakeBuffer(device, data, bytes, std::move(release));
 }
 
 absl::Status CopyBytes(const Buffer& dst, const Buffer& src, size_t bytes) {

@@ -30,8 +30,10 @@ class Buffer {
   size_t size() const { return size_; }
   const DeviceSpec& device() const { return device_; }
 
- private:
+ protected:  // made only by Allocate and Borrow (a subclass in buffer.cc, for make_shared)
   Buffer(const DeviceSpec& device, void* data, size_t size, absl::AnyInvocable<void() &&> release);
+
+ private:
 
   DeviceSpec device_;
   void* data_;

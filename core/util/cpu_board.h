@@ -21,12 +21,17 @@ namespace distribute {
 
 class CpuBoard {
  public:
-  explicit CpuBoard(int32_t slots) : n_(slots), cpu_(new std::atomic<int32_t>[static_cast<size_t>(slots)]) {
-    for (int32_t i = 0; i < n_; ++i) cpu_[i].store(-1, std::memory_order_relaxed);
-  }
+  explicit CpuBoard(int32_t slots) : n_(slots), cpu_(new Slot[static_cast<size_t>(slots)]) {}
 
-  // Records the calling thread's CPU in `slot`.
-  void Mark(int32_t slot) { cpu_[slot].store(sched_getcpu(), std::memory_order_relaxed); }
+  // Records the calling thread's CPU in `slot`. The slot's line is written only when the
+  // CPU changed: it stays shared with the cores that read it instead of bouncing on
+  // every step.
+  void Mark(int32_t slot) {
+    const int32_t cpu = sched_getcpu();
+    if (cpu_[slot].cpu.load(std::memory_order_relaxed) != cpu) {
+      cpu_[slot].cpu.store(cpu, std::memory_order_relaxed);
+    }
+  }
 
   // Whether some slot for which `awaited(slot)` holds last ran on this thread's CPU.
   template <typename Awaited>
@@ -34,14 +39,17 @@ class CpuBoard {
     const int32_t mine = sched_getcpu();
     if (mine < 0) return false;
     for (int32_t i = 0; i < n_; ++i) {
-      if (cpu_[i].load(std::memory_order_relaxed) == mine && awaited(i)) return true;
+      if (cpu_[i].cpu.load(std::memory_order_relaxed) == mine && awaited(i)) return true;
     }
     return false;
   }
 
  private:
+  struct alignas(64) Slot {  // one line per slot: each is written by its own thread
+    std::atomic<int32_t> cpu{-1};
+  };
   const int32_t n_;
-  std::unique_ptr<std::atomic<int32_t>[]> cpu_;
+  std::unique_ptr<Slot[]> cpu_;
 };
 
 }  // namespace distribute

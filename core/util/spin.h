@@ -43,10 +43,12 @@ bool Oversubscribed(int32_t threads);
 template <typename Done>
 bool SpinUntil(int64_t budget_ns, Done&& done, bool yield = false, int64_t pause_first_ns = 0) {
   if (done()) return true;
-  const auto start = std::chrono::steady_clock::now();
   bool yielding = yield && pause_first_ns <= 0;
-  while (true) {
-    for (int i = 0; i < 32; ++i) {
+  // The clock is first read after a short first round of polls, so that a wait that ends
+  // within it (most of them) reads no clock; the budget then starts that round late.
+  std::chrono::steady_clock::time_point start;
+  for (bool first = true;; first = false) {
+    for (int i = 0; i < (first ? 8 : 32); ++i) {
       if (done()) return true;
       if (yielding) {
         sched_yield();
@@ -54,8 +56,9 @@ bool SpinUntil(int64_t budget_ns, Done&& done, bool yield = false, int64_t pause
         CpuRelax();
       }
     }
-    const int64_t elapsed_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    const auto now = std::chrono::steady_clock::now();
+    if (first) start = now;
+    const int64_t elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count();
     if (elapsed_ns >= budget_ns) return done();
     yielding = yield && elapsed_ns >= pause_first_ns;
   }
