@@ -117,6 +117,22 @@ dist_status_t dist_context_all_reduce(dist_context_t* context, dist_reduce_op_t 
                     });
 }
 
+dist_status_t dist_context_all_reduce_into(dist_context_t* context, dist_reduce_op_t op,
+                                           const dist_value_t* value, dist_value_t* out) {
+  return Guard(__func__, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
+    std::optional<Tensor> read;
+    ASSIGN_OR_RETURN(const Tensor* input, InputTensor(value, "value", &read));
+    RETURN_IF_ERROR(CheckHandle(out, "out"));
+    absl::StatusOr<const Tensor*> target = out->value.AsTensor();
+    if (!target.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("out: ", target.status().message()));
+    }
+    ASSIGN_OR_RETURN(distribute::ReduceOp reduce_op, distribute::ReduceOpFromInt(op));
+    return replica->AllReduceInto(reduce_op, *input, **target);
+  });
+}
+
 dist_status_t dist_context_batch_all_reduce(dist_context_t* context, dist_reduce_op_t op,
                                             const dist_value_t* const* values, int32_t count,
                                             dist_value_t** outs) {

@@ -22,6 +22,27 @@ absl::StatusOr<Tensor> AllocateLike(const Tensor& like, const DeviceSpec& device
   return Tensor::FromBuffer(like.dtype(), like.shape(), std::move(buffer));
 }
 
+// Whether `a` and `b` are the same memory for a collective: host memory (any CPU device),
+// or the same GPU.
+bool SameMemory(const DeviceSpec& a, const DeviceSpec& b) {
+  const bool a_gpu = a.type == DeviceType::kGpu;
+  const bool b_gpu = b.type == DeviceType::kGpu;
+  return a_gpu == b_gpu && (!a_gpu || a.index == b.index);
+}
+
+// Why `out` cannot take the all-reduce of `value` under `op` among `replicas`, if it
+// cannot: it must have the result's dtype and value's shape.
+absl::Status CheckIntoTarget(const Tensor& value, ReduceOp op, int32_t replicas, const Tensor& out) {
+  const DType dtype = replicas > 1 ? ReducedDType(value.dtype(), op) : value.dtype();
+  if (out.dtype() != dtype || !(out.shape() == value.shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "out is ", DTypeName(out.dtype()), out.shape().ToString(), ": the all-reduce of ",
+        DTypeName(value.dtype()), value.shape().ToString(), " (", ReduceOpName(op), ") is ",
+        DTypeName(dtype), value.shape().ToString()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ReplicaContext::ReplicaContext(Strategy& strategy, int32_t replica_id, bool joined)
@@ -81,6 +102,23 @@ absl::StatusOr<Tensor> ReplicaContext::AllReduce(ReduceOp op, const Tensor& valu
   RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, op, std::span<const Tensor>(&value, 1),
                                                    std::span<const Tensor>(&*out, 1), NewDeadline()));
   return out;
+}
+
+absl::Status ReplicaContext::AllReduceInto(ReduceOp op, const Tensor& value, const Tensor& out) {
+  absl::Status local = CheckReducible(value.dtype(), op);
+  if (local.ok()) local = CheckIntoTarget(value, op, num_replicas_in_sync(), out);
+  if (num_replicas_in_sync() == 1) {
+    RETURN_IF_ERROR(local);
+    if (out.data() == value.data()) return absl::OkStatus();
+    return CopyBytes(*out.buffer(), *value.buffer(), value.byte_size());
+  }
+  if (!local.ok()) return strategy_.collective().FailTogether(replica_id_, local, NewDeadline());
+  if (IsIntegerMean(value.dtype(), op) || !SameMemory(out.device(), device())) {
+    ASSIGN_OR_RETURN(Tensor result, AllReduce(op, value));
+    return CopyBytes(*out.buffer(), *result.buffer(), result.byte_size());
+  }
+  return strategy_.collective().AllReduce(replica_id_, op, std::span<const Tensor>(&value, 1),
+                                          std::span<const Tensor>(&out, 1), NewDeadline());
 }
 
 absl::StatusOr<std::vector<Tensor>> ReplicaContext::BatchAllReduce(ReduceOp op,

@@ -54,6 +54,11 @@ class ReplicaContext {
 
   absl::StatusOr<Tensor> AllReduce(ReduceOp op, const Tensor& value);
   absl::StatusOr<std::vector<Tensor>> BatchAllReduce(ReduceOp op, std::span<const Tensor> values);
+  // AllReduce's result written into `out` (AllReduce's dtype, value's shape, any device; it
+  // may be `value`): in this replica's memory the collective writes it directly, with no
+  // allocation; elsewhere the result is copied in. A wrong `out` fails the call on every
+  // replica, with this replica's reason, before anything is written.
+  absl::Status AllReduceInto(ReduceOp op, const Tensor& value, const Tensor& out);
   // `axis` may be negative (counted from the end).
   absl::StatusOr<Tensor> AllGather(const Tensor& value, int32_t axis);
   absl::StatusOr<Tensor> Broadcast(const Tensor& value, int32_t source_replica);

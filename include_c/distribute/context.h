@@ -81,6 +81,24 @@ DIST_API DIST_NODISCARD dist_status_t dist_context_all_reduce(dist_context_t* co
                                                               const dist_value_t* value,
                                                               dist_value_t** out);
 
+/* All-reduces a tensor (or this replica's variable value) into `out`, an existing tensor
+ * whose memory receives the result: no new value is made, which makes this the form for
+ * small all-reduces repeated every step (Horovod's and PyTorch's in-place all-reduce).
+ * `out` must be a tensor (not a variable or a distributed value) of value's shape and of
+ * the result's dtype: value's, or the floating dtype dist_context_all_reduce gives for an
+ * integer MEAN across replicas. It may be `value` itself (in place) and may live on any
+ * device: in this replica's memory (host memory for a CPU replica, its GPU for a GPU one)
+ * the collective writes it directly, elsewhere the result is copied in. It must not be
+ * another replica's `value` or `out` in the same call. A wrong `out` is
+ * DIST_INVALID_ARGUMENT on every replica, naming the dtypes and shapes, and nothing is
+ * written; when the collective itself fails (DIST_DEADLINE_EXCEEDED, DIST_ABORTED) the
+ * contents of `out` are unspecified. Collective; blocks as dist_context_all_reduce.
+ * Thread-safety: owner thread only; no other thread may use `out` during the call. */
+DIST_API DIST_NODISCARD dist_status_t dist_context_all_reduce_into(dist_context_t* context,
+                                                                   dist_reduce_op_t op,
+                                                                   const dist_value_t* value,
+                                                                   dist_value_t* out);
+
 /* All-reduces `count` tensors in one fused collective; outs[i] is the result for
  * values[i]. Collective; blocks as dist_context_all_reduce.
  * Thread-safety: owner thread only. */
