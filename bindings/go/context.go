@@ -69,6 +69,16 @@ func (c *ReplicaContext) AllReduce(op ReduceOp, v *Value) (*Value, error) {
 	return ownedValue(out), err
 }
 
+// AllReduceInto (dist_context_all_reduce_into) writes the all-reduce of v into out, an
+// existing tensor of v's shape and of the result's dtype (it may be v itself): no new value
+// is made. A wrong out is ErrInvalidArgument on every replica, and nothing is written.
+// Collective.
+func (c *ReplicaContext) AllReduceInto(op ReduceOp, v, out *Value) error {
+	return call("dist_context_all_reduce_into", func() C.dist_status_t {
+		return C.dist_context_all_reduce_into(c.ptr(), C.dist_reduce_op_t(op), v.ptr(), out.ptr())
+	})
+}
+
 // BatchAllReduce (dist_context_batch_all_reduce). Collective.
 func (c *ReplicaContext) BatchAllReduce(op ReduceOp, vs []*Value) ([]*Value, error) {
 	a := cValues(vs)

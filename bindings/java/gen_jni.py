@@ -128,7 +128,10 @@ def generate(include_dir):
         status = ret == "dist_status_t"
         outs = None
         ins = ps
-        if status and ps and (ps[-1][1].startswith("out") or ps[-1][0].endswith("**")):
+        # A trailing `out*` is an out-parameter, unless it is a handle passed by value (the
+        # existing tensor dist_context_all_reduce_into writes into): that is an input.
+        if status and ps and (ps[-1][1].startswith("out") or ps[-1][0].endswith("**")) \
+                and not (HANDLE.match(ps[-1][0]) and ps[-1][0][:-1] not in INT32):
             outs = out_param(ps[-1][0])
             if outs is None:
                 missing.append(name); continue

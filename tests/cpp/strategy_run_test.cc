@@ -56,6 +56,63 @@ TEST_F(MirroredTest, AllReduceSumAndMean) {
   EXPECT_EQ(means, (std::vector<float>{2.0f, 2.0f}));   // (1 + 3) / 2
 }
 
+// all_reduce_into: the sum written into a separate tensor, then into the input itself.
+TEST_F(MirroredTest, AllReduceIntoATensorAndInPlace) {
+  std::vector<std::vector<float>> separate(2), input(2), in_place(2);
+  dist::Status s = strategy().run([&](dist::ReplicaContext& ctx) -> dist::Status {
+    const int32_t id = ctx.replica_id().value();
+    const size_t r = static_cast<size_t>(id);
+    const char* device = ctx.device().value();
+    // Replica r holds {r + 1, 10 r, -r}.
+    dist::Value x = dist::tensor<float>({id + 1.0f, 10.0f * id, -1.0f * id}, {3}, device).value();
+    dist::Value out = dist::zeros(DIST_FLOAT32, {3}, device).value();
+    dist::Status st = ctx.all_reduce_into(DIST_REDUCE_SUM, x, out);
+    if (!st.ok()) return st;
+    auto o = out.data<float>().value();
+    separate[r].assign(o.begin(), o.end());
+    auto xs = x.data<float>().value();
+    input[r].assign(xs.begin(), xs.end());
+    st = ctx.all_reduce_into(DIST_REDUCE_SUM, x, x);
+    if (!st.ok()) return st;
+    in_place[r].assign(xs.begin(), xs.end());
+    return dist::Status();
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  const std::vector<float> expected{1.0f + 2.0f, 0.0f + 10.0f, 0.0f - 1.0f};  // the sum over r = 0, 1
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(separate[r], expected) << "replica " << r;
+    EXPECT_EQ(input[r], (std::vector<float>{r + 1.0f, 10.0f * r, -1.0f * r})) << "replica " << r;
+    EXPECT_EQ(in_place[r], expected) << "replica " << r;
+  }
+}
+
+// A wrong-shape out on one replica fails the call on every replica, nothing is written,
+// and a right call after it works.
+TEST_F(MirroredTest, AllReduceIntoAWrongShapeFailsOnEveryReplica) {
+  std::vector<dist::Status> errors(2);
+  std::vector<float> after(2), retried(2);
+  dist::Status s = strategy().run([&](dist::ReplicaContext& ctx) -> dist::Status {
+    const int32_t id = ctx.replica_id().value();
+    const size_t r = static_cast<size_t>(id);
+    dist::Value x = dist::tensor<float>({1.0f}, {1}).value();
+    dist::Value out = dist::tensor<float>({-7.0f}, {1}).value();
+    dist::Value wrong = dist::tensor<float>({0.0f, 0.0f}, {2}).value();
+    errors[r] = ctx.all_reduce_into(DIST_REDUCE_SUM, x, id == 1 ? wrong : out);
+    after[r] = out.scalar<float>().value();
+    dist::Status st = ctx.all_reduce_into(DIST_REDUCE_SUM, x, out);
+    if (!st.ok()) return st;
+    retried[r] = out.scalar<float>().value();
+    return dist::Status();
+  });
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(errors[r].code(), DIST_INVALID_ARGUMENT) << "replica " << r << ": " << errors[r].to_string();
+    EXPECT_NE(errors[r].message().find("replica 1: out is float32[2]"), std::string::npos) << errors[r].to_string();
+    EXPECT_EQ(after[r], -7.0f) << "replica " << r << "'s out was written by a failed call";
+    EXPECT_EQ(retried[r], 2.0f) << "replica " << r;
+  }
+}
+
 TEST_F(MirroredTest, BatchAllReduceGatherAndBroadcast) {
   std::vector<std::vector<int32_t>> gathered(2);
   std::vector<int32_t> broadcast(2), batch_a(2), batch_b(2);

@@ -214,6 +214,117 @@ func TestCollectives(t *testing.T) {
 	vc.Close()
 }
 
+// AllReduceInto: the sum written into a separate tensor, then into the input itself, on a
+// 2-replica Mirrored strategy, against sums computed here.
+func TestAllReduceInto(t *testing.T) {
+	const n = 2
+	s := mirrored(t, n)
+	defer s.Close()
+	var separate, input, inPlace [n][]float32
+	_, err := s.Run(func(ctx *distribute.ReplicaContext, args []*distribute.Value) ([]*distribute.Value, error) {
+		id, err := ctx.ReplicaID()
+		if err != nil {
+			return nil, err
+		}
+		dev, err := ctx.Device()
+		if err != nil {
+			return nil, err
+		}
+		x, err := distribute.NewTensor([]float32{float32(id + 1), float32(10 * id), float32(-id)}, []int64{3}, dev)
+		if err != nil {
+			return nil, err
+		}
+		defer x.Close()
+		out, err := distribute.NewTensor(make([]float32, 3), []int64{3}, dev)
+		if err != nil {
+			return nil, err
+		}
+		defer out.Close()
+		if err := ctx.AllReduceInto(distribute.Sum, x, out); err != nil {
+			return nil, err
+		}
+		if separate[id], err = out.Float32s(); err != nil {
+			return nil, err
+		}
+		if input[id], err = x.Float32s(); err != nil {
+			return nil, err
+		}
+		if err := ctx.AllReduceInto(distribute.Sum, x, x); err != nil {
+			return nil, err
+		}
+		inPlace[id], err = x.Float32s()
+		return nil, err
+	}, nil, 0)
+	ok(t, err)
+	// Replica r contributes {r + 1, 10 r, -r}: the sum over r = 0, 1.
+	want := []float32{1 + 2, 0 + 10, 0 - 1}
+	for r := 0; r < n; r++ {
+		if !eqF32(separate[r], want) {
+			t.Errorf("replica %d into a separate tensor: %v, want %v", r, separate[r], want)
+		}
+		if in := []float32{float32(r + 1), float32(10 * r), float32(-r)}; !eqF32(input[r], in) {
+			t.Errorf("replica %d's input changed: %v, want %v", r, input[r], in)
+		}
+		if !eqF32(inPlace[r], want) {
+			t.Errorf("replica %d in place: %v, want %v", r, inPlace[r], want)
+		}
+	}
+}
+
+// A wrong-shape out on one replica fails AllReduceInto on every replica with
+// ErrInvalidArgument, nothing is written, and a right call after it works.
+func TestAllReduceIntoWrongShape(t *testing.T) {
+	const n = 2
+	s := mirrored(t, n)
+	defer s.Close()
+	var errs [n]error
+	var after, retried [n][]float32
+	_, err := s.Run(func(ctx *distribute.ReplicaContext, args []*distribute.Value) ([]*distribute.Value, error) {
+		id, err := ctx.ReplicaID()
+		if err != nil {
+			return nil, err
+		}
+		x, err := distribute.NewTensor([]float32{1}, []int64{1}, "")
+		if err != nil {
+			return nil, err
+		}
+		defer x.Close()
+		out, err := distribute.NewTensor([]float32{-7}, []int64{1}, "")
+		if err != nil {
+			return nil, err
+		}
+		defer out.Close()
+		wrong, err := distribute.NewTensor([]float32{0, 0}, []int64{2}, "")
+		if err != nil {
+			return nil, err
+		}
+		defer wrong.Close()
+		target := out
+		if id == 1 {
+			target = wrong
+		}
+		errs[id] = ctx.AllReduceInto(distribute.Sum, x, target)
+		if after[id], err = out.Float32s(); err != nil {
+			return nil, err
+		}
+		if err := ctx.AllReduceInto(distribute.Sum, x, out); err != nil {
+			return nil, err
+		}
+		retried[id], err = out.Float32s()
+		return nil, err
+	}, nil, 0)
+	ok(t, err)
+	for r := 0; r < n; r++ {
+		wantErr(t, errs[r], distribute.ErrInvalidArgument, "replica 1: out is float32[2]")
+		if !eqF32(after[r], []float32{-7}) {
+			t.Errorf("replica %d's out was written by a failed call: %v", r, after[r])
+		}
+		if !eqF32(retried[r], []float32{2}) {
+			t.Errorf("replica %d after the failure: %v, want [2]", r, retried[r])
+		}
+	}
+}
+
 // A replica function that fails: the error (with the Go error as Cause) reaches the
 // caller, the others are released, and the next run works.
 func TestReplicaErrorThenNextRunWorks(t *testing.T) {

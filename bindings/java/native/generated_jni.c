@@ -646,6 +646,12 @@ JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_contextAllReduce(JNIEnv* e
   return (jlong)(intptr_t)out_value;
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_contextAllReduceInto(JNIEnv* env, jclass cls, jlong context, jint op, jlong value, jlong out) {
+  (void)cls;
+  dist_status_t st = dist_context_all_reduce_into((dist_context_t*)(intptr_t)context, (dist_reduce_op_t)op, (const dist_value_t*)(intptr_t)value, (dist_value_t*)(intptr_t)out);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_contextAllGather(JNIEnv* env, jclass cls, jlong context, jlong value, jint axis) {
   (void)cls;
   dist_value_t* out_value = NULL;

@@ -112,6 +112,67 @@ fn replica_collectives() {
     }
 }
 
+/// all_reduce_into: the sum written into a separate tensor, then into the input itself.
+#[test]
+fn all_reduce_into_a_tensor_and_in_place() {
+    let n = 2usize;
+    let s = mirrored(n);
+    let got = Mutex::new(Vec::new());
+    s.run(&[], 0, |ctx, _| {
+        let r = ctx.replica_id()?;
+        let dev = ctx.device()?;
+        let x = Value::from_slice(&[r as f32 + 1.0, 10.0 * r as f32, -r as f32], &[3], Some(&dev))?;
+        let out = Value::from_slice(&[0.0f32; 3], &[3], Some(&dev))?;
+        ctx.all_reduce_into(ReduceOp::Sum, &x, &out)?;
+        let separate = out.to_vec::<f32>()?;
+        let input = x.to_vec::<f32>()?;
+        ctx.all_reduce_into(ReduceOp::Sum, &x, &x)?;
+        got.lock().unwrap().push((r, separate, input, x.to_vec::<f32>()?));
+        Ok(vec![])
+    })
+    .unwrap();
+    let mut got = got.into_inner().unwrap();
+    got.sort_by_key(|g| g.0);
+    // Replica r contributes [r + 1, 10 r, -r]: the sum over r = 0, 1.
+    let expected = vec![1.0f32 + 2.0, 0.0 + 10.0, 0.0 - 1.0];
+    assert_eq!(got.len(), n);
+    for (r, separate, input, in_place) in got {
+        assert_eq!(separate, expected, "replica {} into a separate tensor", r);
+        assert_eq!(input, vec![r as f32 + 1.0, 10.0 * r as f32, -r as f32], "replica {}'s input", r);
+        assert_eq!(in_place, expected, "replica {} in place", r);
+    }
+}
+
+/// A wrong-shape out on one replica fails all_reduce_into on every replica with
+/// InvalidArgument, nothing is written, and a right call after it works.
+#[test]
+fn all_reduce_into_a_wrong_shape_fails_on_every_replica() {
+    let n = 2usize;
+    let s = mirrored(n);
+    let got = Mutex::new(Vec::new());
+    s.run(&[], 0, |ctx, _| {
+        let r = ctx.replica_id()?;
+        let x = Value::from_slice(&[1.0f32], &[1], None)?;
+        let out = Value::from_slice(&[-7.0f32], &[1], None)?;
+        let wrong = Value::from_slice(&[0.0f32, 0.0], &[2], None)?;
+        let err = ctx.all_reduce_into(ReduceOp::Sum, &x, if r == 1 { &wrong } else { &out });
+        let after = out.to_vec::<f32>()?;
+        ctx.all_reduce_into(ReduceOp::Sum, &x, &out)?;
+        got.lock().unwrap().push((r, err, after, out.to_vec::<f32>()?));
+        Ok(vec![])
+    })
+    .unwrap();
+    let got = got.into_inner().unwrap();
+    assert_eq!(got.len(), n);
+    for (r, err, after, retried) in got {
+        let e = err.expect_err("a wrong out must fail");
+        assert_eq!(e.code(), Code::InvalidArgument, "replica {}: {}", r, e.message());
+        assert!(e.message().contains("replica 1: out is float32[2]"), "replica {}: {}", r, e.message());
+        assert_eq!(after, vec![-7.0], "replica {}'s out was written by a failed call", r);
+        assert_eq!(retried, vec![2.0], "replica {} after the failure", r);
+    }
+}
+
 #[test]
 fn run_arguments_results_and_cross_replica_calls() {
     let s = mirrored(2);

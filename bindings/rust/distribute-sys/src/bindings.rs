@@ -900,6 +900,15 @@ extern "C" {
 }
 extern "C" {
     #[must_use]
+    pub fn dist_context_all_reduce_into(
+        context: *mut dist_context_t,
+        op: dist_reduce_op_t,
+        value: *const dist_value_t,
+        out: *mut dist_value_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
     pub fn dist_context_batch_all_reduce(
         context: *mut dist_context_t,
         op: dist_reduce_op_t,

@@ -259,6 +259,12 @@ impl<'a> ReplicaContext<'a> {
     pub fn all_reduce(&self, op: ReduceOp, value: &Value) -> Result<Value> {
         Value::out(|o| unsafe { sys::dist_context_all_reduce(self.raw, op.raw(), value.as_ptr(), o) })
     }
+    /// `dist_context_all_reduce_into`: writes the all-reduce of `value` into `out`, an existing
+    /// tensor of value's shape and of the result's dtype (it may be `value` itself); no new
+    /// value is made. A wrong `out` is `InvalidArgument` on every replica and nothing is written.
+    pub fn all_reduce_into(&self, op: ReduceOp, value: &Value, out: &Value) -> Result<()> {
+        check(unsafe { sys::dist_context_all_reduce_into(self.raw, op.raw(), value.as_ptr(), out.as_ptr()) })
+    }
     pub fn batch_all_reduce(&self, op: ReduceOp, values: &[&Value]) -> Result<Vec<Value>> {
         let raw = raw_list(values);
         let n = len_i32(raw.len(), "values")?;

@@ -131,6 +131,13 @@ class ReplicaContext {
   Result<Value> all_reduce(dist_reduce_op_t op, ValueView value) {
     return detail::call_value(dist_context_all_reduce, context_, op, static_cast<const dist_value_t*>(value.get()));
   }
+  // The all-reduce of `value` written into `out`, an existing tensor of value's shape and of
+  // the result's dtype (it may be `value` itself): no new value. A wrong `out` is
+  // DIST_INVALID_ARGUMENT on every replica, and nothing is written.
+  Status all_reduce_into(dist_reduce_op_t op, ValueView value, ValueView out) {
+    return Status::FromCall(
+        dist_context_all_reduce_into(context_, op, static_cast<const dist_value_t*>(value.get()), out.get()));
+  }
   // One fused all-reduce of values[i] into outs[i] (outs.size() == values.size()).
   Status batch_all_reduce(dist_reduce_op_t op, Span<const Value> values, Span<Value> outs) {
     if (outs.size() != values.size()) {

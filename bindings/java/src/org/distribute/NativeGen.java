@@ -93,6 +93,7 @@ final class NativeGen {
   static native String contextDevice(long context);
   static native void contextSetTimeoutMs(long context, long timeout_ms);
   static native long contextAllReduce(long context, int op, long value);
+  static native void contextAllReduceInto(long context, int op, long value, long out);
   static native long contextAllGather(long context, long value, int axis);
   static native long contextBroadcast(long context, long value, int source_replica);
   static native void contextLeave(long context);

@@ -29,6 +29,12 @@ public final class ReplicaContext extends Handle {
   public void setTimeoutMs(long ms) { NativeGen.contextSetTimeoutMs(h(), ms); }
 
   public Tensor allReduce(ReduceOp op, Value value) { return (Tensor) Value.of(NativeGen.contextAllReduce(h(), op.code(), h(value)), true); }
+  /**
+   * All-reduces {@code value} into {@code out}, an existing tensor of value's shape and of the
+   * result's dtype (it may be {@code value} itself): no new tensor is made. A wrong {@code out}
+   * throws INVALID_ARGUMENT on every replica and nothing is written.
+   */
+  public void allReduceInto(ReduceOp op, Value value, Tensor out) { NativeGen.contextAllReduceInto(h(), op.code(), h(value), h(out)); }
   public Value[] batchAllReduce(ReduceOp op, Value... values) { return Value.ofAll(NativeHand.batchAllReduce(h(), op.code(), Value.handles(values)), true); }
   public Tensor allGather(Value value, int axis) { return (Tensor) Value.of(NativeGen.contextAllGather(h(), h(value), axis), true); }
   public Tensor broadcast(Value value, int sourceReplica) { return (Tensor) Value.of(NativeGen.contextBroadcast(h(), h(value), sourceReplica), true); }

@@ -139,6 +139,67 @@ class StrategyTest {
     }
   }
 
+  /** allReduceInto: the sum written into a separate tensor, then into the input itself. */
+  @Test
+  void allReduceInto() {
+    try (Strategy s = Strategy.mirrored(Util.cpus(2))) {
+      s.setTimeoutMs(Util.TIMEOUT_MS);
+      float[][] separate = new float[2][];
+      float[][] input = new float[2][];
+      float[][] inPlace = new float[2][];
+      s.run((ctx, args) -> {
+        int id = ctx.replicaId();
+        try (Tensor x = Tensor.create(new long[] {3}, new float[] {id + 1, 10 * id, -id}, ctx.device());
+            Tensor out = Tensor.create(new long[] {3}, new float[3], ctx.device())) {
+          ctx.allReduceInto(ReduceOp.SUM, x, out);
+          separate[id] = out.toFloatArray();
+          input[id] = x.toFloatArray();
+          ctx.allReduceInto(ReduceOp.SUM, x, x);
+          inPlace[id] = x.toFloatArray();
+        }
+        return null;
+      }, 0);
+      // Replica r contributes {r + 1, 10 r, -r}: the sum over r = 0, 1.
+      float[] expected = {1 + 2, 0 + 10, 0 - 1};
+      for (int r = 0; r < 2; r++) {
+        assertArrayEquals(expected, separate[r], "replica " + r);
+        assertArrayEquals(new float[] {r + 1, 10 * r, -r}, input[r], "input of replica " + r + " unchanged");
+        assertArrayEquals(expected, inPlace[r], "replica " + r + " in place");
+      }
+    }
+  }
+
+  /** A wrong-shape out on one replica fails the call on every replica, and nothing is written. */
+  @Test
+  void allReduceIntoWrongShape() {
+    try (Strategy s = Strategy.mirrored(Util.cpus(2))) {
+      s.setTimeoutMs(Util.TIMEOUT_MS);
+      DistributeException[] errors = new DistributeException[2];
+      float[][] after = new float[2][];
+      float[][] retried = new float[2][];
+      s.run((ctx, args) -> {
+        int id = ctx.replicaId();
+        try (Tensor x = Tensor.create(new long[] {1}, new float[] {1});
+            Tensor out = Tensor.create(new long[] {1}, new float[] {-7});
+            Tensor wrong = Tensor.create(new long[] {2}, new float[] {0, 0})) {
+          errors[id] = assertThrows(DistributeException.class,
+              () -> ctx.allReduceInto(ReduceOp.SUM, x, id == 1 ? wrong : out));
+          after[id] = out.toFloatArray();
+          ctx.allReduceInto(ReduceOp.SUM, x, out); // a right call still works
+          retried[id] = out.toFloatArray();
+        }
+        return null;
+      }, 0);
+      for (int r = 0; r < 2; r++) {
+        assertEquals(Status.INVALID_ARGUMENT, errors[r].getStatus());
+        assertTrue(errors[r].getMessage().contains("replica 1"), errors[r].getMessage());
+        assertTrue(errors[r].getMessage().contains("float32[2]"), errors[r].getMessage());
+        assertArrayEquals(new float[] {-7}, after[r]);
+        assertArrayEquals(new float[] {2}, retried[r]);
+      }
+    }
+  }
+
   @Test
   void valuesFromFunctionGatherAndReduceTo() {
     try (Strategy s = Strategy.mirrored(Util.cpus(2))) {
