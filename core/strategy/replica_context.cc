@@ -72,7 +72,7 @@ const std::string& ReplicaContext::device_name() const {
 }
 
 Deadline ReplicaContext::NewDeadline() const {
-  return Deadline::AfterMsCoarse(timeout_ms_ > 0 ? timeout_ms_ : strategy_.timeout_ms());
+  return timeout_ms_ > 0 ? Deadline::AfterMs(timeout_ms_) : strategy_.NewDeadline();
 }
 
 absl::Status ReplicaContext::SetTimeoutMs(int64_t timeout_ms) {

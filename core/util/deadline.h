@@ -22,11 +22,6 @@ struct Deadline {
     const int64_t bounded = timeout_ms < kMaxTimeoutMs ? timeout_ms : kMaxTimeoutMs;
     return Deadline{Clock::now() + std::chrono::milliseconds(bounded), timeout_ms};
   }
-  // AfterMs read from the coarse clock (CLOCK_MONOTONIC_COARSE, about 5 ns to read
-  // instead of 25: a tenth of a small all-reduce), for the per-call deadlines of replica
-  // collectives: never earlier than AfterMs would give, at most one coarse tick (a few ms)
-  // later.
-  static Deadline AfterMsCoarse(int64_t timeout_ms);
   bool Expired() const { return Clock::now() >= when; }
   // The time left, at least 1 ms: for waits (Gloo's) that take a duration and would read
   // zero or less as an error.

@@ -44,15 +44,16 @@ TEST(AllReduceStagesTest, OnlySmallHostAllReducesFit) {
   const std::vector<Tensor> one = {ZeroTensor(DType::kFloat32, {2})};
   EXPECT_TRUE(AllReduceStages::Fits(AllReduceCall(ReduceOp::kSum, one, one)));
   // Exactly kMaxBytes fits; a byte more does not.
-  const std::vector<Tensor> full = {ZeroTensor(DType::kUInt8, {4096})};
-  const std::vector<Tensor> over = {ZeroTensor(DType::kUInt8, {4097})};
+  constexpr int64_t kMax = static_cast<int64_t>(AllReduceStages::kMaxBytes);
+  const std::vector<Tensor> full = {ZeroTensor(DType::kUInt8, {kMax})};
+  const std::vector<Tensor> over = {ZeroTensor(DType::kUInt8, {kMax + 1})};
   EXPECT_TRUE(AllReduceStages::Fits(AllReduceCall(ReduceOp::kSum, full, full)));
   EXPECT_FALSE(AllReduceStages::Fits(AllReduceCall(ReduceOp::kSum, over, over)));
-  // Each tensor starts on a 64-byte line: 1 byte + 4032 bytes is 4096 bytes staged, 1 +
-  // 4033 is over.
-  const std::vector<Tensor> padded = {ZeroTensor(DType::kUInt8, {1}), ZeroTensor(DType::kUInt8, {4032})};
+  // Each tensor starts on a 64-byte line: 1 byte + (kMaxBytes - 64) bytes is kMaxBytes
+  // staged, one byte more is over.
+  const std::vector<Tensor> padded = {ZeroTensor(DType::kUInt8, {1}), ZeroTensor(DType::kUInt8, {kMax - 64})};
   const std::vector<Tensor> padded_over = {ZeroTensor(DType::kUInt8, {1}),
-                                           ZeroTensor(DType::kUInt8, {4033})};
+                                           ZeroTensor(DType::kUInt8, {kMax - 63})};
   EXPECT_TRUE(AllReduceStages::Fits(AllReduceCall(ReduceOp::kSum, padded, padded)));
   EXPECT_FALSE(AllReduceStages::Fits(AllReduceCall(ReduceOp::kSum, padded_over, padded_over)));
   // Tensor count and dimensions.
@@ -169,8 +170,8 @@ double Awkward(int32_t r, size_t i) {
 }
 
 TEST(AllReduceStagesTest, AStagedCallGivesTheBitsOfTheTwoMeetingPath) {
-  // 1000 float32 (4000 bytes) are staged; 1100 (4400 bytes) go the usual way. Their first
-  // 1000 elements are the same inputs and must give the same bits.
+  // 250 float32 (1000 bytes) are staged; 300 (1200 bytes) go the usual way. Their first
+  // 250 elements are the same inputs and must give the same bits.
   for (const CrossDeviceOps& ops : {*CrossDeviceOps::SharedMemory(0), *CrossDeviceOps::ReductionToOneDevice("")}) {
     for (int32_t n : {2, 3, 4}) {
       SCOPED_TRACE(absl::StrCat(n, " replicas"));
@@ -180,10 +181,10 @@ TEST(AllReduceStagesTest, AStagedCallGivesTheBitsOfTheTwoMeetingPath) {
         std::vector<std::optional<Tensor>> small(static_cast<size_t>(n)), large(static_cast<size_t>(n));
         const absl::Status run = strategy->Run([&](ReplicaContext& c) -> absl::Status {
           const int32_t r = c.replica_id();
-          Tensor a = ZeroTensor(DType::kFloat32, {1000}, c.device_name());
-          Tensor b = ZeroTensor(DType::kFloat32, {1100}, c.device_name());
-          for (size_t i = 0; i < 1100; ++i) {
-            if (i < 1000) StoreFloat(DType::kFloat32, a.data(), i, Awkward(r, i));
+          Tensor a = ZeroTensor(DType::kFloat32, {250}, c.device_name());
+          Tensor b = ZeroTensor(DType::kFloat32, {300}, c.device_name());
+          for (size_t i = 0; i < 300; ++i) {
+            if (i < 250) StoreFloat(DType::kFloat32, a.data(), i, Awkward(r, i));
             StoreFloat(DType::kFloat32, b.data(), i, Awkward(r, i));
           }
           absl::StatusOr<Tensor> x = c.AllReduce(op, a);
@@ -197,7 +198,7 @@ TEST(AllReduceStagesTest, AStagedCallGivesTheBitsOfTheTwoMeetingPath) {
         ASSERT_TRUE(IsOk(run));
         for (int32_t r = 0; r < n; ++r) {
           ASSERT_TRUE(small[r].has_value() && large[0].has_value());
-          EXPECT_EQ(std::memcmp(small[r]->data(), large[0]->data(), 4000), 0)
+          EXPECT_EQ(std::memcmp(small[r]->data(), large[0]->data(), 1000), 0)
               << ReduceOpName(op) << ", replica " << r;
         }
       }
