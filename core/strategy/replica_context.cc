@@ -95,12 +95,11 @@ absl::StatusOr<Tensor> ReplicaContext::AllReduce(ReduceOp op, const Tensor& valu
     ASSIGN_OR_RETURN(std::vector<Tensor> out, BatchAllReduce(op, std::span<const Tensor>(&value, 1)));
     return std::move(out.front());
   }
-  // The common case, BatchAllReduce's without its vectors (a small all-reduce's hot path).
-  const absl::Status reducible = CheckReducible(value.dtype(), op);
-  absl::StatusOr<Tensor> out = reducible.ok() ? AllocateLike(value, device()) : reducible;
+  // The common case, without BatchAllReduce's vectors (a small all-reduce's hot path): a
+  // new tensor in this replica's memory, which AllReduceInto checks and fills.
+  absl::StatusOr<Tensor> out = AllocateLike(value, device());
   if (!out.ok()) return strategy_.collective().FailTogether(replica_id_, out.status(), NewDeadline());
-  RETURN_IF_ERROR(strategy_.collective().AllReduce(replica_id_, op, std::span<const Tensor>(&value, 1),
-                                                   std::span<const Tensor>(&*out, 1), NewDeadline()));
+  RETURN_IF_ERROR(AllReduceInto(op, value, *out));
   return out;
 }
 
