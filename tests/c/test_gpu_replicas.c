@@ -1,6 +1,6 @@
 /* Strategies over GPU replicas through the public API: Mirrored over every GPU (the default
  * device list), OneDevice on a GPU, every cross-device ops on GPUs (NcclAllReduce too),
- * replica-context collectives, cross-replica reduce / reduce_axis / gather, mirrored and
+ * replica-context collectives (all_reduce_into too), cross-replica reduce / reduce_axis / gather, mirrored and
  * sync-on-read variables, and the misuse cases (NcclAllReduce on CPU replicas, mixed CPU
  * and GPU replicas, bad num_packs).
  *
@@ -89,6 +89,11 @@ static dist_status_t replica_collectives(dist_context_t* ctx, const dist_value_t
   dist_value_t* mean = NULL;
   dist_value_t* gathered = NULL;
   dist_value_t* copy = NULL;
+  dist_value_t* into = NULL;
+  dist_value_t* host_into = NULL;
+  dist_value_t* wrong = NULL;
+  const int64_t three = 3;
+  const float zeros[3] = {0, 0, 0};
   const float n = (float)c->n;
   (void)args;
   (void)num_args;
@@ -103,6 +108,25 @@ static dist_status_t replica_collectives(dist_context_t* ctx, const dist_value_t
   RCHECK(&c->errors, r, on_gpu(sum, r), "the sum is not on this replica's GPU");
   RCALL(&c->errors, r, read_f32_anywhere(sum, got, 2));
   RCHECK(&c->errors, r, got[0] == n * (n + 1) / 2 && got[1] == 10 * n, "sum %g %g", got[0], got[1]);
+  /* Into a tensor on this replica's GPU (written by the collective), into host memory
+   * (copied in), in place, and into a wrong shape (refused on every replica). */
+  RCALL(&c->errors, r, dist_tensor_create(DIST_FLOAT32, &two, 1, zeros, 2 * sizeof(float), device, &into));
+  RCALL(&c->errors, r, dist_context_all_reduce_into(ctx, DIST_REDUCE_SUM, in, into));
+  RCHECK(&c->errors, r, on_gpu(into, r), "the target moved off this replica's GPU");
+  RCALL(&c->errors, r, read_f32_anywhere(into, got, 2));
+  RCHECK(&c->errors, r, got[0] == n * (n + 1) / 2 && got[1] == 10 * n, "into %g %g", got[0], got[1]);
+  RCALL(&c->errors, r, dist_tensor_create(DIST_FLOAT32, &two, 1, zeros, 2 * sizeof(float), "CPU:0", &host_into));
+  RCALL(&c->errors, r, dist_context_all_reduce_into(ctx, DIST_REDUCE_MAX, in, host_into));
+  RCALL(&c->errors, r, read_f32_anywhere(host_into, got, 2));
+  RCHECK(&c->errors, r, got[0] == n && got[1] == 10, "max into host %g %g", got[0], got[1]);
+  RCALL(&c->errors, r, dist_context_all_reduce_into(ctx, DIST_REDUCE_SUM, into, into));
+  RCALL(&c->errors, r, read_f32_anywhere(into, got, 2));
+  RCHECK(&c->errors, r, got[0] == n * n * (n + 1) / 2 && got[1] == 10 * n * n, "in place %g %g", got[0], got[1]);
+  RCALL(&c->errors, r, dist_tensor_create(DIST_FLOAT32, &three, 1, zeros, sizeof(zeros), device, &wrong));
+  RCHECK(&c->errors, r, dist_context_all_reduce_into(ctx, DIST_REDUCE_SUM, in, wrong) == DIST_INVALID_ARGUMENT,
+         "a target of the wrong shape was not refused");
+  RCALL(&c->errors, r, read_f32_anywhere(wrong, got, 3));
+  RCHECK(&c->errors, r, got[0] == 0 && got[1] == 0 && got[2] == 0, "the refused target was written");
   RCALL(&c->errors, r, dist_context_all_reduce(ctx, DIST_REDUCE_MEAN, in, &mean));
   RCALL(&c->errors, r, read_f32_anywhere(mean, got, 2));
   RCHECK(&c->errors, r, got[0] == (n + 1) / 2 && got[1] == 10, "mean %g %g", got[0], got[1]);
@@ -118,6 +142,9 @@ static dist_status_t replica_collectives(dist_context_t* ctx, const dist_value_t
   dist_value_destroy(mean);
   dist_value_destroy(gathered);
   dist_value_destroy(copy);
+  dist_value_destroy(into);
+  dist_value_destroy(host_into);
+  dist_value_destroy(wrong);
   return DIST_OK;
 }
 

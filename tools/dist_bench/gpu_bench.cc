@@ -97,6 +97,7 @@ struct LibraryJob {
   std::vector<dist_value_t*> inputs;  // replica r's tensor on GPU r, every element r + 1
   int64_t iterations = 0;
   int64_t count = 0;
+  bool into = false;   // dist_context_all_reduce_into one output made before the loop
   double seconds = 0;  // replica 0's timed loop, after one untimed call
   std::string problem;
 };
@@ -111,13 +112,30 @@ dist_status_t LibraryReplica(dist_context_t* context, const dist_value_t* const*
   if (status != DIST_OK) return status;
   const dist_value_t* input = job->inputs[static_cast<size_t>(replica)];
   dist_value_t* out = nullptr;
+  if (job->into) {
+    const char* device = nullptr;
+    status = dist_context_device(context, &device);
+    std::vector<float> zeros(static_cast<size_t>(job->count), 0.0f);
+    const int64_t dims[1] = {job->count};
+    if (status == DIST_OK) {
+      status = dist_tensor_create(DIST_FLOAT32, dims, 1, zeros.data(), zeros.size() * sizeof(float), device, &out);
+    }
+    if (status != DIST_OK) return status;
+  }
   auto start = Clock::now();
   for (int64_t i = -1; i < job->iterations; ++i) {
     if (i == 0) start = Clock::now();  // iteration -1 warms up (allocations, NCCL's setup)
-    dist_value_destroy(out);
-    out = nullptr;
-    status = dist_context_all_reduce(context, DIST_REDUCE_SUM, input, &out);
-    if (status != DIST_OK) return status;
+    if (job->into) {
+      status = dist_context_all_reduce_into(context, DIST_REDUCE_SUM, input, out);
+    } else {
+      dist_value_destroy(out);
+      out = nullptr;
+      status = dist_context_all_reduce(context, DIST_REDUCE_SUM, input, &out);
+    }
+    if (status != DIST_OK) {
+      dist_value_destroy(out);
+      return status;
+    }
   }
   if (replica == 0) job->seconds = Seconds(Clock::now() - start);
   // Replica r contributed r + 1 everywhere: the sum is n (n + 1) / 2, exact in float32.
@@ -149,12 +167,15 @@ dist_strategy_t* MirroredOverGpus(const char* algo) {
 }
 
 // Seconds per all-reduce of `bytes` through `strategy`, or a negative value with a message.
-double TimeLibrary(dist_strategy_t* strategy, int64_t bytes, int64_t iterations, std::string& problem) {
+// `into`: through dist_context_all_reduce_into, no output allocated per call.
+double TimeLibrary(dist_strategy_t* strategy, int64_t bytes, int64_t iterations, std::string& problem,
+                   bool into = false) {
   int32_t n = 0;
   CHECK_DIST(dist_strategy_num_replicas_in_sync(strategy, &n));
   LibraryJob job;
   job.iterations = iterations;
   job.count = bytes / 4;
+  job.into = into;
   for (int32_t r = 0; r < n; ++r) {
     const char* device = nullptr;
     CHECK_DIST(dist_strategy_worker_device(strategy, r, &device));
@@ -355,8 +376,8 @@ void AllReduceTable(const Options& options, int32_t n, RawNccl& raw) {
   std::printf("\n# all-reduce, float32 SUM, %d GPUs of one process: MirroredStrategy (NcclAllReduce) "
               "vs a raw ncclAllReduce loop\n", n);
   if (!raw.ok()) std::printf("# raw NCCL unavailable: %s\n", raw.why().c_str());
-  std::printf("# %10s %12s %10s %10s %12s %10s %10s %10s\n", "size", "ours us", "algbw", "busbw",
-              "nccl us", "algbw", "busbw", "ours/nccl");
+  std::printf("# %10s %12s %10s %10s %12s %10s %10s %10s %12s %10s\n", "size", "ours us", "algbw", "busbw",
+              "into us", "nccl us", "algbw", "busbw", "ours/nccl", "into/nccl");
   dist_strategy_t* strategy = MirroredOverGpus("nccl");
   bool met = true;
   bool measured = false;
@@ -364,14 +385,15 @@ void AllReduceTable(const Options& options, int32_t n, RawNccl& raw) {
     const int64_t iterations = Iterations(options, bytes);
     std::string problem;
     const double ours = TimeLibrary(strategy, bytes, iterations, problem);
-    if (ours < 0) {
+    const double into = ours < 0 ? -1 : TimeLibrary(strategy, bytes, iterations, problem, true);
+    if (ours < 0 || into < 0) {
       std::printf("  %10s  library all-reduce failed: %s\n", SizeText(bytes).c_str(), problem.c_str());
       continue;
     }
     const double ours_bus = GBps(bytes, ours) * BusFactor(n);
     if (!raw.ok()) {
-      std::printf("  %10s %12.2f %10.2f %10.2f %12s %10s %10s %10s\n", SizeText(bytes).c_str(), ours * 1e6,
-                  GBps(bytes, ours), ours_bus, "-", "-", "-", "-");
+      std::printf("  %10s %12.2f %10.2f %10.2f %12.2f %10s %10s %10s %12s %10s\n", SizeText(bytes).c_str(),
+                  ours * 1e6, GBps(bytes, ours), ours_bus, into * 1e6, "-", "-", "-", "-", "-");
       continue;
     }
     const double nccl = raw.TimeAllReduce(bytes, iterations);
@@ -381,8 +403,9 @@ void AllReduceTable(const Options& options, int32_t n, RawNccl& raw) {
       measured = true;
       met = met && ratio >= 0.9;
     }
-    std::printf("  %10s %12.2f %10.2f %10.2f %12.2f %10.2f %10.2f %10.2f\n", SizeText(bytes).c_str(),
-                ours * 1e6, GBps(bytes, ours), ours_bus, nccl * 1e6, GBps(bytes, nccl), nccl_bus, ratio);
+    std::printf("  %10s %12.2f %10.2f %10.2f %12.2f %10.2f %10.2f %10.2f %12.2f %10.2f\n", SizeText(bytes).c_str(),
+                ours * 1e6, GBps(bytes, ours), ours_bus, into * 1e6, nccl * 1e6, GBps(bytes, nccl), nccl_bus, ratio,
+                into > 0 ? nccl / into : 0);
   }
   dist_strategy_destroy(strategy);
   if (measured) std::printf("# target >= 0.9x raw NCCL busbw from 1 MiB: %s\n", met ? "met" : "NOT met");
@@ -427,6 +450,7 @@ void OverheadTable(const Options& options, int32_t n, RawNccl& raw) {
   std::string problem;
   dist_strategy_t* gpus = MirroredOverGpus("nccl");
   const double library_gpu = TimeLibrary(gpus, 8, iterations, problem);
+  const double library_gpu_into = TimeLibrary(gpus, 8, iterations, problem, true);
   dist_strategy_destroy(gpus);
   const char* cpu_device = "CPU:0";
   dist_strategy_t* cpu = nullptr;
@@ -443,6 +467,7 @@ void OverheadTable(const Options& options, int32_t n, RawNccl& raw) {
   char label[96];
   std::snprintf(label, sizeof label, "library all-reduce, Mirrored over %d GPU(s), NcclAllReduce", n);
   row(label, library_gpu);
+  row("the same through all_reduce_into (its output made once)", library_gpu_into);
   row("library all-reduce, Mirrored over CPU:0 (the core, no GPU)", library_cpu);
   if (!problem.empty()) std::printf("# library: %s\n", problem.c_str());
   if (!raw.ok()) {
