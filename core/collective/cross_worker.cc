@@ -158,7 +158,9 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   const size_t mine = size_of(me);
   const Transport::Pipelining cut = transport_->pipelining();
   const size_t frame_bytes = cut.first_bytes;
-  const size_t piece_bytes = cut.piece_bytes;
+  // From the nominal chunk, the same on every worker (transport.h, Pipelining).
+  const size_t piece_bytes = std::clamp(RoundUpTo((chunk - std::min(chunk, frame_bytes)) / 4, 64),
+                                        cut.piece_bytes, std::max(cut.piece_bytes, cut.max_piece_bytes));
 
   // Round 1 carries the header and the first frame_bytes of each chunk. A receive may be
   // longer than the message it gets (never shorter: Gloo aborts on that), so every worker
@@ -241,9 +243,20 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   };
   sends.clear();
   receives.clear();
-  reduce(lo, lo + piece_bounds(mine, 0).second);
-  sends = results_to_peers(0);
   const size_t my_pieces = pieces_of(mine);
+  // Piece 0 (the first frames, here already) is reduced before posting only when it is
+  // this worker's whole chunk. Otherwise the later pieces are posted first, so that the
+  // peers' sends of them (Gloo's waits for the receive to be posted) move while piece 0 is
+  // reduced in the first callback: a worker's first receive is always a later piece of its
+  // own chunk, which every peer sends at once, so that callback never waits on a result.
+  bool piece0_reduced = false;
+  auto reduce_piece0 = [&] {
+    if (piece0_reduced) return std::vector<Transport::Transfer>{};
+    piece0_reduced = true;
+    reduce(lo, lo + piece_bounds(mine, 0).second);
+    return results_to_peers(0);
+  };
+  if (my_pieces == 1) sends = reduce_piece0();
   for (size_t p = 1; p < my_pieces; ++p) {  // inputs of this worker's later pieces, piece by piece
     const auto [from, to] = piece_bounds(mine, p);
     for (int32_t w = 0; w < workers; ++w) {
@@ -267,12 +280,15 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   const size_t peers = static_cast<size_t>(workers - 1);
   RETURN_IF_ERROR(transport_->Exchange(
       sends, receives, deadline, [&](size_t index) -> std::vector<Transport::Transfer> {
+        std::vector<Transport::Transfer> out = reduce_piece0();
         // The last input of piece p from the last peer: piece p is complete.
-        if (index >= input_receives || (index + 1) % peers != 0) return {};
+        if (index >= input_receives || (index + 1) % peers != 0) return out;
         const size_t p = 1 + index / peers;
         const auto [from, to] = piece_bounds(mine, p);
         reduce(lo + from, lo + to);
-        return results_to_peers(p);
+        std::vector<Transport::Transfer> more = results_to_peers(p);
+        out.insert(out.end(), more.begin(), more.end());
+        return out;
       }));
 
   for (const Segment& segment : segments) {

@@ -68,12 +68,17 @@ class Transport {
 
   // How a large all-reduce is cut into messages on this transport (CrossWorker): the first
   // message, which travels right after the header, and the pieces after it, each reduced
-  // and passed on while the next is on its way. Every worker of a communicator runs the
-  // same transport, so every worker cuts the same way. The default suits a socket, where
-  // each message costs a round of the transport's own handshakes.
+  // and passed on while the next is on its way. Pieces are a quarter of what follows the
+  // first message in a worker's chunk, within [piece_bytes, max_piece_bytes]: at least
+  // four stages deep where the chunk is small, few messages where it is large. Every
+  // worker of a communicator runs the same transport and the same chunk size, so every
+  // worker cuts the same way. The default suits a socket, where each message costs a round
+  // of the transport's own handshakes: on a 16-core host, 16 MiB between 2 or 4 workers took
+  // 0.8x the time with pieces of up to 1 MiB (Gloo's own segment size) as with 256 KiB.
   struct Pipelining {
     size_t first_bytes = size_t{1} << 20;
     size_t piece_bytes = size_t{256} << 10;
+    size_t max_piece_bytes = size_t{1} << 20;
   };
   virtual Pipelining pipelining() const { return Pipelining{}; }
 };

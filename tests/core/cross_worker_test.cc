@@ -108,6 +108,14 @@ TEST_P(CrossWorkerTest, AllReduceScatterSeveralFrames) {
   CheckAllReduce(2, 700000);  // 1.4 MiB chunks: more than the 1 MiB first frame
 }
 
+TEST_P(CrossWorkerTest, AllReduceScatterPiecesSizedByTheChunk) {
+  // Gloo: 3.3 MiB chunks are cut into pieces of about 600 KiB after the 1 MiB first frame
+  // (a quarter of the rest, 64-byte aligned), the last worker's chunk shorter; 8 MiB chunks
+  // into pieces at the 1 MiB cap. The shared-memory transport keeps its 128 KiB pieces.
+  CheckAllReduce(3, 2600000);
+  CheckAllReduce(2, 4200000);
+}
+
 TEST_P(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
   // float16 sums in float32 and int8 MEAN in int64, as a single process would.
   constexpr int32_t kWorkers = 2;
