@@ -7,6 +7,12 @@
 // all the stages, in replica order, into its own outputs: the same ReduceRange, element by
 // element, as SharedMemoryAllReduce and ReductionToOneDevice, so the same bits.
 //
+// A one-tensor call of a few bytes (its signature and data within Barrier::kPayloadBytes,
+// e.g. float32[8] or a scalar) is staged in the barrier's own arrival record: the line a
+// waiter reads to learn that replica q arrived also carries q's signature and data, and
+// the whole all-reduce costs each replica one transfer of each other replica's line.
+// Larger calls are staged in a slot of their own and marked in the record.
+//
 // Stages are double-buffered by the barrier generation: replica q writes stage (q, g & 1)
 // before it arrives at generation g; the others read it after g completes and before they
 // arrive at g + 1; q writes that buffer again only at g + 2, after g + 1 completed, which
@@ -22,6 +28,7 @@
 #include <memory>
 #include <span>
 
+#include "core/collective/barrier.h"
 #include "core/collective/published_call.h"
 #include "core/collective/reduce_op.h"
 #include "core/tensor/tensor.h"
@@ -43,7 +50,8 @@ class AllReduceStages {
   // Whether a group of `replicas` stages at all (2 ... kMaxReplicas).
   static bool UsefulFor(int32_t replicas) { return replicas >= 2 && replicas <= kMaxReplicas; }
 
-  explicit AllReduceStages(int32_t replicas);
+  // Stages in `barrier`'s payloads (which must outlive this) and in slots of its own.
+  AllReduceStages(int32_t replicas, Barrier& barrier);
   ~AllReduceStages();
   AllReduceStages(const AllReduceStages&) = delete;
   AllReduceStages& operator=(const AllReduceStages&) = delete;
@@ -67,8 +75,12 @@ class AllReduceStages {
  private:
   struct Slot;
   const Slot& slot(int32_t replica, uint64_t generation) const;
+  // Whether `call` is staged in the barrier record itself.
+  static bool InRecord(const PublishedCall& call);
+  void StageInSlot(int32_t replica, uint64_t generation, const PublishedCall& call);
 
   const int32_t n_;
+  Barrier& barrier_;
   std::unique_ptr<Slot[]> slots_;  // 2 per replica
 };
 

@@ -1,5 +1,6 @@
 #include "core/collective/barrier.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,8 @@ Barrier::Barrier(int32_t participants)
     : n_(participants),
       spin_budget_ns_(SpinBudgetNs(participants)),
       yield_(Oversubscribed(participants)),
-      arrived_at_(new ArrivalRecord[static_cast<size_t>(participants)]),
+      records_(new Record[2 * static_cast<size_t>(participants)]),
+      own_(new Own[static_cast<size_t>(participants)]),
       cpus_(participants) {}
 
 absl::Status Barrier::abort_cause() const {
@@ -31,37 +33,40 @@ absl::Status Barrier::AbortedStatus() const {
 
 absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   if (aborted()) return AbortedStatus();
-  const uint64_t generation = generation_.load(std::memory_order_acquire);
-  arrived_at_[replica].generation.store(generation + 1, std::memory_order_relaxed);
+  const uint64_t generation = own_[replica].next++;
   cpus_.Mark(replica);
-  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-    arrived_.store(0, std::memory_order_relaxed);
-    generation_.store(generation + 1, std::memory_order_seq_cst);
-    // Dekker pairing with the sleeper's increment below: either it sees the new
-    // generation before parking, or we see it counted and wake it.
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-      MutexLock lock(&mu_);
-      cv_.notify_all();
-    }
-    return absl::OkStatus();
-  }
+  // A plain release store: the reads of the others' records below need not wait for it
+  // (both transfers overlap); the fence before the sleepers check does.
+  record(replica, generation).reached.store(generation + 1, std::memory_order_release);
+  int32_t next = 0;  // every replica before `next` has arrived
   auto released = [&] {
-    return generation_.load(std::memory_order_acquire) != generation || aborted();
+    for (; next < n_; ++next) {
+      if (next != replica && !Reached(next, generation, std::memory_order_acquire)) break;
+    }
+    return next == n_ || aborted();
   };
+  const bool done = released();
+  // Dekker pairing with a parking waiter's increment: either it sees this arrival before
+  // parking, or this sees it counted and wakes it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) {
+    MutexLock lock(&mu_);
+    cv_.notify_all();
+  }
+  if (done && next == n_) return absl::OkStatus();
   auto missing_share_core = [&] {
-    return cpus_.SharesCore([&](int32_t q) {
-      return arrived_at_[q].generation.load(std::memory_order_relaxed) != generation + 1;
-    });
+    return cpus_.SharesCore([&](int32_t q) { return !Reached(q, generation, std::memory_order_relaxed); });
   };
-  if (!SpinBeforeParking(spin_budget_ns_, yield_, missing_share_core, released)) {
+  if (!done && !SpinBeforeParking(spin_budget_ns_, yield_, missing_share_core, released)) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // the other half of the pairing
     MutexLock lock(&mu_);
     while (!released()) {
       if (cv_.wait_until(lock.native(), deadline.when) == std::cv_status::timeout && !released()) {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
         std::vector<int32_t> missing;
-        for (int32_t i = 0; i < n_; ++i) {
-          if (arrived_at_[i].generation.load(std::memory_order_relaxed) != generation + 1) missing.push_back(i);
+        for (int32_t q = 0; q < n_; ++q) {
+          if (!Reached(q, generation, std::memory_order_relaxed)) missing.push_back(q);
         }
         const absl::Status timeout = absl::DeadlineExceededError(absl::StrCat(
             "timed out after ", deadline.timeout_ms, " ms waiting for replica",
@@ -75,7 +80,7 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
     }
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
-  if (generation_.load(std::memory_order_acquire) != generation) return absl::OkStatus();
+  if (next == n_) return absl::OkStatus();
   return AbortedStatus();
 }
 
@@ -89,10 +94,18 @@ void Barrier::Abort(const absl::Status& cause) {
 void Barrier::Reset() {
   MutexLock lock(&mu_);
   abort_cause_ = absl::OkStatus();
-  arrived_.store(0, std::memory_order_relaxed);
+  // Every replica starts again at one meeting past the furthest any reached, with no
+  // record saying it arrived there or at the one after (records hold 0, and that meeting
+  // is at least 2).
+  uint64_t furthest = 0;
+  for (int32_t q = 0; q < n_; ++q) furthest = std::max(furthest, own_[q].next);
+  for (int32_t q = 0; q < n_; ++q) {
+    own_[q].next = furthest + 2;
+    for (int parity = 0; parity < 2; ++parity) {
+      records_[2 * static_cast<size_t>(q) + parity].reached.store(0, std::memory_order_relaxed);
+    }
+  }
   aborted_.store(false, std::memory_order_release);
-  // A new generation, so no arrival record of the old run counts.
-  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace distribute

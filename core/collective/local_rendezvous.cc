@@ -13,15 +13,15 @@ namespace distribute {
 LocalRendezvous::LocalRendezvous(int32_t replicas)
     : n_(replicas),
       barrier_(replicas),
-      calls_(static_cast<size_t>(replicas), nullptr),
-      stages_(AllReduceStages::UsefulFor(replicas) ? std::make_unique<AllReduceStages>(replicas)
+      calls_(static_cast<size_t>(replicas)),
+      stages_(AllReduceStages::UsefulFor(replicas) ? std::make_unique<AllReduceStages>(replicas, barrier_)
                                                    : nullptr) {}
 
 absl::Status LocalRendezvous::Publish(int32_t replica, const PublishedCall& call,
                                       const absl::Status& local_check, const Deadline& deadline) {
   // A failure is published in place of the call, so that every replica reports it.
   const PublishedCall failure = PublishedCall::Failure(&local_check);
-  calls_[static_cast<size_t>(replica)] = local_check.ok() ? &call : &failure;
+  calls_[static_cast<size_t>(replica)].call = local_check.ok() ? &call : &failure;
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   return Agree(replica, deadline);
 }
@@ -34,9 +34,9 @@ absl::StatusOr<bool> LocalRendezvous::PublishAllReduce(int32_t replica, const Pu
     return false;
   }
   // Stable until this replica arrives: the generation moves only when all have.
-  const uint64_t generation = barrier_.generation();
+  const uint64_t generation = barrier_.generation(replica);
   stages_->Stage(replica, generation, call);
-  calls_[static_cast<size_t>(replica)] = &call;
+  calls_[static_cast<size_t>(replica)].call = &call;
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   if (stages_->AllAgree(generation)) {
     stages_->Reduce(generation, call.op, call.outputs);
@@ -63,18 +63,18 @@ absl::Status LocalRendezvous::CheckAgreement() const {
   std::vector<std::string> failures;
   absl::StatusCode code = absl::StatusCode::kOk;
   for (int32_t q = 0; q < n_; ++q) {
-    if (calls_[q]->kind != CallKind::kError) continue;
-    if (code == absl::StatusCode::kOk) code = calls_[q]->error->code();
-    failures.push_back(absl::StrCat("replica ", q, ": ", calls_[q]->error->message()));
+    if (calls_[q].call->kind != CallKind::kError) continue;
+    if (code == absl::StatusCode::kOk) code = calls_[q].call->error->code();
+    failures.push_back(absl::StrCat("replica ", q, ": ", calls_[q].call->error->message()));
   }
   if (!failures.empty()) return absl::Status(code, absl::StrJoin(failures, "; "));
   bool same = true;
-  for (int32_t q = 1; q < n_ && same; ++q) same = calls_[q]->SameCallAs(*calls_[0]);
+  for (int32_t q = 1; q < n_ && same; ++q) same = calls_[q].call->SameCallAs(*calls_[0].call);
   if (same) return absl::OkStatus();
   // Group replicas by what they called, in order of first appearance.
   std::vector<std::pair<std::string, std::vector<int32_t>>> groups;
   for (int32_t q = 0; q < n_; ++q) {
-    const std::string described = calls_[q]->Describe();
+    const std::string described = calls_[q].call->Describe();
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == described; });
     if (it == groups.end()) {
       groups.push_back({described, {q}});
@@ -99,7 +99,7 @@ absl::StatusOr<std::shared_ptr<const void>> LocalRendezvous::Merge(int32_t repli
   RETURN_IF_ERROR(Publish(replica, call, absl::OkStatus(), deadline));
   if (replica == 0) {
     std::vector<const void*> payloads(static_cast<size_t>(n_));
-    for (int32_t q = 0; q < n_; ++q) payloads[q] = calls_[q]->payload;
+    for (int32_t q = 0; q < n_; ++q) payloads[q] = calls_[q].call->payload;
     absl::StatusOr<std::shared_ptr<const void>> result = leader(payloads);
     merge_status_ = result.status();
     merge_result_ = result.ok() ? *std::move(result) : nullptr;

@@ -52,7 +52,7 @@ class LocalRendezvous {
 
   // Replica q's published call; valid between its Publish and the next barrier that
   // ends the collective.
-  const PublishedCall& call(int32_t q) const { return *calls_[static_cast<size_t>(q)]; }
+  const PublishedCall& call(int32_t q) const { return *calls_[static_cast<size_t>(q)].call; }
 
   // A plain rendezvous of every replica.
   absl::Status Arrive(int32_t replica, const Deadline& deadline) {
@@ -77,7 +77,13 @@ class LocalRendezvous {
 
   const int32_t n_;
   Barrier barrier_;
-  std::vector<const PublishedCall*> calls_;
+  // Each replica's published call on a cache line of its own: every replica writes its
+  // entry on every call, and entries sharing a line made each write wait for the line to
+  // come back from the other replicas' cores.
+  struct alignas(64) CallSlot {
+    const PublishedCall* call = nullptr;
+  };
+  std::vector<CallSlot> calls_;
   // Small all-reduces' staged copies; null for groups that do not stage.
   const std::unique_ptr<AllReduceStages> stages_;
   // Written by replica 0 between two barriers, read by every replica after the second.

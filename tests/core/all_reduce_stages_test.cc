@@ -35,6 +35,13 @@ using ::distribute::testing::LoadFloat;
 using ::distribute::testing::StoreFloat;
 using ::distribute::testing::ZeroTensor;
 
+// Stages over a barrier of their own (the records of small calls are its payloads).
+struct Staged {
+  explicit Staged(int32_t n) : barrier(n), stages(n, barrier) {}
+  Barrier barrier;
+  AllReduceStages stages;
+};
+
 PublishedCall AllReduceCall(ReduceOp op, const std::vector<Tensor>& inputs,
                             const std::vector<Tensor>& outputs) {
   return PublishedCall{.kind = CallKind::kAllReduce, .op = op, .inputs = inputs, .outputs = outputs};
@@ -82,7 +89,8 @@ TEST(AllReduceStagesTest, ReducesEveryStageInReplicaOrderWithTheKernelsBits) {
   // 3 replicas, two tensors: float32 values whose sum depends on the order (1e8 + 1 - 1e8),
   // and float16 ones whose sums round (3003); the expected bits are ReduceRange's over the originals.
   constexpr int32_t n = 3;
-  AllReduceStages stages(n);
+  Staged staged(n);
+  AllReduceStages& stages = staged.stages;
   std::vector<std::vector<Tensor>> inputs(n);
   const std::vector<double> big = {1e8, 1, -1e8};
   for (int32_t r = 0; r < n; ++r) {
@@ -110,6 +118,55 @@ TEST(AllReduceStagesTest, ReducesEveryStageInReplicaOrderWithTheKernelsBits) {
   }
 }
 
+double Awkward(int32_t r, size_t i);  // order-sensitive values, below
+
+TEST(AllReduceStagesTest, CallsInTheBarrierRecordAndInSlotsGiveTheKernelsBits) {
+  // One-tensor calls whose signature and data fit the barrier record's payload (a scalar,
+  // float32[8] exactly, [2, 3]) and calls just past it (float32[9], float64[4, 2]) that
+  // go to the slots: each gives ReduceRange's bits over the originals, every op.
+  constexpr int32_t n = 3;
+  const std::vector<std::pair<DType, std::vector<int64_t>>> cases = {
+      {DType::kFloat32, {}}, {DType::kFloat32, {8}}, {DType::kInt32, {2, 3}},
+      {DType::kFloat32, {9}}, {DType::kFloat64, {4, 2}}, {DType::kFloat16, {1, 1, 1, 1, 3}}};
+  Staged staged(n);
+  uint64_t generation = 0;
+  for (const auto& [dtype, dims] : cases) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " rank ", dims.size(), " ", ReduceOpName(op)));
+      std::vector<std::vector<Tensor>> inputs(n);
+      for (int32_t r = 0; r < n; ++r) {
+        Tensor t = ZeroTensor(dtype, dims);
+        for (int64_t i = 0; i < t.shape().num_elements(); ++i) {
+          // Exact in the dtype (the helper insists); float32/64 sums depend on the order.
+          const double v = dtype == DType::kInt32     ? static_cast<double>(7 * r - i)
+                           : dtype == DType::kFloat16 ? 0.25 * static_cast<double>(3 * r + i) - 1.0
+                                                      : Awkward(r, static_cast<size_t>(i)) * 1e-6;
+          StoreFloat(dtype, t.data(), static_cast<size_t>(i), v);
+        }
+        inputs[r] = {t};
+        staged.stages.Stage(r, generation, AllReduceCall(op, inputs[r], inputs[r]));
+      }
+      ASSERT_TRUE(staged.stages.AllAgree(generation));
+      const std::vector<Tensor> out = {ZeroTensor(dtype, dims)};
+      staged.stages.Reduce(generation, op, out);
+      const void* originals[n];
+      for (int32_t r = 0; r < n; ++r) originals[r] = inputs[r][0].data();
+      Tensor expected = ZeroTensor(dtype, dims);
+      void* destination = expected.data();
+      ReduceRange(dtype, op, originals, n, &destination, 1, 0, static_cast<size_t>(expected.shape().num_elements()), n);
+      EXPECT_EQ(std::memcmp(out[0].data(), expected.data(), expected.byte_size()), 0);
+      ++generation;
+    }
+  }
+  // A call in the record on one replica and in a slot on another never agrees.
+  const std::vector<Tensor> small = {ZeroTensor(DType::kFloat32, {8})};
+  const std::vector<Tensor> large = {ZeroTensor(DType::kFloat32, {9})};
+  staged.stages.Stage(0, generation, AllReduceCall(ReduceOp::kSum, small, small));
+  staged.stages.Stage(1, generation, AllReduceCall(ReduceOp::kSum, large, large));
+  staged.stages.Stage(2, generation, AllReduceCall(ReduceOp::kSum, small, small));
+  EXPECT_FALSE(staged.stages.AllAgree(generation));
+}
+
 TEST(AllReduceStagesTest, AnyDifferenceInTheCallOrAMissingStageDisagrees) {
   constexpr int32_t n = 2;
   const std::vector<Tensor> base = {ZeroTensor(DType::kFloat32, {4})};
@@ -121,25 +178,28 @@ TEST(AllReduceStagesTest, AnyDifferenceInTheCallOrAMissingStageDisagrees) {
   };
   uint64_t generation = 0;
   for (const std::vector<Tensor>& other : others) {
-    AllReduceStages stages(n);
+    Staged staged(n);
+  AllReduceStages& stages = staged.stages;
     stages.Stage(0, generation, AllReduceCall(ReduceOp::kSum, base, base));
     stages.Stage(1, generation, AllReduceCall(ReduceOp::kSum, other, other));
     EXPECT_FALSE(stages.AllAgree(generation)) << other[0].shape().rank() << " " << other.size();
     ++generation;
   }
-  AllReduceStages stages(n);
+  Staged staged(n);
+  AllReduceStages& stages = staged.stages;
   stages.Stage(0, 7, AllReduceCall(ReduceOp::kSum, base, base));
   stages.Stage(1, 7, AllReduceCall(ReduceOp::kMean, base, base));
   EXPECT_FALSE(stages.AllAgree(7)) << "op";
   // Replica 1 staged nothing for generation 9 (its buffer of that parity holds 7).
   stages.Stage(0, 9, AllReduceCall(ReduceOp::kSum, base, base));
   EXPECT_FALSE(stages.AllAgree(9));
-  EXPECT_FALSE(AllReduceStages(n).AllAgree(0)) << "nothing staged yet";
+  EXPECT_FALSE(Staged(n).stages.AllAgree(0)) << "nothing staged yet";
 }
 
 TEST(AllReduceStagesTest, TheNextGenerationLeavesTheCurrentOneIntact) {
   constexpr int32_t n = 2;
-  AllReduceStages stages(n);
+  Staged staged(n);
+  AllReduceStages& stages = staged.stages;
   const std::vector<Tensor> ones = {FloatTensor(DType::kFloat32, {1, 1})};
   const std::vector<Tensor> twos = {FloatTensor(DType::kFloat32, {2, 2})};
   for (int32_t r = 0; r < n; ++r) stages.Stage(r, 4, AllReduceCall(ReduceOp::kSum, ones, ones));
