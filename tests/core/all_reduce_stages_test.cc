@@ -122,12 +122,14 @@ double Awkward(int32_t r, size_t i);  // order-sensitive values, below
 
 TEST(AllReduceStagesTest, CallsInTheBarrierRecordAndInSlotsGiveTheKernelsBits) {
   // One-tensor calls whose signature and data fit the barrier record's payload (a scalar,
-  // float32[8] exactly, [2, 3]) and calls just past it (float32[9], float64[4, 2]) that
-  // go to the slots: each gives ReduceRange's bits over the originals, every op.
+  // float32[8] exactly, [2, 3]) and calls past it that go to the slots (float32[9],
+  // float64[4, 2], rank 5 and 6, float32[256]): each gives ReduceRange's bits over the
+  // originals.
   constexpr int32_t n = 3;
   const std::vector<std::pair<DType, std::vector<int64_t>>> cases = {
       {DType::kFloat32, {}}, {DType::kFloat32, {8}}, {DType::kInt32, {2, 3}},
-      {DType::kFloat32, {9}}, {DType::kFloat64, {4, 2}}, {DType::kFloat16, {1, 1, 1, 1, 3}}};
+      {DType::kFloat32, {9}}, {DType::kFloat64, {4, 2}}, {DType::kFloat16, {1, 1, 1, 1, 3}},
+      {DType::kFloat32, {1, 1, 1, 1, 1, 2}}, {DType::kFloat32, {256}}};
   Staged staged(n);
   uint64_t generation = 0;
   for (const auto& [dtype, dims] : cases) {
@@ -164,6 +166,13 @@ TEST(AllReduceStagesTest, CallsInTheBarrierRecordAndInSlotsGiveTheKernelsBits) {
   staged.stages.Stage(0, generation, AllReduceCall(ReduceOp::kSum, small, small));
   staged.stages.Stage(1, generation, AllReduceCall(ReduceOp::kSum, large, large));
   staged.stages.Stage(2, generation, AllReduceCall(ReduceOp::kSum, small, small));
+  EXPECT_FALSE(staged.stages.AllAgree(generation));
+  // Nor do two slot calls of different shapes.
+  ++generation;
+  const std::vector<Tensor> larger = {ZeroTensor(DType::kFloat32, {10})};
+  staged.stages.Stage(0, generation, AllReduceCall(ReduceOp::kSum, large, large));
+  staged.stages.Stage(1, generation, AllReduceCall(ReduceOp::kSum, large, large));
+  staged.stages.Stage(2, generation, AllReduceCall(ReduceOp::kSum, larger, larger));
   EXPECT_FALSE(staged.stages.AllAgree(generation));
 }
 
