@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/device/interned_device_name.h"
 #include "core/device/local_devices.h"
 #include "core/util/status_macros.h"
 
@@ -44,7 +45,8 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer)
     : dtype_(dtype),
       shape_(std::move(shape)),
       buffer_(std::move(buffer)),
-      device_name_(buffer_->device().ToString()) {}
+      interned_device_name_(InternedDeviceName(buffer_->device())),
+      device_name_(interned_device_name_ != nullptr ? std::string() : buffer_->device().ToString()) {}
 
 absl::StatusOr<Tensor> Tensor::Create(const Description& desc, const void* data) {
   ASSIGN_OR_RETURN(Checked checked, Check(desc));

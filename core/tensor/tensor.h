@@ -57,7 +57,9 @@ class Tensor {
   void* data() const { return buffer_->data(); }
   const DeviceSpec& device() const { return buffer_->device(); }
   // Canonical device name; lives as long as the tensor.
-  const std::string& device_name() const { return device_name_; }
+  const std::string& device_name() const {
+    return interned_device_name_ != nullptr ? *interned_device_name_ : device_name_;
+  }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
 
  private:
@@ -66,7 +68,8 @@ class Tensor {
   DType dtype_;
   Shape shape_;
   std::shared_ptr<Buffer> buffer_;
-  std::string device_name_;
+  const std::string* interned_device_name_;  // interned_device_name.h; null when the table is full
+  std::string device_name_;                  // only when not interned
 };
 
 }  // namespace distribute
