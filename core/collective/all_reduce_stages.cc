@@ -135,20 +135,18 @@ bool AllReduceStages::AllAgree(uint64_t generation) const {
 }
 
 void AllReduceStages::Reduce(uint64_t generation, ReduceOp op, std::span<const Tensor> outputs) const {
+  // Where replica q's staged data starts: after the signature in its record (a one-tensor
+  // call), or at its slot's data; tensors follow 64-byte aligned.
+  const bool in_record = TagOf(barrier_.payload(0, generation)) == Tag(generation, true);
+  const size_t record_offset = kTagBytes + SignatureBytes(outputs[0].shape().rank());
+  auto data_of = [&](int32_t q) {
+    return in_record ? barrier_.payload(q, generation) + record_offset : slot(q, generation).data;
+  };
   const void* inputs[kMaxReplicas];
-  if (TagOf(barrier_.payload(0, generation)) == Tag(generation, true)) {
-    const Tensor& out = outputs[0];
-    const size_t offset = kTagBytes + SignatureBytes(out.shape().rank());
-    for (int32_t q = 0; q < n_; ++q) inputs[q] = barrier_.payload(q, generation) + offset;
-    void* destination = out.data();
-    ReduceRange(out.dtype(), op, inputs, n_, &destination, 1, 0,
-                static_cast<size_t>(out.shape().num_elements()), n_);
-    return;
-  }
   size_t offset = 0;
   for (const Tensor& out : outputs) {
     offset = RoundUp(offset, kPackAlign);
-    for (int32_t q = 0; q < n_; ++q) inputs[q] = slot(q, generation).data + offset;
+    for (int32_t q = 0; q < n_; ++q) inputs[q] = data_of(q) + offset;
     void* destination = out.data();
     ReduceRange(out.dtype(), op, inputs, n_, &destination, 1, 0,
                 static_cast<size_t>(out.shape().num_elements()), n_);

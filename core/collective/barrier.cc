@@ -53,7 +53,7 @@ absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
     MutexLock lock(&mu_);
     cv_.notify_all();
   }
-  if (done && next == n_) return absl::OkStatus();
+  if (next == n_) return absl::OkStatus();
   auto missing_share_core = [&] {
     return cpus_.SharesCore([&](int32_t q) { return !Reached(q, generation, std::memory_order_relaxed); });
   };
