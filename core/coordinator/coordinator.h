@@ -37,7 +37,7 @@ namespace distribute::coordinator {
 
 inline constexpr size_t kMaxQueuedClosures = 65536;
 
-struct CoordinatorState;  // coordinator.cc
+struct CoordinatorState;  // coordinator_state.h
 
 // The result of a scheduled closure.
 class RemoteValue {

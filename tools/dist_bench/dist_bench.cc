@@ -87,13 +87,14 @@ constexpr double kTargetLatency8Us = 2.0;
 [[noreturn]] void Usage(const char* argv0, const char* problem) {
   if (problem != nullptr) std::fprintf(stderr, "dist-bench: %s\n", problem);
   std::fprintf(problem != nullptr ? stderr : stdout,
-               "usage: %s [--quick] [--input] [--multi-worker] [--parameter-server] [--coordinator] [--gpu]\n"
+               "usage: %s [--quick] [--input | --no-input] [--multi-worker] [--parameter-server] [--coordinator] [--gpu]\n"
                "          [--max-bytes N]\n"
                "          [--algo shared|one|hier]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
                "                 sections use batches up to 1 MiB and a 16 MiB TFRecord file\n"
                "  --input        only the input-pipeline sections (iterator throughput,\n"
                "                 TFRecord read throughput)\n"
+               "  --no-input     the in-process collective sections without the input ones\n"
                "  --multi-worker under distrun (distrun -n 2 dist-bench --multi-worker): the\n"
                "                 MultiWorkerMirroredStrategy all-reduce table next to raw\n"
                "                 Gloo's ring all-reduce (default max 16 MiB)\n"
@@ -118,6 +119,7 @@ constexpr double kTargetLatency8Us = 2.0;
 struct Options {
   bool quick = false;
   bool input_only = false;
+  bool no_input = false;
   bool multi_worker = false;
   bool parameter_server = false;
   bool coordinator = false;
@@ -177,6 +179,8 @@ Options ParseArgs(int argc, char** argv) {
       options.quick = true;
     } else if (arg == "--input") {
       options.input_only = true;
+    } else if (arg == "--no-input") {
+      options.no_input = true;
     } else if (arg == "--multi-worker") {
       options.multi_worker = true;
     } else if (arg == "--parameter-server") {
@@ -200,6 +204,7 @@ Options ParseArgs(int argc, char** argv) {
       Usage(argv[0], ("unknown argument '" + arg + "'").c_str());
     }
   }
+  if (options.input_only && options.no_input) Usage(argv[0], "--input and --no-input exclude each other");
   if (options.quick) options.max_bytes = std::min(options.max_bytes, kQuickMaxBytes);
   return options;
 }
@@ -777,6 +782,6 @@ int main(int argc, char** argv) {
   (void)rows4;
 
   // 8. Input pipeline.
-  dist_bench::RunInputBench(options.quick);
+  if (!options.no_input) dist_bench::RunInputBench(options.quick);
   return 0;
 }
