@@ -198,11 +198,49 @@ struct StoreOutputs {
   }
 };
 
+// Two inputs into one or two outputs that stay in the cache (a 2-replica reduction of a
+// slice into both replicas' outputs, a tiny staged all-reduce into its caller's): one pass
+// from the inputs to the outputs, with the chunked path's arithmetic in its order (the
+// pair, then the MEAN division, then the conversion), so the same bits, without the
+// accumulator buffer and the chunk loop, which were most of the instructions of a
+// reduction of a few elements. Element i is read before it is written, as in place needs.
+template <typename Tr, typename Op, bool kMean>
+void ReducePairInto(const typename Tr::Storage* a, const typename Tr::Storage* b,
+                    typename Tr::Storage* out0, typename Tr::Storage* out1, size_t begin, size_t end,
+                    typename Tr::Acc divisor) {
+  for (size_t i = begin; i < end; ++i) {
+    typename Tr::Acc v = Op::Apply(Tr::Load(a[i]), Tr::Load(b[i]));
+    if constexpr (kMean) v = v / divisor;
+    const typename Tr::Storage stored = Tr::Store(v);
+    out0[i] = stored;
+    if (out1 != nullptr) out1[i] = stored;
+  }
+}
+
+template <typename Tr, typename Op>
+void ReducePair(const void* const* inputs, void* const* outputs, int32_t num_outputs, size_t begin,
+                size_t end, int64_t mean_divisor) {
+  using T = typename Tr::Storage;
+  const T* a = static_cast<const T*>(inputs[0]);
+  const T* b = static_cast<const T*>(inputs[1]);
+  T* out0 = static_cast<T*>(outputs[0]);
+  T* out1 = num_outputs == 2 ? static_cast<T*>(outputs[1]) : nullptr;
+  if (mean_divisor > 1) {
+    ReducePairInto<Tr, Op, true>(a, b, out0, out1, begin, end, static_cast<typename Tr::Acc>(mean_divisor));
+  } else {
+    ReducePairInto<Tr, Op, false>(a, b, out0, out1, begin, end, 1);
+  }
+}
+
 template <typename Tr, typename Op>
 void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* outputs,
                  int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
   using T = typename Tr::Storage;
   const bool stream = (end - begin) * sizeof(T) * static_cast<size_t>(num_outputs) >= StreamingMinBytes();
+  if (num_inputs == 2 && num_outputs <= 2 && !stream) {
+    ReducePair<Tr, Op>(inputs, outputs, num_outputs, begin, end, mean_divisor);
+    return;
+  }
   ReduceChunks<Tr, Op, T>(inputs, num_inputs, begin, end, [](T v) { return Tr::Load(v); },
                           StoreOutputs<Tr>{outputs, num_outputs, mean_divisor, stream});
   if (stream) StreamFence();

@@ -33,7 +33,11 @@ absl::string_view ValueKindName(ValueKind kind);
 
 class Value {
  public:
-  explicit Value(Tensor tensor) : kind_(ValueKind::kTensor), components_{std::move(tensor)} {}
+  // Moved in: a braced list would copy the tensor (its shape and a reference count).
+  explicit Value(Tensor tensor) : kind_(ValueKind::kTensor) {
+    components_.reserve(1);
+    components_.push_back(std::move(tensor));
+  }
 
   // PerReplica or Mirrored over `components` (at least one). Mirrored components must
   // agree in dtype and shape.

@@ -234,24 +234,26 @@ TEST(ReduceRangeTest, RangeNotStartingAtZeroTouchesOnlyThatRange) {
   constexpr size_t kBegin = 1001, kEnd = 2777;
   for (DType dtype : {DType::kFloat32, DType::kInt8, DType::kFloat16, DType::kInt64}) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax}) {
-      SCOPED_TRACE(Name(dtype) + " " + OpName(op));
-      std::vector<Array> inputs;
-      for (int q = 0; q < 3; ++q) {
-        inputs.emplace_back(dtype, kCount);
-        FillRandom(inputs.back(), rng, true);
+      for (int32_t n : {2, 3}) {  // 2: the two-input pass
+        SCOPED_TRACE(Name(dtype) + " " + OpName(op) + " n=" + std::to_string(n));
+        std::vector<Array> inputs;
+        for (int q = 0; q < n; ++q) {
+          inputs.emplace_back(dtype, kCount);
+          FillRandom(inputs.back(), rng, true);
+        }
+        Array out(dtype, kCount);
+        std::memset(out.data(), 0x5a, out.words.size() * 8);
+        const Array before = out;
+        void* outputs[1] = {out.data()};
+        ReduceRange(dtype, op, Pointers(inputs).data(), n, outputs, 1, kBegin, kEnd, n);
+        ExpectMatchesReference(dtype, op, inputs, out, kBegin, kEnd, n);
+        const size_t element = SizeOf(dtype);
+        const auto* got = static_cast<const unsigned char*>(out.data());
+        const auto* old = static_cast<const unsigned char*>(before.data());
+        EXPECT_EQ(std::memcmp(got, old, kBegin * element), 0) << "bytes before the range changed";
+        EXPECT_EQ(std::memcmp(got + kEnd * element, old + kEnd * element, (kCount - kEnd) * element), 0)
+            << "bytes after the range changed";
       }
-      Array out(dtype, kCount);
-      std::memset(out.data(), 0x5a, out.words.size() * 8);
-      const Array before = out;
-      void* outputs[1] = {out.data()};
-      ReduceRange(dtype, op, Pointers(inputs).data(), 3, outputs, 1, kBegin, kEnd, 3);
-      ExpectMatchesReference(dtype, op, inputs, out, kBegin, kEnd, 3);
-      const size_t element = SizeOf(dtype);
-      const auto* got = static_cast<const unsigned char*>(out.data());
-      const auto* old = static_cast<const unsigned char*>(before.data());
-      EXPECT_EQ(std::memcmp(got, old, kBegin * element), 0) << "bytes before the range changed";
-      EXPECT_EQ(std::memcmp(got + kEnd * element, old + kEnd * element, (kCount - kEnd) * element), 0)
-          << "bytes after the range changed";
     }
   }
 }
@@ -262,19 +264,21 @@ TEST(ReduceRangeTest, OutputsMayAliasTheInputs) {
   for (DType dtype : {DType::kFloat32, DType::kInt8, DType::kFloat16, DType::kBFloat16,
                       DType::kInt32, DType::kFloat64}) {
     for (ReduceOp op : kAllOps) {
-      SCOPED_TRACE(Name(dtype) + " " + OpName(op));
-      std::vector<Array> inputs;
-      for (int q = 0; q < 4; ++q) {
-        inputs.emplace_back(dtype, kCount);
-        FillRandom(inputs.back(), rng, true);
-      }
-      const std::vector<Array> originals = inputs;
-      std::vector<void*> outputs;
-      for (Array& a : inputs) outputs.push_back(a.data());
-      ReduceRange(dtype, op, Pointers(inputs).data(), 4, outputs.data(), 4, 0, kCount, 4);
-      for (const Array& a : inputs) {
-        ExpectMatchesReference(dtype, op, originals, a, 0, kCount, 4);
-        if (::testing::Test::HasFatalFailure()) return;
+      for (int32_t n : {2, 4}) {  // 2: the two-input pass, each input its own output
+        SCOPED_TRACE(Name(dtype) + " " + OpName(op) + " n=" + std::to_string(n));
+        std::vector<Array> inputs;
+        for (int q = 0; q < n; ++q) {
+          inputs.emplace_back(dtype, kCount);
+          FillRandom(inputs.back(), rng, true);
+        }
+        const std::vector<Array> originals = inputs;
+        std::vector<void*> outputs;
+        for (Array& a : inputs) outputs.push_back(a.data());
+        ReduceRange(dtype, op, Pointers(inputs).data(), n, outputs.data(), n, 0, kCount, n);
+        for (const Array& a : inputs) {
+          ExpectMatchesReference(dtype, op, originals, a, 0, kCount, n);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
       }
     }
   }
@@ -284,16 +288,18 @@ TEST(ReduceRangeTest, EveryOutputGetsTheResult) {
   std::mt19937 rng(5);
   constexpr size_t kCount = 1500;
   for (DType dtype : {DType::kInt16, DType::kFloat32, DType::kBFloat16}) {
-    std::vector<Array> inputs;
-    for (int q = 0; q < 3; ++q) {
-      inputs.emplace_back(dtype, kCount);
-      FillRandom(inputs.back(), rng, true);
+    for (int32_t n : {2, 3}) {  // 2: the two-input pass into two outputs
+      std::vector<Array> inputs;
+      for (int q = 0; q < n; ++q) {
+        inputs.emplace_back(dtype, kCount);
+        FillRandom(inputs.back(), rng, true);
+      }
+      std::vector<Array> outs(static_cast<size_t>(n), Array(dtype, kCount));
+      std::vector<void*> outputs;
+      for (Array& a : outs) outputs.push_back(a.data());
+      ReduceRange(dtype, ReduceOp::kSum, Pointers(inputs).data(), n, outputs.data(), n, 0, kCount, n);
+      for (const Array& a : outs) ExpectMatchesReference(dtype, ReduceOp::kSum, inputs, a, 0, kCount, n);
     }
-    std::vector<Array> outs(3, Array(dtype, kCount));
-    std::vector<void*> outputs;
-    for (Array& a : outs) outputs.push_back(a.data());
-    ReduceRange(dtype, ReduceOp::kSum, Pointers(inputs).data(), 3, outputs.data(), 3, 0, kCount, 3);
-    for (const Array& a : outs) ExpectMatchesReference(dtype, ReduceOp::kSum, inputs, a, 0, kCount, 3);
   }
 }
 
