@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
+#include "core/collective/scatter_cut.h"
 #include "core/tensor/concatenate.h"
 #include "core/util/status_macros.h"
 
@@ -24,7 +25,9 @@ constexpr uint32_t kMagic = 0x44495354;  // "DIST"
 constexpr size_t kBlockBytes = 256;
 constexpr size_t kSignatureBytes = 96;
 
-size_t RoundUpTo(size_t value, size_t to) { return (value + to - 1) / to * to; }
+// Channels of a large all-reduce's messages: 0 the header, 1 + p piece p of a chunk's
+// inputs, kResultChannels + p piece p of its result.
+constexpr int32_t kResultChannels = 1 << 20;
 
 }  // namespace
 
@@ -145,50 +148,30 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
                                                  std::span<const Segment> segments,
                                                  int64_t mean_divisor, const std::string& signature,
                                                  const Deadline& deadline) {
-  // Worker w owns bytes [w * chunk, (w + 1) * chunk) of the pack (64-byte aligned, so a
-  // boundary never splits an element: tensors start 64-byte aligned in the pack). It
-  // receives that chunk from every worker, reduces it in worker order, and sends the
-  // result to every worker: each worker sends and receives 2 (W - 1) / W of the pack, as
-  // in a ring all-reduce, but the order of the reduction is fixed.
+  // Worker w owns chunk w of the pack (ScatterCut). It receives that chunk from every
+  // worker, reduces it in worker order, and sends the result to every worker: each worker
+  // sends and receives 2 (W - 1) / W of the pack, as in a ring all-reduce, but the order of
+  // the reduction is fixed.
+  //
+  // One exchange: every receive of the call is posted at its start (the headers, the first
+  // frames, the later pieces of this worker's chunk, the results of the others' chunks), so
+  // that no message waits for its receive to be posted (Gloo's sender waits for the
+  // receiver's ready message, a round trip per message posted late). The headers and the
+  // first frames go out at once; the later pieces only after every header has arrived and
+  // agreed, since a receive must be at least as long as its message and a worker whose pack
+  // differs cuts differently. A receive may be longer than its message, so the first frames
+  // are received into frame_bytes whatever the sizes.
   const int32_t workers = num_workers();
   const int32_t me = worker();
-  const size_t chunk = RoundUpTo((pack_bytes + workers - 1) / workers, 64);
-  auto begin_of = [&](int32_t w) { return std::min(pack_bytes, chunk * static_cast<size_t>(w)); };
-  auto size_of = [&](int32_t w) { return begin_of(w + 1) - begin_of(w); };
-  const size_t mine = size_of(me);
-  const Transport::Pipelining cut = transport_->pipelining();
-  const size_t frame_bytes = cut.first_bytes;
-  // From the nominal chunk, the same on every worker (transport.h, Pipelining).
-  const size_t piece_bytes = std::clamp(RoundUpTo((chunk - std::min(chunk, frame_bytes)) / 4, 64),
-                                        cut.piece_bytes, std::max(cut.piece_bytes, cut.max_piece_bytes));
-
-  // Round 1 carries the header and the first frame_bytes of each chunk. A receive may be
-  // longer than the message it gets (never shorter: Gloo aborts on that), so every worker
-  // posts frame_bytes for the first frame whatever its own sizes: a worker whose pack
-  // differs is caught by the header check before anything sized by the pack moves.
+  const size_t peers = static_cast<size_t>(workers - 1);
+  const ScatterCut cut(pack_bytes, workers, transport_->pipelining());
+  const size_t frame_bytes = cut.frame_bytes();
+  const size_t mine = cut.size(me);
+  const size_t lo = cut.begin(me);
+  const size_t my_pieces = cut.pieces(mine);
   const size_t region = std::max(mine, frame_bytes);
   received_.resize(region * static_cast<size_t>(workers));
-  char header[kBlockBytes];
-  WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
-  std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
-  std::vector<Transport::Transfer> sends, receives;
-  for (int32_t w = 0; w < workers; ++w) {  // every header first, then every frame
-    if (w == me) continue;
-    sends.push_back({w, 0, header, kBlockBytes});
-    sends.push_back({w, 1, const_cast<char*>(pack) + begin_of(w), std::min(size_of(w), frame_bytes)});
-    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
-  }
-  for (int32_t w = 0; w < workers; ++w) {
-    if (w != me) receives.push_back({w, 1, received_.data() + region * static_cast<size_t>(w), frame_bytes});
-  }
-  const size_t last_header = static_cast<size_t>(workers - 2);
-  RETURN_IF_ERROR(transport_->Exchange(
-      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
-        // A worker making another kind of call sends no frame: do not wait for one.
-        if (index == last_header && !OnlyAllReduces()) return CheckHeaders();
-        return std::vector<Transport::Transfer>{};
-      }));
-  RETURN_IF_ERROR(CheckHeaders());
+  auto received = [&](int32_t w, size_t offset) { return received_.data() + region * static_cast<size_t>(w) + offset; };
 
   // The reduced pack, in accumulator layout. A single tensor whose accumulator is itself
   // is reduced straight into its first output.
@@ -200,96 +183,75 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     result_.resize(pack_bytes);
     result = result_.data();
   }
-  const size_t lo = begin_of(me);
+
+  char header[kBlockBytes];
+  WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
+  std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
+
+  std::vector<Transport::Transfer> sends, receives;
+  for (int32_t w = 0; w < workers; ++w) {  // every header first, then every first frame
+    if (w == me) continue;
+    sends.push_back({w, 0, header, kBlockBytes});
+    sends.push_back({w, 1, const_cast<char*>(pack) + cut.begin(w), cut.piece(cut.size(w), 0).second});
+    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
+  }
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w != me) receives.push_back({w, 1, received(w, 0), frame_bytes});
+  }
+  const size_t first_pieces = receives.size();  // inputs of this worker's later pieces, piece by piece
+  for (size_t p = 1; p < my_pieces; ++p) {
+    const auto [from, to] = cut.piece(mine, p);
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w != me) receives.push_back({w, static_cast<int32_t>(1 + p), received(w, from), to - from});
+    }
+  }
+  const size_t first_result = receives.size();
+  for (int32_t w = 0; w < workers; ++w) {  // the others' results
+    if (w == me) continue;
+    for (size_t p = 0; p < cut.pieces(cut.size(w)); ++p) {
+      const auto [from, to] = cut.piece(cut.size(w), p);
+      receives.push_back({w, kResultChannels + static_cast<int32_t>(p), result + cut.begin(w) + from, to - from});
+    }
+  }
+
   std::vector<const void*> inputs(static_cast<size_t>(workers));
-  // Reduces bytes [from, to) of this worker's chunk (offsets within the pack).
-  auto reduce = [&](size_t from, size_t to) {
+  // Reduces piece p of this worker's chunk and returns its result's sends.
+  auto reduce_piece = [&](size_t p) {
+    const auto [piece_from, piece_to] = cut.piece(mine, p);
+    const size_t from = lo + piece_from, to = lo + piece_to;
     for (const Segment& segment : segments) {
       const DType acc = AccumulatorDType(segment.dtype);
       const size_t acc_size = DTypeSize(acc);
       const size_t first = std::max(segment.offset, from);
       const size_t last = std::min(segment.offset + segment.count * acc_size, to);
       if (first >= last) continue;
-      for (int32_t w = 0; w < workers; ++w) {
-        inputs[w] = w == me ? pack + first : received_.data() + region * static_cast<size_t>(w) + (first - lo);
-      }
+      for (int32_t w = 0; w < workers; ++w) inputs[w] = w == me ? pack + first : received(w, first - lo);
       void* out = result + first;
       // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
-      ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0,
-                             (last - first) / acc_size, mean_divisor);
+      ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0, (last - first) / acc_size,
+                             mean_divisor);
     }
-  };
-
-  // Round 2, pipelined: a chunk is its first frame (piece 0, already here) and then pieces
-  // of piece_bytes. Each piece of this worker's chunk is reduced as soon as every worker's
-  // copy of it has arrived, and its result goes out at once, while later pieces are still
-  // arriving. Channels: 1 + p for a piece's inputs, kResults + p for its result.
-  constexpr int32_t kResults = 1 << 20;
-  auto piece_bounds = [&](size_t size, size_t p) {
-    if (p == 0) return std::make_pair(size_t{0}, std::min(size, frame_bytes));
-    const size_t from = std::min(size, frame_bytes + (p - 1) * piece_bytes);
-    return std::make_pair(from, std::min(size, from + piece_bytes));
-  };
-  auto pieces_of = [&](size_t size) {
-    return size <= frame_bytes ? size_t{1} : 1 + (size - frame_bytes + piece_bytes - 1) / piece_bytes;
-  };
-  auto results_to_peers = [&](size_t p) {
-    const auto [from, to] = piece_bounds(mine, p);
     std::vector<Transport::Transfer> out;
     for (int32_t w = 0; w < workers; ++w) {
-      if (w != me) out.push_back({w, kResults + static_cast<int32_t>(p), result + lo + from, to - from});
+      if (w != me) out.push_back({w, kResultChannels + static_cast<int32_t>(p), result + from, to - from});
     }
     return out;
   };
-  sends.clear();
-  receives.clear();
-  const size_t my_pieces = pieces_of(mine);
-  // Piece 0 (the first frames, here already) is reduced before posting only when it is
-  // this worker's whole chunk. Otherwise the later pieces are posted first, so that the
-  // peers' sends of them (Gloo's waits for the receive to be posted) move while piece 0 is
-  // reduced in the first callback: a worker's first receive is always a later piece of its
-  // own chunk, which every peer sends at once, so that callback never waits on a result.
-  bool piece0_reduced = false;
-  auto reduce_piece0 = [&] {
-    if (piece0_reduced) return std::vector<Transport::Transfer>{};
-    piece0_reduced = true;
-    reduce(lo, lo + piece_bounds(mine, 0).second);
-    return results_to_peers(0);
-  };
-  if (my_pieces == 1) sends = reduce_piece0();
-  for (size_t p = 1; p < my_pieces; ++p) {  // inputs of this worker's later pieces, piece by piece
-    const auto [from, to] = piece_bounds(mine, p);
-    for (int32_t w = 0; w < workers; ++w) {
-      if (w == me) continue;
-      receives.push_back({w, static_cast<int32_t>(p), received_.data() + region * static_cast<size_t>(w) + from,
-                          to - from});
-    }
-  }
-  const size_t input_receives = receives.size();
-  for (int32_t w = 0; w < workers; ++w) {
-    if (w == me) continue;
-    for (size_t p = 1; p < pieces_of(size_of(w)); ++p) {  // the later pieces of the others' chunks
-      const auto [from, to] = piece_bounds(size_of(w), p);
-      sends.push_back({w, static_cast<int32_t>(p), const_cast<char*>(pack) + begin_of(w) + from, to - from});
-    }
-    for (size_t p = 0; p < pieces_of(size_of(w)); ++p) {  // and their results
-      const auto [from, to] = piece_bounds(size_of(w), p);
-      receives.push_back({w, kResults + static_cast<int32_t>(p), result + begin_of(w) + from, to - from});
-    }
-  }
-  const size_t peers = static_cast<size_t>(workers - 1);
+
+  absl::Status disagreement;  // the headers disagreed: every posted transfer is drained
   RETURN_IF_ERROR(transport_->Exchange(
-      sends, receives, deadline, [&](size_t index) -> std::vector<Transport::Transfer> {
-        std::vector<Transport::Transfer> out = reduce_piece0();
-        // The last input of piece p from the last peer: piece p is complete.
-        if (index >= input_receives || (index + 1) % peers != 0) return out;
-        const size_t p = 1 + index / peers;
-        const auto [from, to] = piece_bounds(mine, p);
-        reduce(lo + from, lo + to);
-        std::vector<Transport::Transfer> more = results_to_peers(p);
-        out.insert(out.end(), more.begin(), more.end());
-        return out;
+      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
+        if (index + 1 == peers) return AfterHeaders(cut, pack, &disagreement);
+        if (!disagreement.ok() || index >= first_result) return std::vector<Transport::Transfer>{};
+        // Every worker's copy of a piece has arrived (the last of the first frames, or the
+        // last peer's input of a later piece): reduce it and send its result.
+        if (index + 1 == first_pieces) return reduce_piece(0);
+        if (index >= first_pieces && (index - first_pieces + 1) % peers == 0) {
+          return reduce_piece(1 + (index - first_pieces) / peers);
+        }
+        return std::vector<Transport::Transfer>{};
       }));
+  RETURN_IF_ERROR(disagreement);
 
   for (const Segment& segment : segments) {
     for (size_t k = direct ? 1 : 0; k < segment.outputs.size(); ++k) {
@@ -297,6 +259,51 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const ScatterCut& cut,
+                                                                          const char* pack,
+                                                                          absl::Status* disagreement) {
+  const int32_t workers = num_workers();
+  const int32_t me = worker();
+  std::vector<Transport::Transfer> sends;
+  const absl::Status agreed = CheckHeaders();
+  if (agreed.ok()) {  // the later pieces of the others' chunks
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w == me) continue;
+      for (size_t p = 1; p < cut.pieces(cut.size(w)); ++p) {
+        const auto [from, to] = cut.piece(cut.size(w), p);
+        sends.push_back({w, static_cast<int32_t>(1 + p), const_cast<char*>(pack) + cut.begin(w) + from, to - from});
+      }
+    }
+    return sends;
+  }
+  // A worker in another kind of call, or in an all-reduce small enough for the headers,
+  // posted nothing past its header and sends no frame: end the exchange now (this
+  // communicator cannot be used again) rather than wait for the frame until the deadline.
+  for (int32_t w = 0; w < workers; ++w) {
+    Header theirs;
+    std::memcpy(&theirs, BlockOf(w), sizeof(Header));
+    if (theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) || theirs.payload_bytes <= kInlineBytes) {
+      return agreed;
+    }
+  }
+  // Every worker is in a large all-reduce, and they disagree: each sends an empty message
+  // for every receive each peer posted (known from the peer's pack size), so that nothing
+  // is left in flight and the communicator stays usable.
+  *disagreement = agreed;
+  const Transport::Pipelining pipelining = transport_->pipelining();
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == me) continue;
+    Header theirs;
+    std::memcpy(&theirs, BlockOf(w), sizeof(Header));
+    const ScatterCut peer(theirs.payload_bytes, workers, pipelining);
+    for (size_t p = 1; p < peer.pieces(peer.size(w)); ++p) sends.push_back({w, static_cast<int32_t>(1 + p), nullptr, 0});
+    for (size_t p = 0; p < peer.pieces(peer.size(me)); ++p) {
+      sends.push_back({w, kResultChannels + static_cast<int32_t>(p), nullptr, 0});
+    }
+  }
+  return sends;
 }
 
 absl::Status CrossWorker::AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs,

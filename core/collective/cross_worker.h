@@ -10,9 +10,11 @@
 // Every call first exchanges a fixed-size header (an all-gather of 256 bytes per worker)
 // that says which collective each worker is making, on what dtypes and shapes, and in
 // which position of its sequence of calls. Workers that disagree all fail the call with a
-// message naming the tasks and what each of them asked for, before any data moves, so a
-// mismatch can never produce wrong data or leave a worker waiting. Payloads up to 128
-// bytes travel inside the header, so a small all-reduce is one exchange.
+// message naming the tasks and what each of them asked for, before anything is reduced
+// (only a large all-reduce's first frame travels with its header), so a mismatch can
+// never produce wrong data or leave a worker waiting. Payloads up to 128 bytes travel
+// inside the header, so a small all-reduce is one exchange; a large one is one exchange
+// too, with every receive posted at its start.
 //
 // Reductions are deterministic: partial results are combined in worker order with the
 // reduce kernels' tree (reduce_kernels.h), in accumulator precision, and every worker
@@ -39,6 +41,8 @@
 #include "core/util/deadline.h"
 
 namespace distribute {
+
+class ScatterCut;
 
 class CrossWorker final : public Workers {
  public:
@@ -107,6 +111,13 @@ class CrossWorker final : public Workers {
   absl::Status ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
                                       std::span<const Segment> segments, int64_t mean_divisor,
                                       const std::string& signature, const Deadline& deadline);
+
+  // Once every header of a large all-reduce has arrived: the sends of the later pieces of
+  // the others' chunks when all agree; when all are large all-reduces that disagree, an
+  // empty message for every receive each peer posted, with *disagreement set; otherwise
+  // the disagreement as an error, which ends the exchange.
+  absl::StatusOr<std::vector<Transport::Transfer>> AfterHeaders(const ScatterCut& cut, const char* pack,
+                                                                absl::Status* disagreement);
 
   std::unique_ptr<Transport> transport_;
   uint64_t sequence_ = 0;

@@ -201,6 +201,47 @@ TEST_P(CrossWorkerTest, DisagreementFailsEveryWorkerNamingTheTasks) {
   }
 }
 
+// Every worker all-reduces `counts[w]` floats (the counts disagree), which must fail on
+// every worker naming the tasks; then, when `usable_after`, the same workers must still
+// all-reduce correctly: every receive posted for the failed call was met, nothing is left
+// in flight.
+void ExpectDisagreement(CrossWorker& cross, const std::vector<size_t>& counts, bool usable_after) {
+  const size_t count = counts[static_cast<size_t>(cross.worker())];
+  std::vector<float> mine(count, 1.0f), out(count, -1.0f);
+  void* output = out.data();
+  const CrossWorker::Segment segment{DType::kFloat32, count, 0, std::span<void* const>(&output, 1)};
+  const auto start = Clock::now();
+  const absl::Status status = cross.AllReduce(
+      ReduceOp::kSum, mine.data(), count * sizeof(float), std::span<const CrossWorker::Segment>(&segment, 1), 1,
+      absl::StrCat("all_reduce float32[", count, "]"), Deadline::AfterMs(20000));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("worker:0"), absl::string_view::npos) << status;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "waited for the deadline";
+  EXPECT_EQ(out, std::vector<float>(count, -1.0f)) << "a failed all-reduce wrote its output";
+  if (!usable_after) return;
+  const size_t agreed = 300000;  // several pieces
+  std::vector<float> ones(agreed, 1.0f), sum(agreed, 0.0f);
+  void* sum_out = sum.data();
+  const CrossWorker::Segment whole{DType::kFloat32, agreed, 0, std::span<void* const>(&sum_out, 1)};
+  ASSERT_TRUE(cross.AllReduce(ReduceOp::kSum, ones.data(), agreed * sizeof(float),
+                              std::span<const CrossWorker::Segment>(&whole, 1), 1, "all_reduce after",
+                              Deadline::AfterMs(30000)).ok());
+  EXPECT_EQ(sum, std::vector<float>(agreed, static_cast<float>(cross.num_workers())));
+}
+
+TEST_P(CrossWorkerTest, ADisagreementOverSeveralPiecesLeavesNothingInFlight) {
+  // Packs cut into different numbers of pieces (1.6 MiB, 3.2 MiB and 6 MiB chunks): each
+  // worker answers every receive the others posted with an empty message.
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {800000, 1600000}, true); });
+  RunWorkers(3, [&](CrossWorker& cross) { ExpectDisagreement(cross, {1200000, 2400000, 4500000}, true); });
+}
+
+TEST_P(CrossWorkerTest, ALargeAllReduceMetByASmallOneFailsAtOnce) {
+  // Worker 1's pack travels in its header: it posts nothing more and sends no frame, so
+  // worker 0 must not wait for one.
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {100000, 8}, false); });
+}
+
 TEST_P(CrossWorkerTest, ALargeAllReduceMetByAnotherCallFailsAtOnce) {
   // Worker 1 makes a different call (as a worker does that failed the all-reduce locally):
   // worker 0, in the large all-reduce, must not wait for a data frame that never comes.
