@@ -103,15 +103,6 @@ absl::Status CrossWorker::CheckHeaders() const {
   return absl::OkStatus();
 }
 
-bool CrossWorker::OnlyAllReduces() const {
-  for (int32_t w = 0; w < num_workers(); ++w) {
-    Header header;
-    std::memcpy(&header, BlockOf(w), sizeof(Header));
-    if (header.kind != static_cast<uint32_t>(Kind::kAllReduce)) return false;
-  }
-  return true;
-}
-
 absl::Status CrossWorker::ExchangeHeaders(Kind kind, const std::string& signature,
                                           const void* payload, size_t payload_bytes,
                                           bool inline_payload, const Deadline& deadline) {
@@ -279,12 +270,14 @@ absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const
     return sends;
   }
   // A worker in another kind of call, or in an all-reduce small enough for the headers,
-  // posted nothing past its header and sends no frame: end the exchange now (this
-  // communicator cannot be used again) rather than wait for the frame until the deadline.
+  // posted nothing past its header and sends no frame (and a malformed header says
+  // nothing to trust): end the exchange now (this communicator cannot be used again)
+  // rather than wait for a frame that never comes.
   for (int32_t w = 0; w < workers; ++w) {
     Header theirs;
     std::memcpy(&theirs, BlockOf(w), sizeof(Header));
-    if (theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) || theirs.payload_bytes <= kInlineBytes) {
+    if (theirs.magic != kMagic || theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) ||
+        theirs.payload_bytes <= kInlineBytes) {
       return agreed;
     }
   }

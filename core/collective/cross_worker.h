@@ -99,8 +99,6 @@ class CrossWorker final : public Workers {
                    size_t payload_bytes, bool inline_payload, char* block);
   // Whether every worker's block in headers_ describes the same call as this worker's.
   absl::Status CheckHeaders() const;
-  // Whether every worker's block in headers_ is an all-reduce's.
-  bool OnlyAllReduces() const;
   // Exchanges headers (with the payload inline when asked) and checks that every worker
   // made the same call; afterwards headers_ holds every worker's block.
   absl::Status ExchangeHeaders(Kind kind, const std::string& signature, const void* payload,

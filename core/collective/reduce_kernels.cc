@@ -237,7 +237,7 @@ void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* out
                  int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
   using T = typename Tr::Storage;
   const bool stream = (end - begin) * sizeof(T) * static_cast<size_t>(num_outputs) >= StreamingMinBytes();
-  if (num_inputs == 2 && num_outputs <= 2 && !stream) {
+  if (num_inputs == 2 && num_outputs >= 1 && num_outputs <= 2 && !stream) {
     ReducePair<Tr, Op>(inputs, outputs, num_outputs, begin, end, mean_divisor);
     return;
   }

@@ -5,6 +5,7 @@
 #include "core/collective/reduce_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -413,36 +414,54 @@ TEST(ReduceRangeTest, DeterministicInTreeOrder) {
   std::mt19937 rng(31337);
   std::uniform_real_distribution<float> dist(-1000.0f, 1000.0f);
   constexpr size_t kCount = 5000;
-  constexpr int32_t kInputs = 7;
-  std::vector<std::vector<float>> inputs(kInputs, std::vector<float>(kCount));
-  for (auto& in : inputs) {
-    for (float& v : in) v = dist(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
+  for (const int32_t num_inputs : {2, 7}) {  // 2: the two-input pass
+    SCOPED_TRACE(std::to_string(num_inputs) + " inputs");
+    std::vector<std::vector<float>> inputs(num_inputs, std::vector<float>(kCount));
+    for (auto& in : inputs) {
+      for (float& v : in) v = dist(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10);
+    }
+    std::vector<const void*> pointers;
+    for (auto& in : inputs) pointers.push_back(in.data());
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProduct}) {
+      SCOPED_TRACE(OpName(op));
+      std::vector<float> expected(kCount);
+      for (size_t i = 0; i < kCount; ++i) {
+        volatile float acc = TreeCombine(inputs, i, 0, num_inputs, op == ReduceOp::kProduct);
+        if (op == ReduceOp::kMean) acc = acc / static_cast<float>(num_inputs);
+        expected[i] = acc;
+      }
+      std::vector<float> whole(kCount), again(kCount), pieces(kCount);
+      void* out_whole[1] = {whole.data()};
+      void* out_again[1] = {again.data()};
+      void* out_pieces[1] = {pieces.data()};
+      ReduceRange(DType::kFloat32, op, pointers.data(), num_inputs, out_whole, 1, 0, kCount, num_inputs);
+      ReduceRange(DType::kFloat32, op, pointers.data(), num_inputs, out_again, 1, 0, kCount, num_inputs);
+      for (size_t begin : {size_t{0}, size_t{13}, size_t{1100}, size_t{4097}}) {
+        const size_t end = begin == 4097 ? kCount : begin == 0 ? 13 : begin == 13 ? 1100 : 4097;
+        ReduceRange(DType::kFloat32, op, pointers.data(), num_inputs, out_pieces, 1, begin, end, num_inputs);
+      }
+      EXPECT_EQ(std::memcmp(whole.data(), again.data(), kCount * sizeof(float)), 0);
+      EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), kCount * sizeof(float)), 0);
+      for (size_t i = 0; i < kCount; ++i) {
+        ASSERT_EQ(std::memcmp(&whole[i], &expected[i], sizeof(float)), 0)
+            << "element " << i << ": " << whole[i] << " vs " << expected[i];
+      }
+    }
   }
-  std::vector<const void*> pointers;
-  for (auto& in : inputs) pointers.push_back(in.data());
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProduct}) {
-    SCOPED_TRACE(OpName(op));
-    std::vector<float> expected(kCount);
-    for (size_t i = 0; i < kCount; ++i) {
-      volatile float acc = TreeCombine(inputs, i, 0, kInputs, op == ReduceOp::kProduct);
-      if (op == ReduceOp::kMean) acc = acc / static_cast<float>(kInputs);
-      expected[i] = acc;
-    }
-    std::vector<float> whole(kCount), again(kCount), pieces(kCount);
-    void* out_whole[1] = {whole.data()};
-    void* out_again[1] = {again.data()};
-    void* out_pieces[1] = {pieces.data()};
-    ReduceRange(DType::kFloat32, op, pointers.data(), kInputs, out_whole, 1, 0, kCount, kInputs);
-    ReduceRange(DType::kFloat32, op, pointers.data(), kInputs, out_again, 1, 0, kCount, kInputs);
-    for (size_t begin : {size_t{0}, size_t{13}, size_t{1100}, size_t{4097}}) {
-      const size_t end = begin == 4097 ? kCount : begin == 0 ? 13 : begin == 13 ? 1100 : 4097;
-      ReduceRange(DType::kFloat32, op, pointers.data(), kInputs, out_pieces, 1, begin, end, kInputs);
-    }
-    EXPECT_EQ(std::memcmp(whole.data(), again.data(), kCount * sizeof(float)), 0);
-    EXPECT_EQ(std::memcmp(whole.data(), pieces.data(), kCount * sizeof(float)), 0);
-    for (size_t i = 0; i < kCount; ++i) {
-      ASSERT_EQ(std::memcmp(&whole[i], &expected[i], sizeof(float)), 0)
-          << "element " << i << ": " << whole[i] << " vs " << expected[i];
+}
+
+TEST(ReduceRangeTest, MinAndMaxOfEqualValuesKeepTheFirstInput) {
+  // +0 and -0 compare equal: the tree keeps the left operand, so the result's sign says
+  // which input came first (a kernel that swapped its inputs would flip it).
+  const float plus = 0.0f, minus = -0.0f;
+  for (const ReduceOp op : {ReduceOp::kMin, ReduceOp::kMax}) {
+    for (const bool plus_first : {true, false}) {
+      const std::vector<float> a(3, plus_first ? plus : minus), b(3, plus_first ? minus : plus);
+      const void* inputs[2] = {a.data(), b.data()};
+      std::vector<float> out(3, 1.0f);
+      void* outputs[1] = {out.data()};
+      ReduceRange(DType::kFloat32, op, inputs, 2, outputs, 1, 0, 3, 2);
+      for (float v : out) EXPECT_EQ(std::signbit(v), !plus_first) << OpName(op);
     }
   }
 }
