@@ -55,5 +55,13 @@ if command -v compute-sanitizer > /dev/null; then
   step 300 memcheck compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$B/bin/test_gpu_replicas"
 fi
 step 300 dist_bench_gpu "$B/bin/dist-bench" --gpu
+# With CPU_BENCH=1, the CPU benchmarks too, on this host's cores (larger and quieter than
+# the 2-core development machine, whose timings move 2x between runs): the small
+# in-process all-reduces and the cross-worker all-reduce over TCP and shared memory.
+if [ "${CPU_BENCH:-0}" = 1 ]; then
+  step 120 dist_bench_small "$B/bin/dist-bench" --no-input --max-bytes 8K
+  step 240 dist_bench_two_workers "$B/bin/distrun" -n 2 -- "$B/bin/dist-bench" --multi-worker
+  step 240 dist_bench_four_workers "$B/bin/distrun" -n 4 -- "$B/bin/dist-bench" --multi-worker
+fi
 echo
 if [ ${#failed[@]} -eq 0 ]; then echo "=== all GPU checks passed"; else echo "=== FAILED: ${failed[*]}"; exit 1; fi
