@@ -1,9 +1,6 @@
 #include "core/collective/published_call.h"
 
-#include <vector>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace distribute {
 
@@ -26,23 +23,39 @@ bool PublishedCall::SameCallAs(const PublishedCall& other) const {
 }
 
 std::string PublishedCall::Describe() const {
-  auto shapes = [&](bool skip_axis) {
-    return absl::StrJoin(inputs, ", ", [&](std::string* out, const Tensor& t) {
-      std::vector<std::string> dims;
+  // Built into one string (no string per dimension): across workers every call's header
+  // carries it, so it is on the path of every small cross-worker all-reduce.
+  std::string out;
+  out.reserve(64);
+  auto append_shapes = [&](bool skip_axis) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      if (i > 0) out.append(", ");
+      absl::StrAppend(&out, DTypeName(t.dtype()), "[");
       for (int32_t d = 0; d < t.shape().rank(); ++d) {
-        dims.push_back(skip_axis && d == parameter ? "*" : absl::StrCat(t.shape().dim(d)));
+        if (d > 0) out.append(", ");
+        if (skip_axis && d == parameter) {
+          out.push_back('*');
+        } else {
+          absl::StrAppend(&out, t.shape().dim(d));
+        }
       }
-      absl::StrAppend(out, DTypeName(t.dtype()), "[", absl::StrJoin(dims, ", "), "]");
-    });
+      out.push_back(']');
+    }
   };
   switch (kind) {
     case CallKind::kAllReduce:
-      return absl::StrCat("all_reduce(", ReduceOpName(op), ") of ", inputs.size(), " tensor(s) ",
-                          shapes(false));
+      absl::StrAppend(&out, "all_reduce(", ReduceOpName(op), ") of ", inputs.size(), " tensor(s) ");
+      append_shapes(false);
+      return out;
     case CallKind::kAllGather:
-      return absl::StrCat("all_gather(axis ", parameter, ") of ", shapes(true));
+      absl::StrAppend(&out, "all_gather(axis ", parameter, ") of ");
+      append_shapes(true);
+      return out;
     case CallKind::kBroadcast:
-      return absl::StrCat("broadcast(from replica ", parameter, ") of ", shapes(false));
+      absl::StrAppend(&out, "broadcast(from replica ", parameter, ") of ");
+      append_shapes(false);
+      return out;
     case CallKind::kMerge:
       return absl::StrCat("merge_call with ", parameter, " argument(s)");
     case CallKind::kError:
