@@ -63,6 +63,12 @@ const char* CrossWorker::BlockOf(int32_t worker) const {
   return headers_.data() + kBlockBytes * static_cast<size_t>(worker);
 }
 
+CrossWorker::Header CrossWorker::HeaderOf(int32_t worker) const {
+  Header header;
+  std::memcpy(&header, BlockOf(worker), sizeof(Header));
+  return header;
+}
+
 void CrossWorker::WriteHeader(Kind kind, const std::string& signature, const void* payload,
                               size_t payload_bytes, bool inline_payload, char* block) {
   static_assert(sizeof(Header) == kBlockBytes - kInlineBytes);
@@ -79,11 +85,9 @@ void CrossWorker::WriteHeader(Kind kind, const std::string& signature, const voi
 }
 
 absl::Status CrossWorker::CheckHeaders() const {
-  Header mine;
-  std::memcpy(&mine, BlockOf(worker()), sizeof(Header));
+  const Header mine = HeaderOf(worker());
   for (int32_t w = 0; w < num_workers(); ++w) {
-    Header theirs;
-    std::memcpy(&theirs, BlockOf(w), sizeof(Header));
+    Header theirs = HeaderOf(w);
     theirs.signature[kSignatureBytes - 1] = '\0';
     if (theirs.magic != kMagic) {
       return absl::InternalError(absl::StrCat("task ", task_name(w), " sent a malformed collective header"));
@@ -232,7 +236,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   absl::Status disagreement;  // the headers disagreed: every posted transfer is drained
   RETURN_IF_ERROR(transport_->Exchange(
       sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
-        if (index + 1 == peers) return AfterHeaders(cut, pack, &disagreement);
+        if (index + 1 == peers) return AfterHeaders(pack, &disagreement);
         if (!disagreement.ok() || index >= first_result) return std::vector<Transport::Transfer>{};
         // Every worker's copy of a piece has arrived (the last of the first frames, or the
         // last peer's input of a later piece): reduce it and send its result.
@@ -252,47 +256,41 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const ScatterCut& cut,
-                                                                          const char* pack,
+absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const char* pack,
                                                                           absl::Status* disagreement) {
   const int32_t workers = num_workers();
   const int32_t me = worker();
-  std::vector<Transport::Transfer> sends;
   const absl::Status agreed = CheckHeaders();
-  if (agreed.ok()) {  // the later pieces of the others' chunks
+  if (!agreed.ok()) {
+    // A worker in another kind of call, or in an all-reduce small enough for the headers,
+    // posted nothing past its header and sends no frame (and a malformed header says
+    // nothing to trust): end the exchange now (this communicator cannot be used again)
+    // rather than wait for a frame that never comes.
     for (int32_t w = 0; w < workers; ++w) {
-      if (w == me) continue;
-      for (size_t p = 1; p < cut.pieces(cut.size(w)); ++p) {
-        const auto [from, to] = cut.piece(cut.size(w), p);
-        sends.push_back({w, static_cast<int32_t>(1 + p), const_cast<char*>(pack) + cut.begin(w) + from, to - from});
+      const Header theirs = HeaderOf(w);
+      if (theirs.magic != kMagic || theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) ||
+          theirs.payload_bytes <= kInlineBytes) {
+        return agreed;
       }
     }
-    return sends;
+    // Every worker is in a large all-reduce, and they disagree: each answers every receive
+    // each peer posted with an empty message, so that nothing is left in flight and the
+    // communicator stays usable.
+    *disagreement = agreed;
   }
-  // A worker in another kind of call, or in an all-reduce small enough for the headers,
-  // posted nothing past its header and sends no frame (and a malformed header says
-  // nothing to trust): end the exchange now (this communicator cannot be used again)
-  // rather than wait for a frame that never comes.
-  for (int32_t w = 0; w < workers; ++w) {
-    Header theirs;
-    std::memcpy(&theirs, BlockOf(w), sizeof(Header));
-    if (theirs.magic != kMagic || theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) ||
-        theirs.payload_bytes <= kInlineBytes) {
-      return agreed;
-    }
-  }
-  // Every worker is in a large all-reduce, and they disagree: each sends an empty message
-  // for every receive each peer posted (known from the peer's pack size), so that nothing
-  // is left in flight and the communicator stays usable.
-  *disagreement = agreed;
-  const Transport::Pipelining pipelining = transport_->pipelining();
+  const bool drain = !agreed.ok();
+  std::vector<Transport::Transfer> sends;
   for (int32_t w = 0; w < workers; ++w) {
     if (w == me) continue;
-    Header theirs;
-    std::memcpy(&theirs, BlockOf(w), sizeof(Header));
-    const ScatterCut peer(theirs.payload_bytes, workers, pipelining);
-    for (size_t p = 1; p < peer.pieces(peer.size(w)); ++p) sends.push_back({w, static_cast<int32_t>(1 + p), nullptr, 0});
-    for (size_t p = 0; p < peer.pieces(peer.size(me)); ++p) {
+    // Peer w's cut, from its pack size (this worker's own when the headers agree).
+    const ScatterCut theirs(HeaderOf(w).payload_bytes, workers, transport_->pipelining());
+    for (size_t p = 1; p < theirs.pieces(theirs.size(w)); ++p) {  // the later pieces of w's chunk
+      const auto [from, to] = theirs.piece(theirs.size(w), p);
+      sends.push_back({w, static_cast<int32_t>(1 + p), drain ? nullptr : const_cast<char*>(pack) + theirs.begin(w) + from,
+                       drain ? 0 : to - from});
+    }
+    if (!drain) continue;
+    for (size_t p = 0; p < theirs.pieces(theirs.size(me)); ++p) {  // the results of this worker's chunk
       sends.push_back({w, kResultChannels + static_cast<int32_t>(p), nullptr, 0});
     }
   }
@@ -319,9 +317,7 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
   bool all_inline = true;
   size_t total = 0;
   for (int32_t w = 0; w < num_workers(); ++w) {
-    Header header;
-    std::memcpy(&header, BlockOf(w), sizeof(Header));
-    sizes[w] = header.payload_bytes;
+    sizes[w] = HeaderOf(w).payload_bytes;
     total += sizes[w];
     all_inline = all_inline && sizes[w] <= kInlineBytes;
   }

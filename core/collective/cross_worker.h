@@ -42,8 +42,6 @@
 
 namespace distribute {
 
-class ScatterCut;
-
 class CrossWorker final : public Workers {
  public:
   explicit CrossWorker(std::unique_ptr<Transport> transport);
@@ -104,6 +102,7 @@ class CrossWorker final : public Workers {
   absl::Status ExchangeHeaders(Kind kind, const std::string& signature, const void* payload,
                                size_t payload_bytes, bool inline_payload, const Deadline& deadline);
   const char* BlockOf(int32_t worker) const;
+  Header HeaderOf(int32_t worker) const;
   static const char* KindName(uint32_t kind);
   // The all-reduce of packs too large for the headers (reduce_scatter + all_gather).
   absl::Status ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
@@ -111,11 +110,10 @@ class CrossWorker final : public Workers {
                                       const std::string& signature, const Deadline& deadline);
 
   // Once every header of a large all-reduce has arrived: the sends of the later pieces of
-  // the others' chunks when all agree; when all are large all-reduces that disagree, an
-  // empty message for every receive each peer posted, with *disagreement set; otherwise
-  // the disagreement as an error, which ends the exchange.
-  absl::StatusOr<std::vector<Transport::Transfer>> AfterHeaders(const ScatterCut& cut, const char* pack,
-                                                                absl::Status* disagreement);
+  // the others' chunks of `pack` when all agree; when all are large all-reduces that
+  // disagree, an empty message for every receive each peer posted, with *disagreement set;
+  // otherwise the disagreement as an error, which ends the exchange.
+  absl::StatusOr<std::vector<Transport::Transfer>> AfterHeaders(const char* pack, absl::Status* disagreement);
 
   std::unique_ptr<Transport> transport_;
   uint64_t sequence_ = 0;
