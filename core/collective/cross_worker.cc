@@ -164,7 +164,12 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   const size_t mine = cut.size(me);
   const size_t lo = cut.begin(me);
   const size_t my_pieces = cut.pieces(mine);
-  const size_t region = std::max(mine, frame_bytes);
+  // Between two workers, on a transport that relays: each later piece of this worker's
+  // chunk is reduced as it arrives, straight out of the transport's buffer, and its result
+  // sent on at once (Transport::Relay), instead of being copied in, reduced and sent: only
+  // the first frames are received here.
+  const bool relay = workers == 2 && transport_->relays();
+  const size_t region = relay ? frame_bytes : std::max(mine, frame_bytes);
   received_.resize(region * static_cast<size_t>(workers));
   auto received = [&](int32_t w, size_t offset) { return received_.data() + region * static_cast<size_t>(w) + offset; };
 
@@ -183,6 +188,25 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
   std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
 
+  std::vector<const void*> inputs(static_cast<size_t>(workers));
+  // Reduces bytes [from, to) of the pack into the result. Peer `relayed`'s bytes are at
+  // `in` (from `from` on) rather than in received_ (none is, when `relayed` is -1).
+  auto reduce_span = [&](size_t from, size_t to, int32_t relayed, const char* in) {
+    for (const Segment& segment : segments) {
+      const DType acc = AccumulatorDType(segment.dtype);
+      const size_t acc_size = DTypeSize(acc);
+      const size_t first = std::max(segment.offset, from);
+      const size_t last = std::min(segment.offset + segment.count * acc_size, to);
+      if (first >= last) continue;
+      for (int32_t w = 0; w < workers; ++w) {
+        inputs[w] = w == me ? pack + first : w == relayed ? in + (first - from) : received(w, first - lo);
+      }
+      void* out = result + first;
+      // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
+      ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0, (last - first) / acc_size,
+                             mean_divisor);
+    }
+  };
   std::vector<Transport::Transfer> sends, receives;
   for (int32_t w = 0; w < workers; ++w) {  // every header first, then every first frame
     if (w == me) continue;
@@ -193,11 +217,22 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   for (int32_t w = 0; w < workers; ++w) {
     if (w != me) receives.push_back({w, 1, received(w, 0), frame_bytes});
   }
+  std::vector<Transport::Relay> relays;
+  relays.reserve(my_pieces);  // receives point at them
   const size_t first_pieces = receives.size();  // inputs of this worker's later pieces, piece by piece
   for (size_t p = 1; p < my_pieces; ++p) {
     const auto [from, to] = cut.piece(mine, p);
     for (int32_t w = 0; w < workers; ++w) {
-      if (w != me) receives.push_back({w, static_cast<int32_t>(1 + p), received(w, from), to - from});
+      if (w == me) continue;
+      const Transport::Relay* relayed = nullptr;
+      if (relay) {
+        relays.push_back({w, kResultChannels + static_cast<int32_t>(p), result + lo + from,
+                          [&, w, start = lo + from](size_t offset, const char* in, size_t n) {
+                            reduce_span(start + offset, start + offset + n, w, in);
+                          }});
+        relayed = &relays.back();
+      }
+      receives.push_back({w, static_cast<int32_t>(1 + p), relay ? nullptr : received(w, from), to - from, relayed});
     }
   }
   const size_t first_result = receives.size();
@@ -209,23 +244,11 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     }
   }
 
-  std::vector<const void*> inputs(static_cast<size_t>(workers));
   // Reduces piece p of this worker's chunk and returns its result's sends.
   auto reduce_piece = [&](size_t p) {
     const auto [piece_from, piece_to] = cut.piece(mine, p);
     const size_t from = lo + piece_from, to = lo + piece_to;
-    for (const Segment& segment : segments) {
-      const DType acc = AccumulatorDType(segment.dtype);
-      const size_t acc_size = DTypeSize(acc);
-      const size_t first = std::max(segment.offset, from);
-      const size_t last = std::min(segment.offset + segment.count * acc_size, to);
-      if (first >= last) continue;
-      for (int32_t w = 0; w < workers; ++w) inputs[w] = w == me ? pack + first : received(w, first - lo);
-      void* out = result + first;
-      // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
-      ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0, (last - first) / acc_size,
-                             mean_divisor);
-    }
+    reduce_span(from, to, -1, nullptr);
     std::vector<Transport::Transfer> out;
     for (int32_t w = 0; w < workers; ++w) {
       if (w != me) out.push_back({w, kResultChannels + static_cast<int32_t>(p), result + from, to - from});
@@ -241,6 +264,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
         // Every worker's copy of a piece has arrived (the last of the first frames, or the
         // last peer's input of a later piece): reduce it and send its result.
         if (index + 1 == first_pieces) return reduce_piece(0);
+        if (relay) return std::vector<Transport::Transfer>{};  // reduced and passed on as they came
         if (index >= first_pieces && (index - first_pieces + 1) % peers == 0) {
           return reduce_piece(1 + (index - first_pieces) / peers);
         }

@@ -5,7 +5,9 @@
 //
 // Large all-reduces are a reduce-scatter (each worker reduces its chunk of the pack from
 // every worker's, in worker order) and an all-gather of the reduced chunks, over
-// point-to-point transfers: the traffic of a ring all-reduce, with a fixed order.
+// point-to-point transfers: the traffic of a ring all-reduce, with a fixed order. Between
+// two workers on a transport that relays (shared memory), each piece is reduced straight
+// out of the transport's buffer as it arrives (Transport::Relay): one copy fewer per piece.
 //
 // Every call first exchanges a fixed-size header (an all-gather of 256 bytes per worker)
 // that says which collective each worker is making, on what dtypes and shapes, and in

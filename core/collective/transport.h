@@ -44,13 +44,32 @@ class Transport {
   // `data` (`bytes` long on every worker) takes the value it has on `root`.
   absl::Status Broadcast(void* data, size_t bytes, int32_t root, const Deadline& deadline);
 
+  struct Relay;
   // Point to point: one message to or from a peer (never this worker itself).
   struct Transfer {
     int32_t peer;
     int32_t channel;  // transfers between two workers in one call differ in channel
     void* data;
     size_t bytes;     // for a receive: its capacity, at least what the peer sends
+    // For a receive, on a transport that relays(): its bytes go to relay->consume as they
+    // arrive, instead of into `data`, and come out as a message of their own.
+    const Relay* relay = nullptr;
   };
+  // A receive whose message is transformed on arrival and passed on to another worker as
+  // a message of the same length: a reduce-scatter step that reduces a piece straight out
+  // of the transport's buffer and sends the result on, instead of copying the piece into
+  // a receive first. consume(offset, in, n) is called for consecutive runs of the message,
+  // in order, and writes the n bytes of its result to data + offset, which the transport
+  // then sends on to `peer` on `channel`; a run that does not end the message is a
+  // multiple of 64 bytes long, so runs never split an element. `data` has room for the
+  // receive's capacity. An empty message is passed on as nothing: no consume, no message.
+  struct Relay {
+    int32_t peer;
+    int32_t channel;
+    void* data;
+    std::function<void(size_t offset, const char* in, size_t n)> consume;
+  };
+
   // Posts every receive and every send, then waits for all of them. A send is matched
   // with the peer's receive of the same channel, which must be at least as long.
   //
@@ -62,6 +81,9 @@ class Transport {
   using OnReceived = std::function<absl::StatusOr<std::vector<Transfer>>(size_t index)>;
   virtual absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
                                 const Deadline& deadline, const OnReceived& on_received = nullptr) = 0;
+
+  // Whether Exchange takes receives with a Relay (a transport that does not refuses them).
+  virtual bool relays() const { return false; }
 
   // OK, or the failure that ended the communicator.
   virtual absl::Status health() const = 0;

@@ -91,6 +91,11 @@ absl::Status GlooTransport::Call(const char* what, const Deadline& deadline, Op 
 absl::Status GlooTransport::Exchange(std::span<const Transfer> sends,
                                         std::span<const Transfer> receives,
                                         const Deadline& deadline, const OnReceived& on_received) {
+  for (const Transfer& t : receives) {
+    if (t.relay != nullptr) {
+      return absl::InvalidArgumentError("Gloo's transport does not relay messages (Transport::relays)");
+    }
+  }
   absl::Status stopped;  // the error on_received ended the exchange with
   const absl::Status status = Call("exchange", deadline, [&](uint32_t tag, std::chrono::milliseconds) {
     const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);  // + channel

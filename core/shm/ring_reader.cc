@@ -21,11 +21,15 @@ absl::Status Continues(ReceiveProgress& receive, const RecordHeader& record) {
       record.bytes > receive.message_bytes - receive.arrived) {
     return absl::DataLossError(absl::StrCat("sent a record out of place on channel ", record.channel));
   }
+  if (receive.relayed && record.bytes % kLine != 0 && record.offset + record.bytes != record.message_bytes) {
+    return absl::DataLossError(absl::StrCat("cut a relayed message on channel ", record.channel,
+                                            " at a byte that is not a line boundary"));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> DrainRing(const char* ring, uint64_t ring_bytes, uint64_t head, uint64_t* tail,
-                               uint32_t tag, MatchRecord match) {
+                               uint32_t tag, MatchRecord match, RelayRecord relay) {
   if (head == *tail) return false;
   if (head < *tail || head - *tail > ring_bytes) {
     return absl::DataLossError("corrupted the ring it writes to");
@@ -58,7 +62,13 @@ absl::StatusOr<bool> DrainRing(const char* ring, uint64_t ring_bytes, uint64_t h
     // A message no receive of this call expects stays where it is, as it would on a
     // socket: the peer is making another call (CrossWorker's header check says which).
     if (receive == nullptr) break;
-    if (record.bytes > 0) std::memcpy(receive->data + record.offset, at + kRecordHeaderBytes, record.bytes);
+    if (record.bytes > 0) {
+      if (receive->relayed) {
+        relay(*receive, record, at + kRecordHeaderBytes);
+      } else {
+        std::memcpy(receive->data + record.offset, at + kRecordHeaderBytes, record.bytes);
+      }
+    }
     receive->arrived += record.bytes;
     receive->done = receive->arrived == receive->message_bytes;
     *tail += length;

@@ -26,6 +26,10 @@ struct ReceiveProgress {
   uint64_t arrived = 0;
   bool started = false;
   bool done = false;
+  // Its records go to the RelayRecord hook instead of into `data`; each must be a whole
+  // number of 64-byte lines long, except the message's last (so that a run the hook
+  // transforms never splits an element).
+  bool relayed = false;
 };
 
 // Whether `record` is the next piece of `receive` (the first record fixes the message's
@@ -37,11 +41,17 @@ absl::Status Continues(ReceiveProgress& receive, const RecordHeader& record);
 // receive of this call is for its channel: the record then stays in the ring.
 using MatchRecord = absl::FunctionRef<absl::StatusOr<ReceiveProgress*>(const RecordHeader& record)>;
 
+// Takes a relayed receive's record (checked with Continues, not empty): its `record.bytes`
+// bytes of payload at `payload`, inside the ring, valid only during the call.
+using RelayRecord =
+    absl::FunctionRef<void(ReceiveProgress& receive, const RecordHeader& record, const char* payload)>;
+
 // Moves the records of call `tag` from a ring of `ring_bytes` bytes at `ring` (a peer
-// published `head`) into their receives, advancing `*tail`; stops at a record of a later
-// call or of no posted receive. True when anything was consumed.
+// published `head`) into their receives (or to `relay`, for a relayed receive), advancing
+// `*tail`; stops at a record of a later call or of no posted receive. True when anything
+// was consumed.
 absl::StatusOr<bool> DrainRing(const char* ring, uint64_t ring_bytes, uint64_t head, uint64_t* tail,
-                               uint32_t tag, MatchRecord match);
+                               uint32_t tag, MatchRecord match, RelayRecord relay);
 
 }  // namespace distribute::shm
 

@@ -62,6 +62,9 @@ class ShmTransport : public Transport {
   absl::Status Exchange(std::span<const Transfer> sends, std::span<const Transfer> receives,
                         const Deadline& deadline, const OnReceived& on_received) override;
   absl::Status health() const override { return failure_; }
+  // A relayed run is consumed straight out of the ring it arrived in (no copy into a
+  // receive), and its result queued for the relay's peer at once.
+  bool relays() const override { return true; }
   // Small pieces: a message here is a copy into a ring that stays in cache, with no
   // handshake, so the finer the pipeline the more the reduction overlaps the copies (1 MiB
   // all-reduces between two workers took 0.57x the time of the default cutting, 4 MiB 0.55x;
@@ -84,8 +87,9 @@ class ShmTransport : public Transport {
     uint64_t out_head = 0;        // this worker's copy of out->head (it alone writes it)
     uint64_t in_tail = 0;         // and of in->tail
     struct Send {
-      Transfer transfer;
-      size_t sent = 0;
+      Transfer transfer;  // the whole message
+      size_t sent = 0;    // where the next record starts
+      size_t end = 0;     // where this send stops (a relayed run sends part of a message)
     };
     std::deque<Send> sends;       // queued for the ring, in order
     // Where MatchReceive starts looking: the receive the peer's last record went to (a
@@ -104,6 +108,8 @@ class ShmTransport : public Transport {
   // rings into the posted receives. True when anything moved.
   absl::StatusOr<bool> Progress();
   absl::StatusOr<bool> PushSends(int32_t peer);
+  // A relayed receive's record (ring_reader.h): consumed into the relay, and passed on.
+  void RelayRun(int32_t from, ReceiveProgress& receive, const RecordHeader& record, const char* payload);
   absl::StatusOr<bool> Drain(int32_t peer);
   // The posted receive `record` continues (checked against what came before), or null
   // when no receive of this call is for its channel.

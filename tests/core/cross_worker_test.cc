@@ -148,6 +148,58 @@ TEST_P(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
   });
 }
 
+TEST_P(CrossWorkerTest, MixedDtypesAndMeanOverSeveralPieces) {
+  // As above, large enough that each chunk travels in several pieces (relayed, over shared
+  // memory): int8 MEAN in int64 accumulators, then float16 in float32 after a 56-byte gap,
+  // the two segments meeting inside a piece. Values vary by element.
+  constexpr size_t kInts = 40001, kHalves = 100000;
+  constexpr size_t kFloatOffset = (kInts * 8 + 63) / 64 * 64;
+  RunWorkers(2, [&](CrossWorker& cross) {
+    const int64_t w = cross.worker();
+    std::vector<char> pack(kFloatOffset + kHalves * 4, 0);
+    for (size_t i = 0; i < kInts; ++i) {
+      const int64_t v = static_cast<int64_t>(i % 200) + w * 27;
+      std::memcpy(pack.data() + i * 8, &v, 8);
+    }
+    for (size_t i = 0; i < kHalves; ++i) {
+      const float v = 0.5f + static_cast<float>(w) + static_cast<float>(i % 7);
+      std::memcpy(pack.data() + kFloatOffset + i * 4, &v, 4);
+    }
+    std::vector<int8_t> ints(kInts);
+    std::vector<uint16_t> halves(kHalves);
+    void* int_out = ints.data();
+    void* half_out = halves.data();
+    const CrossWorker::Segment segments[2] = {
+        {DType::kInt8, kInts, 0, std::span<void* const>(&int_out, 1)},
+        {DType::kFloat16, kHalves, kFloatOffset, std::span<void* const>(&half_out, 1)}};
+    ASSERT_TRUE(cross.AllReduce(ReduceOp::kMean, pack.data(), pack.size(), segments, 4,
+                                "mixed, several pieces", Deadline::AfterMs(30000)).ok());
+    // (2 (i % 200) + 27) / 4, truncated; (2 + 2 (i % 7)) / 4 = 0.5 + (i % 7) / 2 in float16:
+    // 0.5 is 0x3800, then 1.0 0x3C00, 1.5 0x3E00, 2.0 0x4000, 2.5 0x4100, 3.0 0x4200, 3.5 0x4300.
+    constexpr uint16_t kHalfBits[7] = {0x3800, 0x3C00, 0x3E00, 0x4000, 0x4100, 0x4200, 0x4300};
+    for (size_t i = 0; i < kInts; ++i) ASSERT_EQ(ints[i], (2 * static_cast<int>(i % 200) + 27) / 4) << i;
+    for (size_t i = 0; i < kHalves; ++i) ASSERT_EQ(halves[i], kHalfBits[i % 7]) << i;
+  });
+}
+
+TEST_P(CrossWorkerTest, ATransportThatDoesNotRelayRefusesRelays) {
+  ::distribute::testing::RunWorkerThreads(
+      2, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>& names,
+             const std::string& prefix) {
+        absl::StatusOr<std::unique_ptr<Transport>> transport = Connect(client, prefix, w, names);
+        ASSERT_TRUE(transport.ok()) << transport.status();
+        EXPECT_EQ((*transport)->relays(), GetParam() == "shm");
+        if ((*transport)->relays()) return;
+        char byte = 0;
+        const Transport::Relay relay{1 - w, 2, &byte, [](size_t, const char*, size_t) {}};
+        const Transport::Transfer receive{1 - w, 1, &byte, 1, &relay};
+        const absl::Status status = (*transport)->Exchange({}, {&receive, 1}, Deadline::AfterMs(5000));
+        EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+        EXPECT_NE(status.message().find("relay"), absl::string_view::npos) << status;
+        EXPECT_TRUE((*transport)->health().ok());
+      });
+}
+
 TEST_P(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
   RunWorkers(3, [&](CrossWorker& cross) {
     const int32_t w = cross.worker();

@@ -170,6 +170,79 @@ TEST(ShmTransportTest, ExchangeRefusesPeersThatAreNotThere) {
   });
 }
 
+// What a relay makes of byte i of a message: anything the receiver can check.
+uint8_t Relayed(uint8_t byte, size_t i) { return static_cast<uint8_t>(byte ^ 0x5a ^ (i >> 6)); }
+
+TEST(ShmTransportTest, RelayedMessagesComeBackTransformedBothWaysAtOnce) {
+  // Each worker sends 5 MiB (five rings' worth) and relays the other's, transformed, back
+  // to it. Every run continues the message, and is whole lines long unless it ends it.
+  constexpr size_t kBytes = (size_t{5} << 20) + 1000;
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    ASSERT_TRUE(transport.relays());
+    const int32_t peer = 1 - rank;
+    std::vector<uint8_t> mine(kBytes), back(kBytes + 64, 0), relayed(kBytes + 64, 0);
+    for (size_t i = 0; i < kBytes; ++i) mine[i] = Byte(rank, i);
+    size_t next = 0;
+    bool runs_ok = true;
+    const Transport::Relay relay{peer, 2, relayed.data(), [&](size_t offset, const char* in, size_t n) {
+                                   runs_ok = runs_ok && offset == next && (n % 64 == 0 || offset + n == kBytes);
+                                   next = offset + n;
+                                   for (size_t k = 0; k < n; ++k) {
+                                     relayed[offset + k] = Relayed(static_cast<uint8_t>(in[k]), offset + k);
+                                   }
+                                 }};
+    char unused = 0;
+    const Transport::Transfer sends[1] = {{peer, 1, mine.data(), kBytes}};
+    const Transport::Transfer receives[2] = {{peer, 1, &unused, kBytes + 64, &relay},
+                                             {peer, 2, back.data(), kBytes + 64}};
+    ASSERT_TRUE(IsOk(transport.Exchange(sends, receives, Deadline::AfterMs(30000), nullptr)));
+    EXPECT_TRUE(runs_ok);
+    EXPECT_EQ(next, kBytes);
+    EXPECT_EQ(unused, 0) << "a relayed message was stored in its receive";
+    for (size_t i = 0; i < kBytes; ++i) {
+      ASSERT_EQ(relayed[i], Relayed(Byte(peer, i), i)) << "relayed byte " << i;
+      ASSERT_EQ(back[i], Relayed(Byte(rank, i), i)) << "byte " << i << " that came back";
+    }
+    EXPECT_EQ(back[kBytes], 0) << "wrote past the message";
+  });
+}
+
+TEST(ShmTransportTest, AnEmptyRelayedMessageIsPassedOnAsNothing) {
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    char byte = 0;
+    if (rank == 0) {
+      const Transport::Transfer send{1, 1, &byte, 0};
+      ASSERT_TRUE(IsOk(transport.Exchange({&send, 1}, {}, Deadline::AfterMs(10000), nullptr)));
+    } else {
+      bool consumed = false;
+      const Transport::Relay relay{0, 2, &byte, [&](size_t, const char*, size_t) { consumed = true; }};
+      const Transport::Transfer receive{0, 1, &byte, 64, &relay};
+      ASSERT_TRUE(IsOk(transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(10000), nullptr)));
+      EXPECT_FALSE(consumed);
+    }
+    // Nothing is left in flight: a next exchange between them matches.
+    char in = 0, out = static_cast<char>(rank + 1);
+    const Transport::Transfer send{1 - rank, 0, &out, 1};
+    const Transport::Transfer receive{1 - rank, 0, &in, 1};
+    ASSERT_TRUE(IsOk(transport.Exchange({&send, 1}, {&receive, 1}, Deadline::AfterMs(10000), nullptr)));
+    EXPECT_EQ(in, static_cast<char>(2 - rank));
+  });
+}
+
+TEST(ShmTransportTest, ExchangeRefusesRelaysToNobodyOrWithoutAConsumer) {
+  RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
+    char byte = 0;
+    const Transport::Relay to_self{rank, 2, &byte, [](size_t, const char*, size_t) {}};
+    const Transport::Relay no_consumer{1 - rank, 2, &byte, nullptr};
+    for (const Transport::Relay* relay : {&to_self, &no_consumer}) {
+      const Transport::Transfer receive{1 - rank, 1, &byte, 1, relay};
+      EXPECT_TRUE(HasError(transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(1000), nullptr),
+                           absl::StatusCode::kInvalidArgument, {"relay"}));
+    }
+    EXPECT_TRUE(IsOk(transport.health()));  // nothing moved: the communicator is fine
+  });
+}
+
 TEST(ShmTransportTest, SegmentNamesAreChecked) {
   const std::string name = NewSegmentName(3);
   EXPECT_TRUE(IsSegmentName(name)) << name;
