@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
 #include "core/collective/scatter_cut.h"
@@ -127,7 +128,7 @@ absl::Status CrossWorker::AllReduce(ReduceOp op, const void* pack, size_t pack_b
   RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllReduce, signature, pack, pack_bytes,
                                   pack_bytes <= kInlineBytes, deadline));
   const char* base = pack_bytes <= kInlineBytes ? nullptr : static_cast<const char*>(pack);
-  std::vector<const void*> inputs(static_cast<size_t>(num_workers()));
+  absl::InlinedVector<const void*, 8> inputs(static_cast<size_t>(num_workers()));
   for (const Segment& segment : segments) {
     for (int32_t w = 0; w < num_workers(); ++w) {
       inputs[w] = (base != nullptr ? base : BlockOf(w) + sizeof(Header)) + segment.offset;

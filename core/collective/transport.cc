@@ -1,19 +1,27 @@
 #include "core/collective/transport.h"
 
 #include <cstring>
-#include <vector>
+
+#include "absl/container/inlined_vector.h"
 
 namespace distribute {
+namespace {
+
+// Room for the transfers of a job of up to this many workers without a heap allocation:
+// an all-gather of headers starts every cross-worker call.
+constexpr size_t kInlineWorkers = 8;
+
+}  // namespace
 
 absl::Status Transport::AllGather(const void* in, size_t bytes, void* out,
                                           const Deadline& deadline) {
-  std::vector<size_t> sizes(static_cast<size_t>(size()), bytes);
+  const absl::InlinedVector<size_t, kInlineWorkers> sizes(static_cast<size_t>(size()), bytes);
   return AllGatherV(in, sizes, out, deadline);
 }
 
 absl::Status Transport::AllGatherV(const void* in, std::span<const size_t> bytes, void* out,
                                            const Deadline& deadline) {
-  std::vector<Transfer> sends, receives;
+  absl::InlinedVector<Transfer, kInlineWorkers> sends, receives;
   char* block = static_cast<char*>(out);
   for (int32_t w = 0; w < size(); ++w) {
     if (w == rank()) {
@@ -29,7 +37,7 @@ absl::Status Transport::AllGatherV(const void* in, std::span<const size_t> bytes
 
 absl::Status Transport::Broadcast(void* data, size_t bytes, int32_t root,
                                           const Deadline& deadline) {
-  std::vector<Transfer> sends, receives;
+  absl::InlinedVector<Transfer, kInlineWorkers> sends, receives;
   if (rank() == root) {
     for (int32_t w = 0; w < size(); ++w) {
       if (w != root) sends.push_back({w, 0, data, bytes});
