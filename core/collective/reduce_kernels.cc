@@ -204,12 +204,13 @@ struct StoreOutputs {
 // pair, then the MEAN division, then the conversion), so the same bits, without the
 // accumulator buffer and the chunk loop, which were most of the instructions of a
 // reduction of a few elements. Element i is read before it is written, as in place needs.
-template <typename Tr, typename Op, bool kMean>
-void ReducePairInto(const typename Tr::Storage* a, const typename Tr::Storage* b,
-                    typename Tr::Storage* out0, typename Tr::Storage* out1, size_t begin, size_t end,
-                    typename Tr::Acc divisor) {
+// `In` is the stored type or, for partial results, the accumulator; `load` reads it as an
+// accumulator, as the chunked path's does.
+template <typename Tr, typename Op, bool kMean, typename In, typename Load>
+void ReducePairInto(const In* a, const In* b, typename Tr::Storage* out0, typename Tr::Storage* out1,
+                    size_t begin, size_t end, typename Tr::Acc divisor, const Load& load) {
   for (size_t i = begin; i < end; ++i) {
-    typename Tr::Acc v = Op::Apply(Tr::Load(a[i]), Tr::Load(b[i]));
+    typename Tr::Acc v = Op::Apply(load(a[i]), load(b[i]));
     if constexpr (kMean) v = v / divisor;
     const typename Tr::Storage stored = Tr::Store(v);
     out0[i] = stored;
@@ -217,18 +218,18 @@ void ReducePairInto(const typename Tr::Storage* a, const typename Tr::Storage* b
   }
 }
 
-template <typename Tr, typename Op>
+template <typename Tr, typename Op, typename In, typename Load>
 void ReducePair(const void* const* inputs, void* const* outputs, int32_t num_outputs, size_t begin,
-                size_t end, int64_t mean_divisor) {
+                size_t end, int64_t mean_divisor, const Load& load) {
   using T = typename Tr::Storage;
-  const T* a = static_cast<const T*>(inputs[0]);
-  const T* b = static_cast<const T*>(inputs[1]);
+  const In* a = static_cast<const In*>(inputs[0]);
+  const In* b = static_cast<const In*>(inputs[1]);
   T* out0 = static_cast<T*>(outputs[0]);
   T* out1 = num_outputs == 2 ? static_cast<T*>(outputs[1]) : nullptr;
   if (mean_divisor > 1) {
-    ReducePairInto<Tr, Op, true>(a, b, out0, out1, begin, end, static_cast<typename Tr::Acc>(mean_divisor));
+    ReducePairInto<Tr, Op, true>(a, b, out0, out1, begin, end, static_cast<typename Tr::Acc>(mean_divisor), load);
   } else {
-    ReducePairInto<Tr, Op, false>(a, b, out0, out1, begin, end, 1);
+    ReducePairInto<Tr, Op, false>(a, b, out0, out1, begin, end, 1, load);
   }
 }
 
@@ -238,7 +239,7 @@ void ReduceTyped(const void* const* inputs, int32_t num_inputs, void* const* out
   using T = typename Tr::Storage;
   const bool stream = (end - begin) * sizeof(T) * static_cast<size_t>(num_outputs) >= StreamingMinBytes();
   if (num_inputs == 2 && num_outputs >= 1 && num_outputs <= 2 && !stream) {
-    ReducePair<Tr, Op>(inputs, outputs, num_outputs, begin, end, mean_divisor);
+    ReducePair<Tr, Op, T>(inputs, outputs, num_outputs, begin, end, mean_divisor, [](T v) { return Tr::Load(v); });
     return;
   }
   ReduceChunks<Tr, Op, T>(inputs, num_inputs, begin, end, [](T v) { return Tr::Load(v); },
@@ -251,6 +252,11 @@ template <typename Tr, typename Op>
 void ReduceAccumulatorsTyped(const void* const* inputs, int32_t num_inputs, void* const* outputs,
                              int32_t num_outputs, size_t begin, size_t end, int64_t mean_divisor) {
   using Acc = typename Tr::Acc;
+  // Two workers' partial results (a cross-worker piece, a small all-reduce): one pass.
+  if (num_inputs == 2 && num_outputs >= 1 && num_outputs <= 2) {
+    ReducePair<Tr, Op, Acc>(inputs, outputs, num_outputs, begin, end, mean_divisor, [](Acc v) { return v; });
+    return;
+  }
   ReduceChunks<Tr, Op, Acc>(inputs, num_inputs, begin, end, [](Acc v) { return v; },
                             StoreOutputs<Tr>{outputs, num_outputs, mean_divisor, false});
 }

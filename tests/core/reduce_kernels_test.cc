@@ -304,6 +304,46 @@ TEST(ReduceRangeTest, EveryOutputGetsTheResult) {
   }
 }
 
+TEST(ReduceAccumulatorRangeTest, EveryDTypeAndOpFromAccumulatorsMatchesTheReference) {
+  // Partial results in accumulator precision (as the cross-worker step combines them) to
+  // the stored dtype: 2 inputs (the two-input pass) and 3, into one output and two, on a
+  // range that starts and ends inside the arrays.
+  std::mt19937 rng(11);
+  constexpr size_t kCount = 700, kBegin = 5, kEnd = kCount - 3;
+  for (DType dtype : AllDTypes()) {
+    const DType acc = AccumulatorDType(dtype);
+    for (ReduceOp op : kAllOps) {
+      if (!OpApplies(dtype, op)) continue;
+      for (int32_t n : {2, 3}) {
+        for (int32_t num_outputs : {1, 2}) {
+          std::vector<Array> inputs, partials;
+          for (int q = 0; q < n; ++q) {
+            inputs.emplace_back(dtype, kCount);
+            FillRandom(inputs.back(), rng, op == ReduceOp::kMean);
+            partials.emplace_back(acc, kCount);
+            ToAccumulator(dtype, inputs.back().data(), partials.back().data(), kCount);
+          }
+          std::vector<Array> outs(static_cast<size_t>(num_outputs), Array(dtype, kCount));
+          std::vector<void*> outputs;
+          for (Array& a : outs) {
+            std::memset(a.data(), 0x5a, a.words.size() * 8);
+            outputs.push_back(a.data());
+          }
+          ReduceAccumulatorRange(dtype, op, Pointers(partials).data(), n, outputs.data(), num_outputs, kBegin,
+                                 kEnd, 4);
+          for (const Array& a : outs) {
+            ExpectMatchesReference(dtype, op, inputs, a, kBegin, kEnd, 4);
+            const auto* bytes = static_cast<const unsigned char*>(a.data());
+            const size_t element = SizeOf(dtype);
+            for (size_t b = 0; b < kBegin * element; ++b) ASSERT_EQ(bytes[b], 0x5a) << Name(dtype) << " before";
+            for (size_t b = kEnd * element; b < kCount * element; ++b) ASSERT_EQ(bytes[b], 0x5a) << Name(dtype) << " after";
+          }
+        }
+      }
+    }
+  }
+}
+
 // Reduces single elements given as integers.
 int64_t ReduceInts(DType dtype, ReduceOp op, std::vector<int64_t> values) {
   std::vector<Array> inputs;
