@@ -189,25 +189,6 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   WriteHeader(Kind::kAllReduce, signature, nullptr, pack_bytes, false, header);
   std::memcpy(headers_.data() + kBlockBytes * static_cast<size_t>(me), header, kBlockBytes);
 
-  std::vector<const void*> inputs(static_cast<size_t>(workers));
-  // Reduces bytes [from, to) of the pack into the result. Peer `relayed`'s bytes are at
-  // `in` (from `from` on) rather than in received_ (none is, when `relayed` is -1).
-  auto reduce_span = [&](size_t from, size_t to, int32_t relayed, const char* in) {
-    for (const Segment& segment : segments) {
-      const DType acc = AccumulatorDType(segment.dtype);
-      const size_t acc_size = DTypeSize(acc);
-      const size_t first = std::max(segment.offset, from);
-      const size_t last = std::min(segment.offset + segment.count * acc_size, to);
-      if (first >= last) continue;
-      for (int32_t w = 0; w < workers; ++w) {
-        inputs[w] = w == me ? pack + first : w == relayed ? in + (first - from) : received(w, first - lo);
-      }
-      void* out = result + first;
-      // Reduced (and divided) in accumulator precision; stored in the tensor's dtype below.
-      ReduceAccumulatorRange(acc, op, inputs.data(), workers, &out, 1, 0, (last - first) / acc_size,
-                             mean_divisor);
-    }
-  };
   std::vector<Transport::Transfer> sends, receives;
   for (int32_t w = 0; w < workers; ++w) {  // every header first, then every first frame
     if (w == me) continue;
@@ -218,8 +199,11 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   for (int32_t w = 0; w < workers; ++w) {
     if (w != me) receives.push_back({w, 1, received(w, 0), frame_bytes});
   }
+  // consume may run before this worker's own header check (Transport::Relay), but the
+  // peer sends a later piece only once every header agreed, which with two workers is
+  // this worker's verdict too; a peer whose headers disagree sends them empty.
   std::vector<Transport::Relay> relays;
-  relays.reserve(my_pieces);  // receives point at them
+  relays.reserve(my_pieces * peers);  // receives point at them
   const size_t first_pieces = receives.size();  // inputs of this worker's later pieces, piece by piece
   for (size_t p = 1; p < my_pieces; ++p) {
     const auto [from, to] = cut.piece(mine, p);
@@ -229,7 +213,10 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
       if (relay) {
         relays.push_back({w, kResultChannels + static_cast<int32_t>(p), result + lo + from,
                           [&, w, start = lo + from](size_t offset, const char* in, size_t n) {
-                            reduce_span(start + offset, start + offset + n, w, in);
+                            const char* inputs[2];  // relays are for two workers
+                            inputs[me] = pack + start + offset;
+                            inputs[w] = in;
+                            ReduceSpan(op, segments, mean_divisor, inputs, start + offset, start + offset + n, result);
                           }});
         relayed = &relays.back();
       }
@@ -249,7 +236,9 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   auto reduce_piece = [&](size_t p) {
     const auto [piece_from, piece_to] = cut.piece(mine, p);
     const size_t from = lo + piece_from, to = lo + piece_to;
-    reduce_span(from, to, -1, nullptr);
+    absl::InlinedVector<const char*, 8> inputs(static_cast<size_t>(workers));
+    for (int32_t w = 0; w < workers; ++w) inputs[w] = w == me ? pack + from : received(w, from - lo);
+    ReduceSpan(op, segments, mean_divisor, inputs, from, to, result);
     std::vector<Transport::Transfer> out;
     for (int32_t w = 0; w < workers; ++w) {
       if (w != me) out.push_back({w, kResultChannels + static_cast<int32_t>(p), result + from, to - from});
@@ -279,6 +268,23 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     }
   }
   return absl::OkStatus();
+}
+
+void CrossWorker::ReduceSpan(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
+                             std::span<const char* const> inputs, size_t from, size_t to, char* result) {
+  absl::InlinedVector<const void*, 8> at(inputs.size());
+  for (const Segment& segment : segments) {
+    const DType acc = AccumulatorDType(segment.dtype);
+    const size_t acc_size = DTypeSize(acc);
+    const size_t first = std::max(segment.offset, from);
+    const size_t last = std::min(segment.offset + segment.count * acc_size, to);
+    if (first >= last) continue;
+    for (size_t w = 0; w < inputs.size(); ++w) at[w] = inputs[w] + (first - from);
+    void* out = result + first;
+    // Reduced (and divided) in accumulator precision; stored in the tensor's dtype later.
+    ReduceAccumulatorRange(acc, op, at.data(), static_cast<int32_t>(at.size()), &out, 1, 0,
+                           (last - first) / acc_size, mean_divisor);
+  }
 }
 
 absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const char* pack,

@@ -111,6 +111,11 @@ class CrossWorker final : public Workers {
                                       std::span<const Segment> segments, int64_t mean_divisor,
                                       const std::string& signature, const Deadline& deadline);
 
+  // Reduces bytes [from, to) of the pack, every worker's copy in worker order, in
+  // accumulator precision, into result + from; inputs[w] is worker w's copy of byte `from`.
+  static void ReduceSpan(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
+                         std::span<const char* const> inputs, size_t from, size_t to, char* result);
+
   // Once every header of a large all-reduce has arrived: the sends of the later pieces of
   // the others' chunks of `pack` when all agree; when all are large all-reduces that
   // disagree, an empty message for every receive each peer posted, with *disagreement set;

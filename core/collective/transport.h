@@ -59,10 +59,15 @@ class Transport {
   // a message of the same length: a reduce-scatter step that reduces a piece straight out
   // of the transport's buffer and sends the result on, instead of copying the piece into
   // a receive first. consume(offset, in, n) is called for consecutive runs of the message,
-  // in order, and writes the n bytes of its result to data + offset, which the transport
-  // then sends on to `peer` on `channel`; a run that does not end the message is a
-  // multiple of 64 bytes long, so runs never split an element. `data` has room for the
-  // receive's capacity. An empty message is passed on as nothing: no consume, no message.
+  // in order, on the thread in Exchange (it must not call the transport), possibly before
+  // on_received has run for earlier receives; it writes its result for those n bytes at
+  // data + offset (bytes it leaves alone go out as they are). The transport then sends
+  // [offset, offset + n) of data to `peer` on `channel`, as a send of this call would (no
+  // other send of the call may use that peer and channel). A run that does not end the
+  // message is a multiple of 64 bytes long, so runs never split an element. `data` has
+  // room for the receive's capacity; the Relay lives until Exchange returns. An empty
+  // message is passed on as nothing: no consume, no message. Only receives take a relay,
+  // and only on a transport that relays(): one that does not refuses them.
   struct Relay {
     int32_t peer;
     int32_t channel;

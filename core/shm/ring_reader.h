@@ -30,6 +30,7 @@ struct ReceiveProgress {
   // number of 64-byte lines long, except the message's last (so that a run the hook
   // transforms never splits an element).
   bool relayed = false;
+  size_t index = 0;  // which of its owner's receives this is (the owner's bookkeeping)
 };
 
 // Whether `record` is the next piece of `receive` (the first record fixes the message's

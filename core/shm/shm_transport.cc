@@ -257,10 +257,8 @@ absl::StatusOr<bool> ShmTransport::PushSends(int32_t w) {
   return moved;
 }
 
-void ShmTransport::RelayRun(int32_t from, ReceiveProgress& progress, const RecordHeader& record,
-                            const char* payload) {
-  // MatchReceive just matched this record: the hint is its receive.
-  const Relay& relay = *receives_[peers_[from].receive_hint].transfer.relay;
+void ShmTransport::RelayRun(ReceiveProgress& progress, const RecordHeader& record, const char* payload) {
+  const Relay& relay = *receives_[progress.index].transfer.relay;
   relay.consume(record.offset, payload, record.bytes);
   // The result goes out after whatever is queued: writing it straight into the ring to
   // the relay's peer when there was room (seldom, at sizes where the rings stay full)
@@ -293,7 +291,7 @@ absl::StatusOr<bool> ShmTransport::Drain(int32_t w) {
       peer.in_data, ring_bytes_, head, &peer.in_tail, tag_,
       [&](const RecordHeader& record) { return MatchReceive(w, record); },
       [&](ReceiveProgress& receive, const RecordHeader& record, const char* payload) {
-        RelayRun(w, receive, record, payload);
+        RelayRun(receive, record, payload);
       });
   if (!moved.ok()) {
     // MatchReceive's errors name the task already; the ring's own do not.
@@ -354,13 +352,19 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
   auto valid = [&](const Transfer& t) { return t.peer >= 0 && t.peer < size() && t.peer != rank_; };
   for (const Transfer& t : sends) {
     if (!valid(t)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to send to"));
+    if (t.relay != nullptr) return absl::InvalidArgumentError("a send cannot have a relay (only a receive can)");
   }
   for (const Transfer& t : receives) {
     if (!valid(t)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to receive from"));
-    if (t.relay != nullptr && !valid({t.relay->peer, 0, nullptr, 0})) {
-      return absl::InvalidArgumentError(absl::StrCat("no peer ", t.relay->peer, " to relay to"));
+    if (t.relay == nullptr) continue;
+    const std::string what = absl::StrCat("the relay of the receive from task ", task_names_[t.peer], " on channel ",
+                                          t.channel);
+    if (!valid({t.relay->peer, 0, nullptr, 0})) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " names no peer to relay to (", t.relay->peer, ")"));
     }
-    if (t.relay != nullptr && !t.relay->consume) return absl::InvalidArgumentError("a relay without a consumer");
+    if (!t.relay->consume || (t.relay->data == nullptr && t.bytes > 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " has no consumer or no data"));
+    }
   }
   ++tag_;
   receives_.clear();
@@ -368,6 +372,7 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
   for (const Transfer& t : receives) {
     receives_.push_back(Receive{t, ReceiveProgress{static_cast<char*>(t.data), t.bytes}});
     receives_.back().progress.relayed = t.relay != nullptr;
+    receives_.back().progress.index = receives_.size() - 1;
   }
   for (const Transfer& t : sends) peers_[t.peer].sends.push_back({t, 0, t.bytes});
 

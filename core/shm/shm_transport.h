@@ -109,7 +109,7 @@ class ShmTransport : public Transport {
   absl::StatusOr<bool> Progress();
   absl::StatusOr<bool> PushSends(int32_t peer);
   // A relayed receive's record (ring_reader.h): consumed into the relay, and passed on.
-  void RelayRun(int32_t from, ReceiveProgress& receive, const RecordHeader& record, const char* payload);
+  void RelayRun(ReceiveProgress& receive, const RecordHeader& record, const char* payload);
   absl::StatusOr<bool> Drain(int32_t peer);
   // The posted receive `record` continues (checked against what came before), or null
   // when no receive of this call is for its channel.

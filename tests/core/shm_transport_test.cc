@@ -239,6 +239,14 @@ TEST(ShmTransportTest, ExchangeRefusesRelaysToNobodyOrWithoutAConsumer) {
       EXPECT_TRUE(HasError(transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(1000), nullptr),
                            absl::StatusCode::kInvalidArgument, {"relay"}));
     }
+    const Transport::Relay relay{1 - rank, 2, &byte, [](size_t, const char*, size_t) {}};
+    const Transport::Transfer relayed_send{1 - rank, 1, &byte, 1, &relay};
+    EXPECT_TRUE(HasError(transport.Exchange({&relayed_send, 1}, {}, Deadline::AfterMs(1000), nullptr),
+                         absl::StatusCode::kInvalidArgument, {"a send cannot have a relay"}));
+    const Transport::Relay no_data{1 - rank, 2, nullptr, [](size_t, const char*, size_t) {}};
+    const Transport::Transfer receive{1 - rank, 1, &byte, 1, &no_data};
+    EXPECT_TRUE(HasError(transport.Exchange({}, {&receive, 1}, Deadline::AfterMs(1000), nullptr),
+                         absl::StatusCode::kInvalidArgument, {"no consumer or no data"}));
     EXPECT_TRUE(IsOk(transport.health()));  // nothing moved: the communicator is fine
   });
 }
