@@ -79,7 +79,12 @@ void CrossWorker::WriteHeader(Kind kind, const std::string& signature, const voi
   header.kind = static_cast<uint32_t>(kind);
   header.sequence = sequence_++;
   header.payload_bytes = payload_bytes;
-  header.signature_hash = std::hash<std::string>{}(signature);
+  if (!hashed_ || signature != hashed_signature_) {  // a loop repeats its calls: hash each once
+    hashed_ = true;
+    hashed_signature_ = signature;
+    signature_hash_ = std::hash<std::string>{}(signature);
+  }
+  header.signature_hash = signature_hash_;
   std::memcpy(header.signature, signature.data(), std::min(signature.size(), kSignatureBytes - 1));
   std::memcpy(block, &header, sizeof(header));
   if (inline_payload && payload_bytes > 0) std::memcpy(block + sizeof(Header), payload, payload_bytes);

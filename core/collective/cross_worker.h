@@ -125,6 +125,10 @@ class CrossWorker final : public Workers {
   std::unique_ptr<Transport> transport_;
   uint64_t sequence_ = 0;
   std::vector<char> headers_;   // num_workers blocks of kBlockBytes
+  // The last signature WriteHeader hashed, and its hash.
+  bool hashed_ = false;
+  std::string hashed_signature_;
+  uint64_t signature_hash_ = 0;
   std::vector<char> received_;  // this worker's chunk of every worker's pack
   std::vector<char> result_;    // the reduced pack (accumulator layout)
 };

@@ -106,7 +106,7 @@ absl::Status HierarchicalCollective::AllReducePack(int32_t replica, ReduceOp op,
                                    std::span<void* const>(&out, 1)};
     return cross_worker_->AllReduce(op, tensors[0].byte_size() > 0 ? tensors[0].data() : nullptr,
                                     layout.bytes, std::span<const Workers::Segment>(&segment, 1),
-                                    cross_worker_->num_workers(), first.Describe(), deadline);
+                                    cross_worker_->num_workers(), described_.Describe(first), deadline);
   }
   if (replica == 0) {
     cross_status_ = absl::OkStatus();
@@ -155,7 +155,7 @@ absl::Status HierarchicalCollective::AllReducePack(int32_t replica, ReduceOp op,
     }
     const int64_t replicas_in_sync = int64_t{n} * cross_worker_->num_workers();
     cross_status_ = cross_worker_->AllReduce(op, pack, layout.bytes, segments, replicas_in_sync,
-                                             first.Describe(), deadline);
+                                             described_.Describe(first), deadline);
   }
   RETURN_IF_ERROR(rendezvous().Arrive(replica, AfterCrossWorker(replica, deadline)));
   return cross_status_;
@@ -191,7 +191,7 @@ absl::StatusOr<Tensor> HierarchicalCollective::AllGather(int32_t replica, const 
     cross_status_ = [&]() -> absl::Status {
       ASSIGN_OR_RETURN(Tensor local, ConcatenatePublished(rendezvous(), axis, DeviceSpec{}.WithDefaults()));
       ASSIGN_OR_RETURN(cross_result_, cross_worker_->AllGatherAlongAxis(
-                                          local, axis, rendezvous().call(0).Describe(), deadline));
+                                          local, axis, described_.Describe(rendezvous().call(0)), deadline));
       return absl::OkStatus();
     }();
   }
@@ -214,7 +214,7 @@ absl::StatusOr<Tensor> HierarchicalCollective::Broadcast(int32_t replica, const 
         std::memcpy(buffer->data(), local_root.data(), input.byte_size());
       }
       RETURN_IF_ERROR(cross_worker_->Broadcast(buffer->data(), input.byte_size(), root_worker,
-                                               rendezvous().call(0).Describe(), deadline));
+                                               described_.Describe(rendezvous().call(0)), deadline));
       ASSIGN_OR_RETURN(cross_result_, Tensor::FromBuffer(input.dtype(), input.shape(), std::move(buffer)));
       return absl::OkStatus();
     }();

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/collective/call_description_cache.h"
 #include "core/collective/collective.h"
 #include "core/collective/cross_worker.h"
 #include "core/tensor/buffer.h"
@@ -55,6 +56,7 @@ class HierarchicalCollective final : public Collective {
   std::shared_ptr<Buffer> pack_;
   absl::Status cross_status_;
   std::optional<Tensor> cross_result_;
+  CallDescriptionCache described_;  // replica 0's: the signature of its cross-worker calls
 };
 
 }  // namespace distribute
