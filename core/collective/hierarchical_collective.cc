@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/collective/local_gather.h"
 #include "core/collective/packing.h"
@@ -16,7 +17,7 @@ namespace {
 
 // Where each tensor's accumulators sit in the pack of partial results.
 struct PackLayout {
-  std::vector<size_t> offsets;
+  absl::InlinedVector<size_t, 4> offsets;  // a call of a few tensors allocates nothing
   size_t bytes = 0;
 };
 

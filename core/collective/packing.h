@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <span>
 #include <utility>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/tensor/tensor.h"
 
 namespace distribute {
@@ -20,11 +20,13 @@ inline constexpr size_t kPackAlign = 64;
 
 inline size_t RoundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
+// Packs as [first, last) tensor ranges; a call of a few tensors (most are) allocates none.
+using PackRanges = absl::InlinedVector<std::pair<size_t, size_t>, 4>;
+
 // Tensors [first, last) split into consecutive packs of at most `bytes` each (a tensor
 // larger than that is a pack of its own).
-inline std::vector<std::pair<size_t, size_t>> SplitIntoPacks(std::span<const Tensor> tensors,
-                                                             size_t first, size_t last, size_t bytes) {
-  std::vector<std::pair<size_t, size_t>> packs;
+inline PackRanges SplitIntoPacks(std::span<const Tensor> tensors, size_t first, size_t last, size_t bytes) {
+  PackRanges packs;
   size_t start = first;
   size_t filled = 0;
   for (size_t t = first; t < last; ++t) {
@@ -41,8 +43,7 @@ inline std::vector<std::pair<size_t, size_t>> SplitIntoPacks(std::span<const Ten
 }
 
 // `count` packs of about equal bytes over all of `tensors`.
-inline std::vector<std::pair<size_t, size_t>> SplitEvenly(std::span<const Tensor> tensors,
-                                                          int32_t count) {
+inline PackRanges SplitEvenly(std::span<const Tensor> tensors, int32_t count) {
   size_t total = 0;
   for (const Tensor& t : tensors) total += t.byte_size();
   const size_t target = std::max<size_t>(1, RoundUp(total, static_cast<size_t>(count)) / count);
