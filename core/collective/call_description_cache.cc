@@ -12,8 +12,10 @@ bool CallDescriptionCache::Matches(const PublishedCall& call) const {
     const Tensor& t = call.inputs[i];
     const int32_t rank = t.shape().rank();
     if (t.dtype() != dtypes_[i] || rank != ranks_[i]) return false;
-    for (int32_t d = 0; d < rank; ++d) {
-      if (t.shape().dim(d) != dims_[next++]) return false;
+    for (int32_t d = 0; d < rank; ++d, ++next) {
+      // The gathered axis may change length from call to call: its text is '*' anyway.
+      const bool gathered = call.kind == CallKind::kAllGather && d == call.parameter;
+      if (!gathered && t.shape().dim(d) != dims_[next]) return false;
     }
   }
   return true;
@@ -21,11 +23,8 @@ bool CallDescriptionCache::Matches(const PublishedCall& call) const {
 
 const std::string& CallDescriptionCache::Describe(const PublishedCall& call) {
   if (Matches(call)) return description_;
+  valid_ = false;  // until the key below is whole
   description_ = call.Describe();
-  // A failure's text carries its message, and a merge is never sent across workers:
-  // only the collectives are kept.
-  valid_ = call.kind == CallKind::kAllReduce || call.kind == CallKind::kAllGather ||
-           call.kind == CallKind::kBroadcast;
   kind_ = call.kind;
   op_ = call.op;
   parameter_ = call.parameter;
@@ -37,6 +36,10 @@ const std::string& CallDescriptionCache::Describe(const PublishedCall& call) {
     ranks_.push_back(t.shape().rank());
     for (int32_t d = 0; d < t.shape().rank(); ++d) dims_.push_back(t.shape().dim(d));
   }
+  // A failure's text carries its message, and a merge is never sent across workers:
+  // only the collectives are kept.
+  valid_ = call.kind == CallKind::kAllReduce || call.kind == CallKind::kAllGather ||
+           call.kind == CallKind::kBroadcast;
   return description_;
 }
 

@@ -18,7 +18,8 @@ namespace distribute {
 class CallDescriptionCache {
  public:
   // call.Describe(): formatted again only when `call` differs from the last call in kind,
-  // op, parameter, or any tensor's dtype or dimensions. Valid until the next call.
+  // op, parameter, or any tensor's dtype or dimensions (but an all-gather's gathered axis,
+  // which its text does not show). Valid until the next call.
   const std::string& Describe(const PublishedCall& call);
 
  private:

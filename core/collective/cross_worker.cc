@@ -30,6 +30,9 @@ constexpr size_t kSignatureBytes = 96;
 // inputs, kResultChannels + p piece p of its result.
 constexpr int32_t kResultChannels = 1 << 20;
 
+// Workers whose per-worker pointers a call keeps without a heap allocation.
+constexpr size_t kInlineWorkers = 8;
+
 }  // namespace
 
 // What every worker says about its call; the rest of its block carries a small payload.
@@ -133,7 +136,7 @@ absl::Status CrossWorker::AllReduce(ReduceOp op, const void* pack, size_t pack_b
   RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllReduce, signature, pack, pack_bytes,
                                   pack_bytes <= kInlineBytes, deadline));
   const char* base = pack_bytes <= kInlineBytes ? nullptr : static_cast<const char*>(pack);
-  absl::InlinedVector<const void*, 8> inputs(static_cast<size_t>(num_workers()));
+  absl::InlinedVector<const void*, kInlineWorkers> inputs(static_cast<size_t>(num_workers()));
   for (const Segment& segment : segments) {
     for (int32_t w = 0; w < num_workers(); ++w) {
       inputs[w] = (base != nullptr ? base : BlockOf(w) + sizeof(Header)) + segment.offset;
@@ -241,7 +244,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   auto reduce_piece = [&](size_t p) {
     const auto [piece_from, piece_to] = cut.piece(mine, p);
     const size_t from = lo + piece_from, to = lo + piece_to;
-    absl::InlinedVector<const char*, 8> inputs(static_cast<size_t>(workers));
+    absl::InlinedVector<const char*, kInlineWorkers> inputs(static_cast<size_t>(workers));
     for (int32_t w = 0; w < workers; ++w) inputs[w] = w == me ? pack + from : received(w, from - lo);
     ReduceSpan(op, segments, mean_divisor, inputs, from, to, result);
     std::vector<Transport::Transfer> out;
@@ -277,7 +280,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
 
 void CrossWorker::ReduceSpan(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
                              std::span<const char* const> inputs, size_t from, size_t to, char* result) {
-  absl::InlinedVector<const void*, 8> at(inputs.size());
+  absl::InlinedVector<const void*, kInlineWorkers> at(inputs.size());
   for (const Segment& segment : segments) {
     const DType acc = AccumulatorDType(segment.dtype);
     const size_t acc_size = DTypeSize(acc);

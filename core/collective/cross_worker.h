@@ -125,7 +125,8 @@ class CrossWorker final : public Workers {
   std::unique_ptr<Transport> transport_;
   uint64_t sequence_ = 0;
   std::vector<char> headers_;   // num_workers blocks of kBlockBytes
-  // The last signature WriteHeader hashed, and its hash.
+  // The last signature WriteHeader hashed, and its hash: a training loop makes the same
+  // calls step after step, and hashing the text was a few percent of a small call.
   bool hashed_ = false;
   std::string hashed_signature_;
   uint64_t signature_hash_ = 0;

@@ -198,14 +198,14 @@ struct StoreOutputs {
   }
 };
 
-// Two inputs into one or two outputs that stay in the cache (a 2-replica reduction of a
-// slice into both replicas' outputs, a tiny staged all-reduce into its caller's): one pass
-// from the inputs to the outputs, with the chunked path's arithmetic in its order (the
+// Two inputs into one or two outputs (a 2-replica reduction of a slice into both replicas'
+// outputs, a tiny staged all-reduce into its caller's, two workers' partial results): one
+// pass from the inputs to the outputs, with the chunked path's arithmetic in its order (the
 // pair, then the MEAN division, then the conversion), so the same bits, without the
 // accumulator buffer and the chunk loop, which were most of the instructions of a
 // reduction of a few elements. Element i is read before it is written, as in place needs.
 // `In` is the stored type or, for partial results, the accumulator; `load` reads it as an
-// accumulator, as the chunked path's does.
+// accumulator, as the chunked path does.
 template <typename Tr, typename Op, bool kMean, typename In, typename Load>
 void ReducePairInto(const In* a, const In* b, typename Tr::Storage* out0, typename Tr::Storage* out1,
                     size_t begin, size_t end, typename Tr::Acc divisor, const Load& load) {

@@ -47,6 +47,9 @@ TEST(CallDescriptionCacheTest, EveryCallGetsItsOwnDescription) {
   const std::vector<Tensor> other_dtype = {Make(DType::kFloat32, {2, 3}), Make(DType::kInt32, {})};
   const std::vector<Tensor> other_rank = {Make(DType::kFloat32, {2, 3}), Make(DType::kInt64, {1})};
   const std::vector<Tensor> fewer = {Make(DType::kFloat32, {2, 3})};
+  // For an all-gather along axis 1: that axis longer (the same text), then the other one.
+  const std::vector<Tensor> longer_axis = {Make(DType::kFloat32, {2, 7})};
+  const std::vector<Tensor> other_first = {Make(DType::kFloat32, {5, 7})};
   // Dimensions that move between tensors but keep their flattened order.
   const std::vector<Tensor> moved = {Make(DType::kFloat32, {2}), Make(DType::kInt64, {3})};
   // Each call differs from the one before it in one way only (or not at all).
@@ -66,6 +69,8 @@ TEST(CallDescriptionCacheTest, EveryCallGetsItsOwnDescription) {
       {.kind = CallKind::kAllReduce, .op = ReduceOp::kMean, .inputs = fewer},  // the tensor count
       {.kind = CallKind::kAllGather, .op = ReduceOp::kMean, .inputs = fewer},  // the kind
       {.kind = CallKind::kAllGather, .op = ReduceOp::kMean, .parameter = 1, .inputs = fewer},
+      {.kind = CallKind::kAllGather, .op = ReduceOp::kMean, .parameter = 1, .inputs = longer_axis},
+      {.kind = CallKind::kAllGather, .op = ReduceOp::kMean, .parameter = 1, .inputs = other_first},
       {.kind = CallKind::kBroadcast, .op = ReduceOp::kMean, .parameter = 1, .inputs = fewer},
       {.kind = CallKind::kBroadcast, .op = ReduceOp::kMean, .parameter = 1, .inputs = fewer},
       {.kind = CallKind::kAllReduce, .op = ReduceOp::kMean},

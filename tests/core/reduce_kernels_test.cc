@@ -344,6 +344,31 @@ TEST(ReduceAccumulatorRangeTest, EveryDTypeAndOpFromAccumulatorsMatchesTheRefere
   }
 }
 
+TEST(ReduceAccumulatorRangeTest, InPlaceIntoTheFirstInput) {
+  // Two partial results reduced into the first one's own memory, as a cross-worker piece
+  // of a float32 pack is: into float32 accumulators, and float16 results written over
+  // their own float32 accumulators (narrower elements, so element i lands before i is read).
+  std::mt19937 rng(13);
+  constexpr size_t kCount = 501;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt8}) {
+    const DType acc = AccumulatorDType(dtype);
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
+      std::vector<Array> inputs, partials;
+      for (int q = 0; q < 2; ++q) {
+        inputs.emplace_back(dtype, kCount);
+        FillRandom(inputs.back(), rng, true);
+        partials.emplace_back(acc, kCount);
+        ToAccumulator(dtype, inputs.back().data(), partials.back().data(), kCount);
+      }
+      void* output = partials[0].data();
+      ReduceAccumulatorRange(dtype, op, Pointers(partials).data(), 2, &output, 1, 0, kCount, 2);
+      Array result(dtype, kCount);
+      std::memcpy(result.data(), output, kCount * SizeOf(dtype));
+      ExpectMatchesReference(dtype, op, inputs, result, 0, kCount, 2);
+    }
+  }
+}
+
 // Reduces single elements given as integers.
 int64_t ReduceInts(DType dtype, ReduceOp op, std::vector<int64_t> values) {
   std::vector<Array> inputs;
