@@ -349,22 +349,21 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
     return absl::Status(failure_.code(),
                         absl::StrCat("the workers' communicator failed earlier: ", failure_.message()));
   }
-  auto valid = [&](const Transfer& t) { return t.peer >= 0 && t.peer < size() && t.peer != rank_; };
+  auto valid = [&](int32_t peer) { return peer >= 0 && peer < size() && peer != rank_; };
   for (const Transfer& t : sends) {
-    if (!valid(t)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to send to"));
+    if (!valid(t.peer)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to send to"));
     if (t.relay != nullptr) return absl::InvalidArgumentError("a send cannot have a relay (only a receive can)");
   }
   for (const Transfer& t : receives) {
-    if (!valid(t)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to receive from"));
+    if (!valid(t.peer)) return absl::InvalidArgumentError(absl::StrCat("no peer ", t.peer, " to receive from"));
     if (t.relay == nullptr) continue;
-    const std::string what = absl::StrCat("the relay of the receive from task ", task_names_[t.peer], " on channel ",
-                                          t.channel);
-    if (!valid({t.relay->peer, 0, nullptr, 0})) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " names no peer to relay to (", t.relay->peer, ")"));
-    }
-    if (!t.relay->consume || (t.relay->data == nullptr && t.bytes > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " has no consumer or no data"));
-    }
+    // A large all-reduce posts a relayed receive per piece: the text is built only for an error.
+    auto refuse = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrCat("the relay of the receive from task ", task_names_[t.peer],
+                                                     " on channel ", t.channel, " ", why));
+    };
+    if (!valid(t.relay->peer)) return refuse(absl::StrCat("names no peer to relay to (", t.relay->peer, ")"));
+    if (!t.relay->consume || (t.relay->data == nullptr && t.bytes > 0)) return refuse("has no consumer or no data");
   }
   ++tag_;
   receives_.clear();
@@ -392,7 +391,7 @@ absl::Status ShmTransport::Exchange(std::span<const Transfer> sends, std::span<c
         return failure_;
       }
       for (const Transfer& t : *more) {
-        if (!valid(t)) return Fail(absl::StrCat("no peer ", t.peer, " to send to"), false, deadline);
+        if (!valid(t.peer)) return Fail(absl::StrCat("no peer ", t.peer, " to send to"), false, deadline);
         peers_[t.peer].sends.push_back({t, 0, t.bytes});
       }
     }
