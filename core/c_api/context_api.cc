@@ -51,8 +51,9 @@ dist_status_t Collective(const char* function, dist_context_t* context, const di
     ASSIGN_OR_RETURN(ReplicaContext * replica, Current(context));
     std::optional<Tensor> read;
     ASSIGN_OR_RETURN(const Tensor* input, InputTensor(value, "value", &read));
-    ASSIGN_OR_RETURN(Tensor result, body(*replica, *input));
-    *out = new dist_value(Value(std::move(result)));
+    absl::StatusOr<Tensor> result = body(*replica, *input);
+    if (!result.ok()) return result.status();
+    *out = new dist_value(*std::move(result));
     return absl::OkStatus();
   });
 }
@@ -152,7 +153,7 @@ dist_status_t dist_context_batch_all_reduce(dist_context_t* context, dist_reduce
       inputs.push_back(read.has_value() ? *std::move(read) : *input);
     }
     ASSIGN_OR_RETURN(std::vector<Tensor> results, replica->BatchAllReduce(reduce_op, inputs));
-    for (int32_t i = 0; i < count; ++i) outs[i] = new dist_value(Value(std::move(results[i])));
+    for (int32_t i = 0; i < count; ++i) outs[i] = new dist_value(std::move(results[i]));
     return absl::OkStatus();
   });
 }

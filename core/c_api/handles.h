@@ -41,6 +41,8 @@ struct dist_device : TaggedHandle<HandleType::kDevice> {
 
 struct dist_value : TaggedHandle<HandleType::kValue> {
   explicit dist_value(distribute::Value v) : value(std::move(v)) {}
+  // A tensor's handle made in place (a collective's new value, every call).
+  explicit dist_value(distribute::Tensor t) : value(std::move(t)) {}
   distribute::Value value;
 };
 

@@ -105,6 +105,18 @@ void AllReduceStages::StageInSlot(int32_t replica, uint64_t generation, const Pu
   s.words = w;
 }
 
+void AllReduceStages::Prefetch(int32_t replica, uint64_t generation, const PublishedCall& call) const {
+  if (InRecord(call)) return;
+  size_t bytes = 0;
+  for (const Tensor& t : call.inputs) bytes = RoundUp(bytes, kPackAlign) + t.byte_size();
+  for (int32_t q = 0; q < n_; ++q) {
+    if (q == replica) continue;
+    const Slot& s = slot(q, generation);
+    __builtin_prefetch(&s.words);
+    for (size_t line = 0; line < bytes; line += 64) __builtin_prefetch(s.data + line);
+  }
+}
+
 bool AllReduceStages::AllAgree(uint64_t generation) const {
   const unsigned char* first_record = barrier_.payload(0, generation);
   const uint64_t tag = TagOf(first_record);

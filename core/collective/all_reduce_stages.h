@@ -63,6 +63,12 @@ class AllReduceStages {
   // Copies `call`'s signature and inputs (Fits) into `replica`'s stage for `generation`.
   void Stage(int32_t replica, uint64_t generation, const PublishedCall& call);
 
+  // Starts loading the other replicas' stages of `call` (this replica's call, staged for
+  // `generation`) into this core's cache, once the meeting completed: a call staged in
+  // slots reads each other replica's signature line and data lines, and without this the
+  // signature's miss and then the data's come one after the other.
+  void Prefetch(int32_t replica, uint64_t generation, const PublishedCall& call) const;
+
   // Whether every replica staged a call for `generation` and all staged the same call:
   // the same answer on every replica.
   bool AllAgree(uint64_t generation) const;

@@ -398,7 +398,7 @@ absl::StatusOr<Tensor> CrossWorker::AllGatherAlongAxis(const Tensor& local, int3
       rows += static_cast<int64_t>(block.size() / (static_cast<size_t>(outer) * row_bytes));
     }
   }
-  std::vector<int64_t> dims = shape.dims();
+  Dims dims = shape.dims();
   dims[static_cast<size_t>(axis)] = rows;
   ASSIGN_OR_RETURN(Shape out_shape, Shape::Make(dims));
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,

@@ -12,7 +12,7 @@ absl::StatusOr<Tensor> ConcatenatePublished(const LocalRendezvous& group, int32_
                                             const DeviceSpec& device) {
   const Tensor& first = group.call(0).inputs[0];
   const Shape& shape = first.shape();
-  std::vector<int64_t> dims = shape.dims();
+  Dims dims = shape.dims();
   int64_t gathered = 0;
   for (int32_t q = 0; q < group.size(); ++q) gathered += group.call(q).inputs[0].shape().dim(axis);
   dims[static_cast<size_t>(axis)] = gathered;

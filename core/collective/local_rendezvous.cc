@@ -38,6 +38,7 @@ absl::StatusOr<bool> LocalRendezvous::PublishAllReduce(int32_t replica, const Pu
   stages_->Stage(replica, generation, call);
   calls_[static_cast<size_t>(replica)].call = &call;
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
+  stages_->Prefetch(replica, generation, call);
   if (stages_->AllAgree(generation)) {
     stages_->Reduce(generation, call.op, call.outputs);
     return true;

@@ -223,7 +223,7 @@ absl::StatusOr<Tensor> GpuCollective::GatherAcrossWorkers(int32_t axis, const De
     host.push_back(std::move(t));
   }
   const Shape& shape = host.front().shape();
-  std::vector<int64_t> dims = shape.dims();
+  Dims dims = shape.dims();
   int64_t rows = 0;
   for (const Tensor& t : host) rows += t.shape().dim(axis);
   dims[static_cast<size_t>(axis)] = rows;
@@ -238,7 +238,7 @@ absl::StatusOr<Tensor> GpuCollective::GatherAcrossWorkers(int32_t axis, const De
   for (const Tensor& t : host) blocks.push_back(BytesOf(t));
   ConcatenateAlongAxis(blocks, outer, static_cast<char*>(buffer->data()));
   ASSIGN_OR_RETURN(Tensor local, Tensor::FromBuffer(host.front().dtype(), std::move(local_shape), std::move(buffer)));
-  std::vector<int64_t> signature_dims = shape.dims();
+  Dims signature_dims = shape.dims();
   signature_dims[static_cast<size_t>(axis)] = -1;
   return workers_->AllGatherAlongAxis(local, axis,
                                       absl::StrCat("all-gather(axis ", axis, ") of ", DTypeName(local.dtype()),
@@ -264,7 +264,7 @@ absl::StatusOr<Tensor> GpuCollective::AllGather(int32_t replica, const Tensor& i
       return rendezvous().Arrive(replica, deadline);  // nobody replaces it while others copy
     }
     const Tensor& first = rendezvous().call(0).inputs[0];
-    std::vector<int64_t> dims = first.shape().dims();
+    Dims dims = first.shape().dims();
     int64_t gathered = 0;
     for (int32_t q = 0; q < size(); ++q) gathered += rendezvous().call(q).inputs[0].shape().dim(axis);
     dims[static_cast<size_t>(axis)] = gathered;

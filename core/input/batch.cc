@@ -70,7 +70,7 @@ class BatchIterator : public DatasetIterator {
     Element batch;
     for (size_t c = 0; c < chunks[0].size(); ++c) {
       const Tensor& first = chunks[0][c];
-      std::vector<int64_t> dims = first.shape().dims();
+      Dims dims = first.shape().dims();
       dims[0] = 0;
       for (const Element& chunk : chunks) dims[0] += chunk[c].shape().dim(0);
       ASSIGN_OR_RETURN(Tensor joined, NewHostTensor(first.dtype(), dims));

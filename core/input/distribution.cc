@@ -114,7 +114,7 @@ absl::StatusOr<Tensor> SliceRows(const Tensor& tensor, int64_t begin, int64_t en
                                                    ") are not inside a tensor of ", rows, " rows"));
   }
   if (begin == end) return EmptyBatchLike(tensor, place);
-  std::vector<int64_t> dims = source_shape.dims();
+  Dims dims = source_shape.dims();
   dims[0] = end - begin;
   ASSIGN_OR_RETURN(Shape shape, Shape::Make(dims));
   const size_t row_bytes = tensor.byte_size() / static_cast<size_t>(rows);
@@ -141,7 +141,7 @@ absl::StatusOr<Tensor> EmptyBatchLike(const Tensor& like, const DeviceSpec& plac
   if (like.shape().rank() < 1) {
     return absl::InvalidArgumentError("a scalar component has no empty batch");
   }
-  std::vector<int64_t> dims = like.shape().dims();
+  Dims dims = like.shape().dims();
   dims[0] = 0;
   const std::string device = place.ToString();
   Tensor::Description desc;

@@ -152,7 +152,7 @@ absl::StatusOr<int64_t> ShardCount(const Partitioner& p, DType dtype, const Shap
 }
 
 Shape ShardLayout::ShardShape(int64_t index) const {
-  std::vector<int64_t> dims = full_shape.dims();
+  Dims dims = full_shape.dims();
   dims[static_cast<size_t>(axis)] = sizes[static_cast<size_t>(index)];
   // Never fails: a shard is no larger than the valid full shape along any axis.
   return *Shape::Make(dims);

@@ -252,7 +252,7 @@ absl::StatusOr<Tensor> ReduceAlongAxis(const Strategy& strategy, ReduceOp op, co
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor>> LocalResults(const Value& value) {
-  if (!value.is_variable()) return value.components();
+  if (!value.is_variable()) return std::vector<Tensor>(value.components().begin(), value.components().end());
   if (value.component_index() >= 0) {
     ASSIGN_OR_RETURN(Tensor copy, value.variable()->Snapshot(value.component_index()));
     return std::vector<Tensor>{std::move(copy)};
@@ -281,7 +281,7 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
   ASSIGN_OR_RETURN(const int32_t normalized, CheckAlongAxis(components, axis));
   ASSIGN_OR_RETURN(components, OnHost(std::move(components)));
   const Tensor& first = components.front();
-  std::vector<int64_t> dims = first.shape().dims();
+  Dims dims = first.shape().dims();
   int64_t gathered = 0;
   for (const Tensor& t : components) gathered += t.shape().dim(normalized);
   dims[static_cast<size_t>(normalized)] = gathered;
@@ -292,7 +292,7 @@ absl::StatusOr<Value> Gather(Strategy& strategy, const Value& value, int32_t axi
   std::vector<std::span<const char>> blocks;
   for (const Tensor& t : components) blocks.push_back(BytesOf(t));
   ConcatenateAlongAxis(blocks, outer, static_cast<char*>(out.data()));
-  std::vector<int64_t> dims_but_axis = first.shape().dims();
+  Dims dims_but_axis = first.shape().dims();
   dims_but_axis[static_cast<size_t>(normalized)] = -1;
   ASSIGN_OR_RETURN(Tensor all, strategy.workers().AllGatherAlongAxis(
                                    out, normalized,

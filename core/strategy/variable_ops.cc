@@ -107,7 +107,7 @@ absl::Status AssignInCrossReplicaContext(Variable& variable, const Value& value,
     if (value.is_variable()) {
       ASSIGN_OR_RETURN(components, value.variable()->SnapshotAll());
     } else {
-      components = value.components();
+      components.assign(value.components().begin(), value.components().end());
     }
     if (copies == 1) {
       parts.push_back(components.front());

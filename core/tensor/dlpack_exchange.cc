@@ -121,7 +121,8 @@ absl::Status CheckCompactStrides(const DLTensor& dl, const Shape& shape) {
 }  // namespace
 
 DLManagedTensor* ExportDlpack(const Tensor& tensor) {
-  auto* ctx = new ExportContext{tensor, tensor.shape().dims(), {}};
+  auto* ctx = new ExportContext{
+      tensor, std::vector<int64_t>(tensor.shape().dims().begin(), tensor.shape().dims().end()), {}};
   DLTensor& dl = ctx->managed.dl_tensor;
   dl.data = tensor.data();
   const DeviceSpec& device = tensor.device();

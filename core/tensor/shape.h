@@ -6,13 +6,17 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 
 namespace distribute {
 
 inline constexpr int32_t kMaxRank = 32;
+
+// A shape's dimensions: inline up to rank 4, so that making a tensor of an everyday shape
+// allocates nothing for its shape (a small all-reduce's new value is made every call).
+using Dims = absl::InlinedVector<int64_t, 4>;
 
 class Shape {
  public:
@@ -22,7 +26,7 @@ class Shape {
 
   int32_t rank() const { return static_cast<int32_t>(dims_.size()); }
   int64_t dim(int32_t i) const { return dims_[static_cast<size_t>(i)]; }
-  const std::vector<int64_t>& dims() const { return dims_; }
+  const Dims& dims() const { return dims_; }
   int64_t num_elements() const { return num_elements_; }
 
   // "[2, 3]"
@@ -31,7 +35,7 @@ class Shape {
   bool operator==(const Shape& other) const { return dims_ == other.dims_; }
 
  private:
-  std::vector<int64_t> dims_;
+  Dims dims_;
   int64_t num_elements_ = 1;
 };
 

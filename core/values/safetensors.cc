@@ -111,7 +111,7 @@ absl::StatusOr<std::string> BuildHeader(const NamedTensors& tensors, absl::strin
   for (const auto& [name, tensor] : tensors) {
     const uint64_t end = offset + tensor.byte_size();
     header[name] = Json::object({{"dtype", SafetensorsDTypeName(tensor.dtype())},
-                                 {"shape", tensor.shape().dims()},
+                                 {"shape", std::vector<int64_t>(tensor.shape().dims().begin(), tensor.shape().dims().end())},
                                  {"data_offsets", Json::array({offset, end})}});
     offset = end;
   }

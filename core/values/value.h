@@ -6,12 +6,14 @@
 #define DISTRIBUTE_CORE_VALUES_VALUE_H_
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/tensor/tensor.h"
@@ -34,10 +36,7 @@ absl::string_view ValueKindName(ValueKind kind);
 class Value {
  public:
   // Moved in: a braced list would copy the tensor (its shape and a reference count).
-  explicit Value(Tensor tensor) : kind_(ValueKind::kTensor) {
-    components_.reserve(1);
-    components_.push_back(std::move(tensor));
-  }
+  explicit Value(Tensor tensor) : kind_(ValueKind::kTensor) { components_.push_back(std::move(tensor)); }
 
   // PerReplica or Mirrored over `components` (at least one). Mirrored components must
   // agree in dtype and shape.
@@ -56,7 +55,7 @@ class Value {
   // The copy this value denotes for a component view, else -1.
   int32_t component_index() const { return component_; }
   // Tensor components (tensor, PerReplica, Mirrored); empty for variables.
-  const std::vector<Tensor>& components() const { return components_; }
+  std::span<const Tensor> components() const { return components_; }
 
   // experimental_local_results: 1 for tensors and plain variables.
   int32_t num_components() const;
@@ -76,12 +75,15 @@ class Value {
   Value(ValueKind kind, std::vector<Tensor> components, std::shared_ptr<Variable> variable,
         int32_t component)
       : kind_(kind),
-        components_(std::move(components)),
+        components_(std::make_move_iterator(components.begin()),
+                    std::make_move_iterator(components.end())),
         variable_(std::move(variable)),
         component_(component) {}
 
   ValueKind kind_;
-  std::vector<Tensor> components_;
+  // Inline for one tensor: a plain tensor value (every collective's new value) allocates
+  // nothing beyond its tensor's buffer.
+  absl::InlinedVector<Tensor, 1> components_;
   std::shared_ptr<Variable> variable_;
   int32_t component_ = -1;
 };

@@ -38,8 +38,13 @@ bool HasGpu() { return GpuRuntime::Get().device_count() > 0; }
 TEST(BufferTest, HostAlignmentIs64) { EXPECT_EQ(kHostAlignment, 64u); }
 
 TEST(BufferTest, AllocateIsAlignedAndSized) {
+  // Up to 4 KiB the bytes share the buffer's allocation, in classes of powers of two: each
+  // class's edges, where an off-by-one overruns into the next allocation (ASan).
   for (size_t bytes : {size_t{1}, size_t{3}, size_t{63}, size_t{64}, size_t{65}, size_t{100},
-                       size_t{4096}, size_t{4097}, size_t{1} << 20, (size_t{1} << 20) + 7}) {
+                       size_t{127}, size_t{128}, size_t{129}, size_t{256}, size_t{257},
+                       size_t{512}, size_t{513}, size_t{1024}, size_t{1025}, size_t{2048},
+                       size_t{2049}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{1} << 20,
+                       (size_t{1} << 20) + 7}) {
     for (bool zero : {false, true}) {
       SCOPED_TRACE(::testing::Message() << bytes << " bytes, zero=" << zero);
       absl::StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::Allocate(kCpu0, bytes, zero);
@@ -73,6 +78,25 @@ TEST(BufferTest, AllocateZeroFills) {
       for (size_t i = 0; i < bytes; ++i) nonzero += bytes_ptr[i] != 0;
       EXPECT_EQ(nonzero, 0u);
     }
+  }
+}
+
+// Small host buffers live beside their reference counts: many alive at once never share
+// a byte.
+TEST(BufferTest, SmallBuffersAliveTogetherAreDisjoint) {
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  for (size_t i = 0; i < 64; ++i) {
+    const size_t bytes = 1 + i * 67 % 4096;
+    absl::StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::Allocate(kCpu0, bytes, false);
+    ASSERT_TRUE(IsOk(buffer));
+    std::memset((*buffer)->data(), static_cast<int>(i), bytes);
+    buffers.push_back(*std::move(buffer));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const auto* data = static_cast<const unsigned char*>(buffers[i]->data());
+    size_t wrong = 0;
+    for (size_t b = 0; b < buffers[i]->size(); ++b) wrong += data[b] != static_cast<unsigned char>(i);
+    EXPECT_EQ(wrong, 0u) << "buffer " << i << " of " << buffers[i]->size() << " bytes";
   }
 }
 

@@ -122,7 +122,7 @@ TEST_F(CrossReplicaTest, ReduceAlongAnAxisOfHigherRankTensors) {
   // [4, 2] and [2, 2] along axis 0: per column.
   const Value batch = PerReplica({Make({1, 10, 2, 20, 3, 30, 4, 40}, {4, 2}), Make({5, 50, 6, 60}, {2, 2})});
   absl::StatusOr<Value> mean = Reduce(*two_, ReduceOp::kMean, batch, 0);
-  EXPECT_EQ(TensorOf(mean).shape().dims(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(TensorOf(mean).shape().dims(), (distribute::Dims{2}));
   EXPECT_EQ(ValuesOf(TensorOf(mean)), (std::vector<double>{21 / 6.0, 210 / 6.0}));
   EXPECT_EQ(ValuesOf(TensorOf(Reduce(*two_, ReduceOp::kProduct, batch, -2))),
             (std::vector<double>{720, 720e6}));
@@ -294,13 +294,13 @@ TEST_F(CrossReplicaTest, ReduceInsideAReplicaFunctionIsFailedPrecondition) {
 TEST_F(CrossReplicaTest, GatherConcatenatesComponents) {
   const Value rows = PerReplica({Make({1, 2, 3, 4, 5, 6}, {2, 3}), Make({7, 8, 9}, {1, 3})});
   absl::StatusOr<Value> gathered = Gather(*two_, rows, 0);
-  EXPECT_EQ(TensorOf(gathered).shape().dims(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(TensorOf(gathered).shape().dims(), (distribute::Dims{3, 3}));
   EXPECT_EQ(ValuesOf(TensorOf(gathered)), (std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_EQ(TensorOf(gathered).device(), two_->worker_devices()[0]);
 
   const Value cols = PerReplica({Make({1, 2}, {2, 1}), Make({3, 4, 5, 6}, {2, 2})});
   absl::StatusOr<Value> by_col = Gather(*two_, cols, -1);
-  EXPECT_EQ(TensorOf(by_col).shape().dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(TensorOf(by_col).shape().dims(), (distribute::Dims{2, 3}));
   EXPECT_EQ(ValuesOf(TensorOf(by_col)), (std::vector<double>{1, 3, 4, 2, 5, 6}));
 
   // An empty component.

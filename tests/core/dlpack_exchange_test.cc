@@ -162,7 +162,7 @@ TEST(DlpackImportTest, WrapsTheProducersMemoryAndDeletesOnce) {
     ASSERT_TRUE(IsOk(tensor));
     EXPECT_EQ(tensor->data(), producer.memory.data());
     EXPECT_EQ(tensor->dtype(), DType::kFloat32);
-    EXPECT_EQ(tensor->shape().dims(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(tensor->shape().dims(), (distribute::Dims{2, 3}));
     EXPECT_EQ(tensor->byte_size(), 24u);
     EXPECT_EQ(tensor->device().type, DeviceType::kCpu);
     EXPECT_EQ(tensor->device().index, 0);

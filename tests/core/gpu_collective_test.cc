@@ -272,7 +272,7 @@ TEST(GpuCollectiveTest, AllGatherAlongEitherAxisAndBroadcast) {
     Tensor input = Make<int32_t>(gpu, DType::kInt32, {r + 1, 2}, rows);
     absl::StatusOr<Tensor> stacked = collective->AllGather(r, input, 0, mine, Soon());
     ASSERT_TRUE(IsOk(stacked));
-    EXPECT_EQ(stacked->shape().dims(), std::vector<int64_t>({6, 2}));
+    EXPECT_EQ(stacked->shape().dims(), distribute::Dims({6, 2}));
     EXPECT_EQ(Read<int32_t>(*stacked),
               std::vector<int32_t>({0, 1, 10, 11, 10, 11, 20, 21, 20, 21, 20, 21}));
     // Along axis 1 with 2 rows each: row i is every replica's row i side by side.

@@ -228,11 +228,11 @@ TEST_F(InputDistributionTest, EmptyBatchesKeepInnerDimensionsAndDtype) {
   ASSERT_TRUE(IsOk((*iterator)->GetNext(&values)));
   ASSERT_TRUE(*(*iterator)->GetNext(&values));
   ASSERT_EQ(values.size(), 2u);
-  const std::vector<Tensor>& second = values[1].components();
+  std::span<const Tensor> second = values[1].components();
   ASSERT_EQ(second.size(), 4u);
-  EXPECT_EQ(second[0].shape().dims(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(second[0].shape().dims(), (distribute::Dims{1, 2}));
   for (int r = 1; r < 4; ++r) {
-    EXPECT_EQ(second[r].shape().dims(), (std::vector<int64_t>{0, 2}));
+    EXPECT_EQ(second[r].shape().dims(), (distribute::Dims{0, 2}));
     EXPECT_EQ(second[r].dtype(), DType::kInt32);
     EXPECT_EQ(second[r].byte_size(), 0u);
   }

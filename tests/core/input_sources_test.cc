@@ -33,7 +33,7 @@ TEST(TensorSlicesTest, SlicesEveryComponentAlongTheFirstAxis) {
   ASSERT_EQ(elements.size(), 3u);
   for (int64_t i = 0; i < 3; ++i) {
     const Element& e = elements[static_cast<size_t>(i)];
-    EXPECT_EQ(e[0].shape().dims(), std::vector<int64_t>({2}));
+    EXPECT_EQ(e[0].shape().dims(), distribute::Dims({2}));
     EXPECT_EQ(Values<int64_t>(e[0]), std::vector<int64_t>({10 * i, 10 * i + 1}));
     EXPECT_EQ(e[1].shape().rank(), 0);
     EXPECT_EQ(Values<float>(e[1]), std::vector<float>({0.5f + static_cast<float>(i)}));

@@ -46,12 +46,12 @@ TEST(BatchTest, StacksAlongANewAxisAndKeepsTheRemainder) {
   EXPECT_EQ((*ds)->num_components(), 2);
   std::vector<Element> batches = Collect(*ds);
   ASSERT_EQ(batches.size(), 3u);
-  EXPECT_EQ(batches[0][0].shape().dims(), std::vector<int64_t>({2, 2}));
+  EXPECT_EQ(batches[0][0].shape().dims(), distribute::Dims({2, 2}));
   EXPECT_EQ(Values<int64_t>(batches[0][0]), Iota(0, 4));
   EXPECT_EQ(Values<int64_t>(batches[1][0]), Iota(4, 8));
-  EXPECT_EQ(batches[2][0].shape().dims(), std::vector<int64_t>({1, 2}));
+  EXPECT_EQ(batches[2][0].shape().dims(), distribute::Dims({1, 2}));
   EXPECT_EQ(Values<int64_t>(batches[2][0]), Iota(8, 10));
-  EXPECT_EQ(batches[0][1].shape().dims(), std::vector<int64_t>({2}));
+  EXPECT_EQ(batches[0][1].shape().dims(), distribute::Dims({2}));
   EXPECT_EQ(Values<int64_t>(batches[2][1]), std::vector<int64_t>({104}));
 }
 
@@ -251,7 +251,7 @@ TEST(SourceFilesTest, TransformationsDelegateAndRebuild) {
   EXPECT_EQ((*rebuilt)->SourceFiles(), std::vector<std::string>({b}));
   std::vector<Element> batches = Collect(*rebuilt);
   ASSERT_EQ(batches.size(), 1u);
-  EXPECT_EQ(batches[0][0].shape().dims(), std::vector<int64_t>({1, 2}));  // "b2"
+  EXPECT_EQ(batches[0][0].shape().dims(), distribute::Dims({1, 2}));  // "b2"
   // Every transformation rebuilds itself.
   std::vector<DatasetPtr> pipelines;
   pipelines.push_back(*Shard(*lines, 2, 0));

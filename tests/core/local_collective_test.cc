@@ -224,7 +224,7 @@ void CheckAllReduce(Strategy& strategy, const std::vector<Spec>& specs, ReduceOp
       const Tensor& out = mine[t];
       const DType out_dtype = n > 1 ? ReducedDType(specs[t].dtype, op) : specs[t].dtype;
       ASSERT_EQ(out.dtype(), out_dtype);
-      ASSERT_EQ(out.shape().dims(), specs[t].dims);
+      ASSERT_EQ(out.shape().dims(), distribute::Dims(specs[t].dims.begin(), specs[t].dims.end()));
       EXPECT_EQ(out.device(), strategy.worker_devices()[static_cast<size_t>(r)])
           << "replica " << r << " tensor " << t;
       if (r == 0) {
@@ -607,7 +607,7 @@ TEST(LocalCollectiveAllGatherTest, ConcatenatesAlongTheAxisInReplicaOrder) {
         ASSERT_TRUE(outputs[static_cast<size_t>(r)].has_value());
         const Tensor& out = *outputs[static_cast<size_t>(r)];
         EXPECT_EQ(out.dtype(), DType::kInt32);
-        EXPECT_EQ(out.shape().dims(), dims) << "replica " << r;
+        EXPECT_EQ(out.shape().dims(), distribute::Dims(dims.begin(), dims.end())) << "replica " << r;
         EXPECT_EQ(out.device(), strategy->worker_devices()[static_cast<size_t>(r)]);
         std::vector<int64_t> got;
         for (size_t j = 0; j < NumElements(out); ++j) got.push_back(LoadInt(DType::kInt32, out.data(), j));
@@ -652,7 +652,7 @@ TEST(LocalCollectiveBroadcastTest, EveryReplicaGetsTheSourcesTensor) {
     for (int32_t r = 0; r < n; ++r) {
       ASSERT_TRUE(outputs[static_cast<size_t>(r)].has_value());
       const Tensor& out = *outputs[static_cast<size_t>(r)];
-      EXPECT_EQ(out.shape().dims(), (std::vector<int64_t>{3, 5}));
+      EXPECT_EQ(out.shape().dims(), (distribute::Dims{3, 5}));
       EXPECT_EQ(out.device(), strategy->worker_devices()[static_cast<size_t>(r)]);
       EXPECT_EQ(std::memcmp(out.data(), expected.data(), expected.byte_size()), 0)
           << "source " << source << " replica " << r;

@@ -116,13 +116,13 @@ TEST(PartitionerTest, LayoutGivesTheFirstShardsTheRemainder) {
   ASSERT_TRUE(IsOk(layout));
   EXPECT_EQ(layout->sizes, (std::vector<int64_t>{3, 3, 3, 2}));
   EXPECT_EQ(layout->offsets, (std::vector<int64_t>{0, 3, 6, 9}));
-  EXPECT_EQ(layout->ShardShape(3).dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(layout->ShardShape(3).dims(), (distribute::Dims{2, 2}));
 
   layout = LayoutShards(MakeShape({2, 10, 3}), 1, 3);
   ASSERT_TRUE(IsOk(layout));
   EXPECT_EQ(layout->sizes, (std::vector<int64_t>{4, 3, 3}));
   EXPECT_EQ(layout->offsets, (std::vector<int64_t>{0, 4, 7}));
-  EXPECT_EQ(layout->ShardShape(0).dims(), (std::vector<int64_t>{2, 4, 3}));
+  EXPECT_EQ(layout->ShardShape(0).dims(), (distribute::Dims{2, 4, 3}));
 
   layout = Partition(Partitioner::FixedSize(3), DType::kFloat32, MakeShape({10, 3}));
   ASSERT_TRUE(IsOk(layout));

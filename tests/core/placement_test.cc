@@ -133,8 +133,8 @@ TEST(PlacementTest, ShardsArePlacedOneByOne) {
   ASSERT_TRUE(w->layout.has_value());
   EXPECT_EQ(w->shards[0].name, "w/part_0");
   EXPECT_EQ(w->shards[2].name, "w/part_2");
-  EXPECT_EQ(w->shards[0].shape.dims(), (std::vector<int64_t>{4, 3}));
-  EXPECT_EQ(w->shards[1].shape.dims(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(w->shards[0].shape.dims(), (distribute::Dims{4, 3}));
+  EXPECT_EQ(w->shards[1].shape.dims(), (distribute::Dims{3, 3}));
   EXPECT_EQ(TaskOf(*round_robin, Var("y")), 0);
 
   // Greedy: a is 40 bytes on task 0; w's shards are 4, 3, 3 rows of 8 bytes.
@@ -274,7 +274,7 @@ TEST(PlacementTest, FindReturnsTheDeclaration) {
   ASSERT_TRUE(IsOk(placement->Declare(Var("a", {3}))));
   absl::StatusOr<VariablePlacement> found = placement->Find("a");
   ASSERT_TRUE(IsOk(found));
-  EXPECT_EQ(found->declaration.shape.dims(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(found->declaration.shape.dims(), (distribute::Dims{3}));
   EXPECT_TRUE(HasError(placement->Find("b"), absl::StatusCode::kNotFound, {"'b'"}));
 }
 

@@ -215,7 +215,7 @@ TEST_F(SafetensorsTest, ReadsAHandWrittenFile) {
   const auto& [name, tensor] = (*read)[0];
   EXPECT_EQ(name, "x");
   EXPECT_EQ(tensor.dtype(), DType::kFloat32);
-  EXPECT_EQ(tensor.shape().dims(), std::vector<int64_t>{2});
+  EXPECT_EQ(tensor.shape().dims(), distribute::Dims{2});
   ASSERT_EQ(tensor.byte_size(), 8u);
   float values[2];
   std::memcpy(values, tensor.data(), sizeof(values));
@@ -292,7 +292,7 @@ TEST_F(SafetensorsTest, ReadsHandWrittenHeadersInDataOrder) {
   std::memcpy(&early, (*read)[0].second.data(), 2);
   EXPECT_EQ(early, 0x1234);
   EXPECT_EQ((*read)[1].second.dtype(), DType::kInt64);
-  EXPECT_EQ((*read)[1].second.shape().dims(), (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ((*read)[1].second.shape().dims(), (distribute::Dims{0, 4}));
   EXPECT_EQ((*read)[1].second.byte_size(), 0u);
   EXPECT_EQ((*read)[2].second.dtype(), DType::kBFloat16);
   EXPECT_EQ((*read)[2].second.shape().rank(), 0);

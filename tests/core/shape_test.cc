@@ -69,7 +69,7 @@ TEST(ShapeTest, MakeValidShapes) {
     absl::StatusOr<Shape> shape = Make(dims);
     ASSERT_TRUE(IsOk(shape));
     EXPECT_EQ(shape->rank(), static_cast<int32_t>(dims.size()));
-    EXPECT_EQ(shape->dims(), dims);
+    EXPECT_EQ(shape->dims(), distribute::Dims(dims.begin(), dims.end()));
     for (size_t i = 0; i < dims.size(); ++i) EXPECT_EQ(shape->dim(static_cast<int32_t>(i)), dims[i]);
     EXPECT_EQ(shape->num_elements(), ReferenceCount(dims));
   }
@@ -167,7 +167,7 @@ TEST(ShapeTest, ZeroDimensionWithHugeOthersHasZeroElements) {
     absl::StatusOr<Shape> shape = Make(dims);
     ASSERT_TRUE(IsOk(shape));
     EXPECT_EQ(shape->num_elements(), 0);
-    EXPECT_EQ(shape->dims(), dims);
+    EXPECT_EQ(shape->dims(), distribute::Dims(dims.begin(), dims.end()));
   }
 }
 

@@ -67,7 +67,7 @@ TEST(TensorCreateTest, CopiesHostData) {
   absl::StatusOr<Tensor> tensor = Tensor::Create(Desc(kFloat32, dims, 6 * sizeof(float)), source.data());
   ASSERT_TRUE(IsOk(tensor));
   EXPECT_EQ(tensor->dtype(), DType::kFloat32);
-  EXPECT_EQ(tensor->shape().dims(), dims);
+  EXPECT_EQ(tensor->shape().dims(), distribute::Dims(dims.begin(), dims.end()));
   EXPECT_EQ(tensor->shape().num_elements(), 6);
   EXPECT_EQ(tensor->byte_size(), 24u);
   EXPECT_NE(tensor->data(), source.data());
@@ -159,7 +159,7 @@ TEST(TensorCreateTest, EmptyTensors) {
     ASSERT_TRUE(IsOk(tensor));
     EXPECT_EQ(tensor->byte_size(), 0u);
     EXPECT_EQ(tensor->shape().num_elements(), 0);
-    EXPECT_EQ(tensor->shape().dims(), dims);
+    EXPECT_EQ(tensor->shape().dims(), distribute::Dims(dims.begin(), dims.end()));
   }
   EXPECT_TRUE(HasError(Tensor::Create(Desc(kFloat32, dims, 4), data),
                        absl::StatusCode::kInvalidArgument));
@@ -422,7 +422,7 @@ TEST(TensorCopyToTest, EmptyAndScalar) {
   absl::StatusOr<Tensor> empty_copy = empty->CopyTo("CPU:0");
   ASSERT_TRUE(IsOk(empty_copy));
   EXPECT_EQ(empty_copy->byte_size(), 0u);
-  EXPECT_EQ(empty_copy->shape().dims(), empty_dims);
+  EXPECT_EQ(empty_copy->shape().dims(), distribute::Dims(empty_dims.begin(), empty_dims.end()));
 
   const int64_t value = -7;
   absl::StatusOr<Tensor> scalar = Tensor::Create(Desc(kInt64, {}, 8), &value);

@@ -41,7 +41,7 @@ TEST(ValueTest, TensorValueGivesItsTensorBack) {
   EXPECT_EQ(*as_tensor, &value.components().front());
   EXPECT_EQ((*as_tensor)->data(), memory.data());
   EXPECT_EQ((*as_tensor)->dtype(), DType::kInt32);
-  EXPECT_EQ((*as_tensor)->shape().dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((*as_tensor)->shape().dims(), (distribute::Dims{2, 2}));
   EXPECT_EQ((*as_tensor)->buffer(), tensor->buffer());
   // Asking twice gives the same tensor.
   EXPECT_EQ(*value.AsTensor(), *as_tensor);

@@ -196,7 +196,7 @@ TEST(VariableServiceTest, ApplyUpdateSgdAndListWithSlots) {
   EXPECT_EQ((*listed)[2].name, "w");
   EXPECT_EQ((*listed)[2].slot_of, "");
   EXPECT_EQ((*listed)[2].dtype, DType::kFloat64);
-  EXPECT_EQ((*listed)[2].shape.dims(), (std::vector<int64_t>{3}));
+  EXPECT_EQ((*listed)[2].shape.dims(), (distribute::Dims{3}));
 
   // The store's refusals of an update: unknown function, missing hyperparameter.
   EXPECT_TRUE(HasError(host.ApplyUpdate("w", "no_such", std::span<const Tensor>(&gradient, 1), {}, Long()),
@@ -240,7 +240,7 @@ TEST(VariableServiceTest, SixtyFourMebibyteTensorRoundTrip) {
   absl::StatusOr<Tensor> back = cluster.host->Read("big", Long());
   ASSERT_TRUE(IsOk(back));
   ASSERT_EQ(back->byte_size(), static_cast<size_t>(kBytes));
-  EXPECT_EQ(back->shape().dims(), (std::vector<int64_t>{kBytes}));
+  EXPECT_EQ(back->shape().dims(), (distribute::Dims{kBytes}));
   EXPECT_EQ(std::memcmp(back->data(), big.data(), static_cast<size_t>(kBytes)), 0);
   // The store holds the same bytes.
   absl::StatusOr<Tensor> stored = cluster.store().Read("big");

@@ -88,7 +88,7 @@ TEST_F(VariableTest, Properties) {
   EXPECT_EQ(v->sync(), VariableSync::kOnWrite);
   EXPECT_EQ(v->aggregation(), VariableAggregation::kNone);
   EXPECT_EQ(v->dtype(), DType::kFloat32);
-  EXPECT_EQ(v->shape().dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(v->shape().dims(), (distribute::Dims{2, 2}));
   EXPECT_EQ(v->num_copies(), 2);
   EXPECT_EQ(v->device(0).index, 0);
   EXPECT_EQ(v->device(1).index, 1);

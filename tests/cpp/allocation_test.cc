@@ -4,33 +4,11 @@
 // Allocations are counted with a replacement global operator new.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <new>
 
 #include "distribute/distribute.hpp"
 #include "mirrored_fixture.h"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/common/counting_operator_new.h"
 
 namespace {
 
@@ -58,11 +36,11 @@ dist_status_t CStep(dist_context_t* context, const dist_value_t* const*, int32_t
 }
 
 long CountC(dist::Strategy& strategy, double* slots) {
-  const long before = g_allocations.load();
-  for (int i = 0; i < kSteps; ++i) {
-    EXPECT_EQ(dist_strategy_run(strategy.get(), CStep, slots, nullptr, 0, nullptr, 0), DIST_OK);
-  }
-  return g_allocations.load() - before;
+  return counting_operator_new::AllocationsOf([&] {
+    for (int i = 0; i < kSteps; ++i) {
+      EXPECT_EQ(dist_strategy_run(strategy.get(), CStep, slots, nullptr, 0, nullptr, 0), DIST_OK);
+    }
+  });
 }
 
 long CountWrapper(dist::Strategy& strategy, double* slots) {
@@ -78,9 +56,9 @@ long CountWrapper(dist::Strategy& strategy, double* slots) {
     slots[2 + *id] = *sum;
     return dist::Status();
   };
-  const long before = g_allocations.load();
-  for (int i = 0; i < kSteps; ++i) EXPECT_TRUE(strategy.run(step).ok());
-  return g_allocations.load() - before;
+  return counting_operator_new::AllocationsOf([&] {
+    for (int i = 0; i < kSteps; ++i) EXPECT_TRUE(strategy.run(step).ok());
+  });
 }
 
 TEST_F(MirroredTest, WrapperStepAllocatesNoMoreThanTheCStep) {
