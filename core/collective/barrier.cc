@@ -34,6 +34,12 @@ absl::Status Barrier::AbortedStatus() const {
 absl::Status Barrier::Arrive(int32_t replica, const Deadline& deadline) {
   if (aborted()) return AbortedStatus();
   const uint64_t generation = own_[replica].next++;
+  if (n_ == 1) {
+    // Alone, the meeting is complete on arrival: nobody reads the record or parks, so no
+    // fence and no CPU note (every call of a worker with one replica arrives here).
+    record(replica, generation).reached.store(generation + 1, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
   cpus_.Mark(replica);
   // A plain release store: the reads of the others' records below need not wait for it
   // (both transfers overlap); the fence before the sleepers check does.

@@ -122,8 +122,22 @@ TEST(BarrierTest, PayloadsWrittenBeforeArrivingAreReadIntactAfterTheMeeting) {
 TEST(BarrierTest, SingleParticipantNeverWaits) {
   Barrier barrier(1);
   for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(barrier.generation(0), static_cast<uint64_t>(i));
     ASSERT_TRUE(IsOk(barrier.Arrive(0, Deadline::AfterMs(1))));
   }
+  EXPECT_EQ(barrier.generation(0), 1000u);
+}
+
+// Alone, a participant takes a shortcut through Arrive; an abort still stops it, and a
+// reset lets it meet again.
+TEST(BarrierTest, SingleParticipantStillSeesAnAbort) {
+  Barrier barrier(1);
+  ASSERT_TRUE(IsOk(barrier.Arrive(0, Deadline::AfterMs(kLongMs))));
+  barrier.Abort(absl::UnavailableError("worker 1 is gone"));
+  EXPECT_TRUE(HasError(barrier.Arrive(0, Deadline::AfterMs(kLongMs)), absl::StatusCode::kAborted,
+                       {"worker 1 is gone"}));
+  barrier.Reset();
+  EXPECT_TRUE(IsOk(barrier.Arrive(0, Deadline::AfterMs(kLongMs))));
 }
 
 TEST(BarrierTest, OversubscribedStillCompletes) {
