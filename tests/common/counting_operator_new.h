@@ -25,12 +25,15 @@ void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   return std::malloc(size == 0 ? 1 : size);
 }
 void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
-// The default array forms of delete end in these. GCC takes the replacement pair for a
-// mismatch of new and free.
+// Every delete that can receive these blocks, the array forms too: under ASan the
+// sanitizer's own delete[] would otherwise see a malloc'd block. GCC takes each
+// replacement pair for a mismatch of new and free.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
 namespace counting_operator_new {

@@ -42,6 +42,16 @@ TEST(TensorAllocationTest, ASmallHostTensorIsOneAllocation) {
   }
 }
 
+// An array new and delete in a program that counts them (the replacements cover both).
+TEST(TensorAllocationTest, ArrayNewAndDeletePair) {
+  EXPECT_EQ(AllocationsOf([] {
+              int* values = new int[4]{1, 2, 3, 4};
+              EXPECT_EQ(values[3], 4);
+              delete[] values;
+            }),
+            1);
+}
+
 TEST(TensorAllocationTest, AValueOfATensorAndItsCopiesAllocateNothingMore) {
   const int64_t dims[] = {3, 5};
   Tensor::Description desc;
