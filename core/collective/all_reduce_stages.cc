@@ -27,6 +27,13 @@ uint64_t TagOf(const unsigned char* payload) {
 // Bytes of the record's signature (the word and the dimensions) for a rank.
 size_t SignatureBytes(int32_t rank) { return sizeof(int64_t) * (1 + static_cast<size_t>(rank)); }
 
+// Bytes of `call`'s inputs in a slot: each tensor 64-byte aligned after the one before.
+size_t SlotBytes(const PublishedCall& call) {
+  size_t bytes = 0;
+  for (const Tensor& t : call.inputs) bytes = RoundUp(bytes, kPackAlign) + t.byte_size();
+  return bytes;
+}
+
 }  // namespace
 
 // One replica's staged call, when it is too large for the barrier record. The signature
@@ -52,14 +59,12 @@ bool AllReduceStages::Fits(const PublishedCall& call) {
       call.outputs.size() != count) {
     return false;
   }
-  size_t bytes = 0;
   int32_t dims = 0;
   for (size_t t = 0; t < count; ++t) {
     if (!call.inputs[t].in_host_memory() || !call.outputs[t].in_host_memory()) return false;
     dims += call.inputs[t].shape().rank();
-    bytes = RoundUp(bytes, kPackAlign) + call.inputs[t].byte_size();
   }
-  return dims <= kMaxDims && bytes <= kMaxBytes;
+  return dims <= kMaxDims && SlotBytes(call) <= kMaxBytes;
 }
 
 bool AllReduceStages::InRecord(const PublishedCall& call) {
@@ -107,8 +112,7 @@ void AllReduceStages::StageInSlot(int32_t replica, uint64_t generation, const Pu
 
 void AllReduceStages::Prefetch(int32_t replica, uint64_t generation, const PublishedCall& call) const {
   if (InRecord(call)) return;
-  size_t bytes = 0;
-  for (const Tensor& t : call.inputs) bytes = RoundUp(bytes, kPackAlign) + t.byte_size();
+  const size_t bytes = SlotBytes(call);
   for (int32_t q = 0; q < n_; ++q) {
     if (q == replica) continue;
     const Slot& s = slot(q, generation);
