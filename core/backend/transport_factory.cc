@@ -1,9 +1,12 @@
 #include "core/backend/transport_factory.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/gloo/gloo_transport.h"
 #include "core/shm/shm_transport.h"
+#include "core/util/spin.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -28,12 +31,23 @@ absl::StatusOr<TransportKind> ChooseTransport(const CommunicationOptions& option
 
 namespace {
 
+// Gloo's transport. `hosts` is every worker's host identity, in rank order, when the
+// caller has it; otherwise the workers tell each other theirs first: where this host's
+// workers outnumber its cores, Gloo's event loop runs in the background (gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
+                                                       std::vector<std::string> hosts,
                                                        const Deadline& deadline) {
+  const int32_t workers = static_cast<int32_t>(request.task_names.size());
+  if (hosts.empty()) {
+    RETURN_IF_ERROR(
+        shm::AllOnOneHost(*request.coordination, request.key_prefix, request.rank, workers, deadline, &hosts)
+            .status());
+  }
+  const bool background_loop = Oversubscribed(WorkersSharingHost(hosts, request.rank));
   ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
                    GlooTransport::Connect(*request.coordination, absl::StrCat(request.key_prefix, "gloo/"),
                                           request.rank, request.task_names, request.listen_host,
-                                          request.job_token, deadline));
+                                          request.job_token, deadline, background_loop));
   return std::unique_ptr<Transport>(std::move(gloo));
 }
 
@@ -55,7 +69,7 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
   ASSIGN_OR_RETURN(const bool one_host, shm::AllOnOneHost(*request.coordination, prefix, request.rank,
                                                           workers, deadline, &hosts));
   if (!one_host) {
-    if (!required) return ConnectGloo(request, deadline);
+    if (!required) return ConnectGloo(request, hosts, deadline);
     std::vector<std::string> where;
     for (int32_t w = 0; w < workers; ++w) {
       where.push_back(absl::StrCat(request.task_names[w], " on \"", hosts[w], "\""));
@@ -69,13 +83,18 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
   if (shared.ok()) return std::unique_ptr<Transport>(*std::move(shared));
   // Every worker saw the same refusal (ShmTransport agrees on it): all fall back alike.
   if (absl::IsFailedPrecondition(shared.status())) {
-    if (!required) return ConnectGloo(request, deadline);
+    if (!required) return ConnectGloo(request, hosts, deadline);
     return Refuse(request, shared.status(), deadline);
   }
   return shared.status();
 }
 
 }  // namespace
+
+int32_t WorkersSharingHost(std::span<const std::string> hosts, int32_t rank) {
+  if (rank < 0 || static_cast<size_t>(rank) >= hosts.size()) return 1;
+  return static_cast<int32_t>(std::count(hosts.begin(), hosts.end(), hosts[static_cast<size_t>(rank)]));
+}
 
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
@@ -86,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
     case TransportKind::kSharedMemoryOnOneHost:
       return ConnectSharedMemory(request, false, deadline);
     case TransportKind::kGlooTcp:
-      return ConnectGloo(request, deadline);
+      return ConnectGloo(request, {}, deadline);
   }
   return absl::InternalError(absl::StrCat("unknown transport kind ", static_cast<int32_t>(kind)));
 }

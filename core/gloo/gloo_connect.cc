@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/gloo/coordination_store.h"
+#include "core/gloo/gloo_device.h"
 #include "core/gloo/handshake_proof.h"
 #include "core/server/peer_failure.h"
 #include "core/util/mutex.h"
@@ -189,15 +190,8 @@ absl::Status Agree(const GlooMeshRequest& request, const std::string& attempt_pr
 
 absl::StatusOr<std::shared_ptr<gloo::Context>> ConnectGlooMesh(const GlooMeshRequest& request,
                                                                const Deadline& deadline) {
-  gloo::transport::tcp::attr attr;
-  attr.hostname = request.hostname;
-  std::shared_ptr<gloo::transport::Device> device;
-  try {
-    device = gloo::transport::tcp::CreateDevice(attr);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open the Gloo transport on '", request.hostname, "': ", e.what()));
-  }
+  ASSIGN_OR_RETURN(std::shared_ptr<gloo::transport::Device> device,
+                   CreateGlooDevice(request.hostname, request.background_loop));
   absl::Status last;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     const std::string attempt_prefix = absl::StrCat(request.key_prefix, "try", attempt, "/");

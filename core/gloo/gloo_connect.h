@@ -40,6 +40,7 @@ struct GlooMeshRequest {
   std::vector<std::string> task_names;  // every worker, in rank order (for messages)
   std::string hostname;                 // where this worker listens
   std::string job_token;                // "" when the job has none
+  bool background_loop = false;         // Gloo's event loop at a low priority (gloo_device.h)
 };
 
 // The connected, authenticated context. Errors: kUnavailable naming a task that died (or

@@ -26,13 +26,13 @@ constexpr uint8_t kExchangeSlotPrefix = 0x40;
 absl::StatusOr<std::unique_ptr<GlooTransport>> GlooTransport::Connect(
     CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
     std::vector<std::string> task_names, const std::string& hostname, const std::string& job_token,
-    const Deadline& deadline) {
+    const Deadline& deadline, bool background_loop) {
   const int32_t size = static_cast<int32_t>(task_names.size());
   if (rank < 0 || rank >= size) {
     return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " is not in 0..", size - 1));
   }
   SigpipeGuard guard;  // Gloo's loop thread, created here, inherits the blocked SIGPIPE
-  const GlooMeshRequest request{&coordination, key_prefix, rank, task_names, hostname, job_token};
+  const GlooMeshRequest request{&coordination, key_prefix, rank, task_names, hostname, job_token, background_loop};
   ASSIGN_OR_RETURN(std::shared_ptr<gloo::Context> context, ConnectGlooMesh(request, deadline));
   return std::unique_ptr<GlooTransport>(
       new GlooTransport(coordination, rank, std::move(task_names), std::move(context)));

@@ -1,0 +1,150 @@
+// Gloo's device with its event loop in the background (core/gloo/gloo_device.h): the loop
+// thread runs at the lowest priority, the caller's priority never changes, a device that
+// cannot open is an error; and the transport factory asks for it exactly where a host's
+// workers outnumber its cores, counted from every worker's host identity.
+#include "core/gloo/gloo_device.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/backend/transport_factory.h"
+#include "gloo/transport/device.h"
+#include "status_test_util.h"
+#include "worker_threads.h"
+
+namespace distribute {
+namespace {
+
+// The niceness of every thread of this process, read from /proc (field 19 of a task's
+// stat, counted after the parenthesised command name, which may hold spaces).
+std::vector<int> ThreadNiceness() {
+  std::vector<int> nices;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return nices;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream stat(std::string("/proc/self/task/") + entry->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(text.substr(close + 2));  // field 3 (state) onwards
+    std::string field;
+    for (int f = 3; f <= 19 && fields >> field; ++f) {
+      if (f == 19) nices.push_back(std::atoi(field.c_str()));
+    }
+  }
+  closedir(dir);
+  return nices;
+}
+
+int ThreadsAt(int nice) {
+  int count = 0;
+  for (int n : ThreadNiceness()) count += n == nice ? 1 : 0;
+  return count;
+}
+
+int CallerNice() {
+  errno = 0;
+  return getpriority(PRIO_PROCESS, 0);
+}
+
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+TEST(GlooDeviceTest, BackgroundLoopRunsAtTheLowestPriority) {
+  ASSERT_EQ(CallerNice(), 0) << "the test expects to start at the default priority";
+  const int before = ThreadsAt(kBackgroundLoopNice);
+  {
+    absl::StatusOr<std::shared_ptr<gloo::transport::Device>> device = CreateGlooDevice("127.0.0.1", true);
+    ASSERT_TRUE(testing::IsOk(device.status()));
+    EXPECT_EQ(ThreadsAt(kBackgroundLoopNice), before + 1);  // the loop; the maker thread has ended
+    EXPECT_EQ(CallerNice(), 0);
+  }
+  EXPECT_EQ(ThreadsAt(kBackgroundLoopNice), before);  // the loop ends with its device
+}
+
+TEST(GlooDeviceTest, DefaultLoopKeepsTheCallersPriority) {
+  const int before = ThreadsAt(kBackgroundLoopNice);
+  const size_t threads = ThreadNiceness().size();
+  absl::StatusOr<std::shared_ptr<gloo::transport::Device>> device = CreateGlooDevice("127.0.0.1", false);
+  ASSERT_TRUE(testing::IsOk(device.status()));
+  EXPECT_EQ(ThreadNiceness().size(), threads + 1);
+  EXPECT_EQ(ThreadsAt(kBackgroundLoopNice), before);
+  EXPECT_EQ(CallerNice(), 0);
+}
+
+TEST(GlooDeviceTest, UnknownHostIsUnavailableAndLeavesNothingBehind) {
+  const int before = ThreadsAt(kBackgroundLoopNice);
+  // Debian's Gloo itself crashes on a host that does not resolve (it reads getaddrinfo's
+  // result without checking it).
+  for (const char* host : {"no-such-host.invalid", ""}) {
+    for (bool background : {true, false}) {
+      absl::StatusOr<std::shared_ptr<gloo::transport::Device>> device = CreateGlooDevice(host, background);
+      EXPECT_TRUE(testing::HasError(device, absl::StatusCode::kUnavailable, {"cannot open the Gloo transport"}))
+          << host;
+    }
+  }
+  EXPECT_EQ(ThreadsAt(kBackgroundLoopNice), before);
+  EXPECT_EQ(CallerNice(), 0);
+}
+
+TEST(GlooDeviceTest, WorkersSharingHostCountsEqualIdentities) {
+  const std::vector<std::string> hosts = {"a boot1 net:[1]", "b boot2 net:[2]", "a boot1 net:[1]",
+                                          "a boot1 net:[3]"};
+  EXPECT_EQ(WorkersSharingHost(hosts, 0), 2);
+  EXPECT_EQ(WorkersSharingHost(hosts, 1), 1);
+  EXPECT_EQ(WorkersSharingHost(hosts, 2), 2);
+  EXPECT_EQ(WorkersSharingHost(hosts, 3), 1);  // another network namespace is another host
+  EXPECT_EQ(WorkersSharingHost(hosts, 4), 1);
+  EXPECT_EQ(WorkersSharingHost(hosts, -1), 1);
+  EXPECT_EQ(WorkersSharingHost({}, 0), 1);
+}
+
+// `workers` Gloo transports connected through the factory, as threads of this process (one
+// host): the loop threads at the lowest priority, counted while all are connected.
+int BackgroundLoopsOf(int32_t workers) {
+  const int before = ThreadsAt(kBackgroundLoopNice);
+  std::atomic<int> connected{0};
+  std::atomic<int> counted{-1};
+  ::distribute::testing::RunWorkerThreads(
+      workers, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>& names,
+                   const std::string& prefix) {
+        const TransportRequest request{&client, prefix, w, names, "127.0.0.1", ""};
+        absl::StatusOr<std::unique_ptr<Transport>> transport =
+            ConnectTransport(TransportKind::kGlooTcp, request, Deadline::AfterMs(30000));
+        ASSERT_TRUE(testing::IsOk(transport.status()));
+        ++connected;
+        // An all-gather of a byte as a barrier: every worker is connected before worker 0
+        // counts, and none goes away before it has counted.
+        const char mine = static_cast<char>(w);
+        std::vector<char> all(static_cast<size_t>(workers));
+        ASSERT_TRUE(testing::IsOk((*transport)->AllGather(&mine, 1, all.data(), Deadline::AfterMs(30000))));
+        if (w == 0) counted = ThreadsAt(kBackgroundLoopNice) - before;
+        ASSERT_TRUE(testing::IsOk((*transport)->AllGather(&mine, 1, all.data(), Deadline::AfterMs(30000))));
+      });
+  EXPECT_EQ(connected.load(), workers);
+  return counted.load();
+}
+
+TEST(GlooDeviceTest, FactoryPutsLoopsInTheBackgroundWhereWorkersOutnumberCores) {
+  const int cores = UsableCores();
+  EXPECT_EQ(BackgroundLoopsOf(2), 2 > cores ? 2 : 0);
+  if (cores + 1 > 5) GTEST_SKIP() << cores << " cores: more workers than cores is too many connections here";
+  EXPECT_EQ(BackgroundLoopsOf(cores + 1), cores + 1);
+}
+
+}  // namespace
+}  // namespace distribute
