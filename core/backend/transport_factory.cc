@@ -33,7 +33,8 @@ namespace {
 
 // Gloo's transport. `hosts` is every worker's host identity, in rank order, when the
 // caller has it; otherwise the workers tell each other theirs first: where this host's
-// workers outnumber its cores, Gloo's event loop runs in the background (gloo_device.h).
+// workers' callers and loops outnumber its cores, Gloo's event loop runs in the background
+// (gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
                                                        std::vector<std::string> hosts,
                                                        const Deadline& deadline) {
@@ -43,7 +44,8 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& r
         shm::AllOnOneHost(*request.coordination, request.key_prefix, request.rank, workers, deadline, &hosts)
             .status());
   }
-  const bool background_loop = Oversubscribed(WorkersSharingHost(hosts, request.rank));
+  // During a transfer every worker keeps two threads busy: the caller and Gloo's loop.
+  const bool background_loop = Oversubscribed(2 * WorkersSharingHost(hosts, request.rank));
   ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
                    GlooTransport::Connect(*request.coordination, absl::StrCat(request.key_prefix, "gloo/"),
                                           request.rank, request.task_names, request.listen_host,

@@ -50,8 +50,8 @@ int32_t WorkersSharingHost(std::span<const std::string> hosts, int32_t rank);
 // Connects this worker to every other one (until `deadline`, naming the tasks that did
 // not connect). Every worker first says which host it is on, through the coordination
 // service: for kSharedMemoryOnOneHost all reach the same choice from it, and Gloo's
-// transport runs its event loop in the background where this host's workers outnumber
-// its cores (core/gloo/gloo_device.h).
+// transport runs its event loop in the background where this host's workers, two busy
+// threads each (the caller and the loop), outnumber its cores (core/gloo/gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline);
