@@ -5,17 +5,19 @@
 // identity.
 #include "core/gloo/gloo_device.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/resource.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
-#include <dirent.h>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/backend/transport_factory.h"
@@ -48,9 +50,23 @@ std::vector<int> ThreadNiceness() {
   return nices;
 }
 
-int ThreadsAt(int nice) {
+int CountAt(int nice) {
   int count = 0;
   for (int n : ThreadNiceness()) count += n == nice ? 1 : 0;
+  return count;
+}
+
+// The threads at `nice`, once two reads 20 ms apart agree: a thread that join() has
+// already returned for can still be listed in /proc for a moment (the kernel wakes the
+// joiner before it removes the task).
+int ThreadsAt(int nice) {
+  int count = CountAt(nice);
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int again = CountAt(nice);
+    if (again == count) return count;
+    count = again;
+  }
   return count;
 }
 
