@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/gloo/gloo_transport.h"
 #include "core/shm/shm_transport.h"
 #include "core/util/spin.h"
@@ -32,9 +33,9 @@ absl::StatusOr<TransportKind> ChooseTransport(const CommunicationOptions& option
 namespace {
 
 // Gloo's transport. `hosts` is every worker's host identity, in rank order, when the
-// caller has it; otherwise the workers tell each other theirs first: where this host's
-// workers' callers and loops outnumber its cores, Gloo's event loop runs in the background
-// (gloo_device.h).
+// caller has it; otherwise the workers tell each other theirs first: where the callers and
+// loops of this machine's workers outnumber its cores, Gloo's event loop runs in the
+// background (gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
                                                        std::vector<std::string> hosts,
                                                        const Deadline& deadline) {
@@ -45,7 +46,9 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& r
             .status());
   }
   // During a transfer every worker keeps two threads busy: the caller and Gloo's loop.
-  const bool background_loop = Oversubscribed(2 * WorkersSharingHost(hosts, request.rank));
+  // The workers of a machine are taken to share one set of cores (as distrun starts them):
+  // this process's.
+  const bool background_loop = Oversubscribed(2 * WorkersOnMachineOf(hosts, request.rank));
   ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
                    GlooTransport::Connect(*request.coordination, absl::StrCat(request.key_prefix, "gloo/"),
                                           request.rank, request.task_names, request.listen_host,
@@ -93,9 +96,17 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
 
 }  // namespace
 
-int32_t WorkersSharingHost(std::span<const std::string> hosts, int32_t rank) {
+int32_t WorkersOnMachineOf(std::span<const std::string> hosts, int32_t rank) {
   if (rank < 0 || static_cast<size_t>(rank) >= hosts.size()) return 1;
-  return static_cast<int32_t>(std::count(hosts.begin(), hosts.end(), hosts[static_cast<size_t>(rank)]));
+  // "hostname boot-id net:[inode]": the boot id names the running kernel, and with it the
+  // cores, whatever the hostname and network namespace; without one, the whole identity.
+  auto machine = [](const std::string& host) -> absl::string_view {
+    const std::vector<absl::string_view> parts = absl::StrSplit(host, ' ');
+    return parts.size() == 3 && !parts[1].empty() ? parts[1] : absl::string_view(host);
+  };
+  const absl::string_view mine = machine(hosts[static_cast<size_t>(rank)]);
+  return static_cast<int32_t>(
+      std::count_if(hosts.begin(), hosts.end(), [&](const std::string& host) { return machine(host) == mine; }));
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,

@@ -11,6 +11,7 @@
 #include "core/gloo/gloo_device.h"
 #include "core/gloo/handshake_proof.h"
 #include "core/server/peer_failure.h"
+#include "core/server/watched_get.h"
 #include "core/util/mutex.h"
 #include "core/util/status_macros.h"
 #include "gloo/common/error.h"
@@ -33,8 +34,6 @@ constexpr uint8_t kHandshakeSlotPrefix = 0x41;
 constexpr int64_t kFirstAttemptMs = 2000;
 // Attempts before giving up: more than one stranger in a row is not bad luck.
 constexpr int kMaxAttempts = 5;
-// How often a wait for a peer's verdict checks whether the peer died.
-constexpr int64_t kVerdictSliceMs = 100;
 constexpr char kVerdictOk[] = "ok";
 constexpr char kHandshakeDone[] = "done";
 constexpr char kGaveUp[] = "another worker gave up on this connection attempt";
@@ -166,11 +165,8 @@ absl::Status Agree(const GlooMeshRequest& request, const std::string& attempt_pr
                                                   ": ", mine.message()));
   for (int32_t peer = 0; peer < size; ++peer) {
     if (peer == request.rank) continue;
-    absl::StatusOr<std::string> verdict;
-    do {  // in slices, so that a peer that died is named rather than waited for
-      RETURN_IF_ERROR(coordination.PeerHealth());
-      verdict = coordination.Get(VerdictKey(attempt_prefix, peer), deadline.Within(kVerdictSliceMs));
-    } while (!verdict.ok() && absl::IsDeadlineExceeded(verdict.status()) && !deadline.Expired());
+    // Watched, so that a peer that died is named rather than waited for.
+    absl::StatusOr<std::string> verdict = WatchedGet(coordination, VerdictKey(attempt_prefix, peer), deadline);
     if (absl::IsDeadlineExceeded(verdict.status())) {
       return absl::DeadlineExceededError(absl::StrCat(
           "task ", request.task_names[static_cast<size_t>(peer)], " did not finish connecting in time"));

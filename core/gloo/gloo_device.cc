@@ -1,9 +1,13 @@
 #include "core/gloo/gloo_device.h"
 
+#include <limits.h>
 #include <netdb.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <system_error>
 #include <thread>
@@ -18,17 +22,26 @@ absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(const 
   // Debian's Gloo reads the result of getaddrinfo without checking that it succeeded: a
   // host it cannot resolve crashes the process there. Resolved here first, it is an error.
   // (A name that stops resolving in the microseconds between the two lookups still would.)
+  // An empty host is this machine's name, as Gloo takes it.
+  std::string host = hostname;
+  if (host.empty()) {
+    char name[HOST_NAME_MAX + 1] = {};
+    if (gethostname(name, sizeof name - 1) != 0) {
+      return absl::UnavailableError(absl::StrCat("cannot open the Gloo transport: this machine has no name (",
+                                                 std::strerror(errno), ")"));
+    }
+    host = name;
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (const int rv = getaddrinfo(hostname.c_str(), nullptr, &hints, &found); rv != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open the Gloo transport on '", hostname, "': ", gai_strerror(rv)));
+  if (const int rv = getaddrinfo(host.c_str(), nullptr, &hints, &found); rv != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot open the Gloo transport on '", host, "': ", gai_strerror(rv)));
   }
   freeaddrinfo(found);
   gloo::transport::tcp::attr attr;
-  attr.hostname = hostname;
+  attr.hostname = host;
   std::shared_ptr<gloo::transport::Device> device;
   std::string error;
   auto create = [&] {
@@ -57,7 +70,7 @@ absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(const 
     }
   }
   if (device == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot open the Gloo transport on '", hostname, "': ", error));
+    return absl::UnavailableError(absl::StrCat("cannot open the Gloo transport on '", host, "': ", error));
   }
   return device;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/server/transport_failure.h"
+#include "core/server/watched_get.h"
 #include "core/shm/doorbell.h"
 #include "core/shm/host_identity.h"
 #include "core/util/spin.h"
@@ -62,7 +63,7 @@ absl::StatusOr<bool> AllOnOneHost(CoordinationClient& coordination, const std::s
   bool same = true;
   std::string first;
   for (int32_t w = 0; w < workers; ++w) {
-    ASSIGN_OR_RETURN(std::string host, coordination.Get(Key(key_prefix, "host", w), deadline));
+    ASSIGN_OR_RETURN(std::string host, WatchedGet(coordination, Key(key_prefix, "host", w), deadline));
     if (w == 0) first = host;
     same = same && host == first;
     if (hosts != nullptr) hosts->push_back(std::move(host));
