@@ -2,9 +2,9 @@
 
 #include <limits.h>
 #include <netdb.h>
-#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -37,7 +37,8 @@ absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(const 
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (const int rv = getaddrinfo(host.c_str(), nullptr, &hints, &found); rv != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot open the Gloo transport on '", host, "': ", gai_strerror(rv)));
+    return absl::UnavailableError(
+        absl::StrCat("cannot open the Gloo transport on '", host, "': ", gai_strerror(rv)));
   }
   freeaddrinfo(found);
   gloo::transport::tcp::attr attr;

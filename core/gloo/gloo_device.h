@@ -11,12 +11,12 @@
 // took 0.45 ms (measured with dist-bench --multi-worker; perf: 744,000 epoll_wait calls a
 // second against 6,800 reads). At the lowest priority (nice 19) a spinning loop gives the
 // core to the lock's holder (its own process's thread, so whatever the scheduling group):
-// 0.28-0.41 ms across runs. Two workers on 2 cores (a caller and a
-// loop each) lost the same way at 4 and 16 MiB: 1.3-1.5x the time they take with the loops
-// in the background, in three alternated runs. Where every caller and every loop has a
-// core of its own this never builds up, and a low priority would only put the transfers
-// behind the program's own compute threads: the caller asks for it only where this host's
-// workers' callers and loops outnumber its cores.
+// 0.28-0.41 ms across runs. Two workers on 2 cores (a caller and a loop each) lost the
+// same way at 4 and 16 MiB: 1.3-1.5x the time they take with the loops in the background,
+// in three alternated runs. Where every caller and every loop has a core of its own this
+// never builds up, and a low priority would only put the transfers behind the program's
+// own compute threads: the caller asks for it only where the callers and loops of the
+// machine's workers outnumber its cores.
 //
 // Thread-safety: safe.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_DEVICE_H_
@@ -38,10 +38,10 @@ namespace distribute {
 inline constexpr int kBackgroundLoopNice = 19;
 
 // A device listening on `hostname` (empty: this machine's name, as Gloo takes it); with
-// `background_loop` its event-loop thread runs at
-// kBackgroundLoopNice. The loop thread inherits the signal mask of the calling thread (so
-// call it where SIGPIPE is blocked, SigpipeGuard) and, without `background_loop`, its
-// niceness; the caller's own niceness never changes. kUnavailable when Gloo cannot open
+// `background_loop` its event-loop thread runs at kBackgroundLoopNice. The loop thread
+// inherits the signal mask of the calling thread (so call it where SIGPIPE is blocked,
+// SigpipeGuard) and, without `background_loop`, its niceness; the caller's own niceness
+// never changes. kUnavailable when Gloo cannot open
 // the device (a host that does not resolve, no address to listen on, no thread to start).
 absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(const std::string& hostname,
                                                                           bool background_loop);

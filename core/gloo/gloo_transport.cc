@@ -32,7 +32,8 @@ absl::StatusOr<std::unique_ptr<GlooTransport>> GlooTransport::Connect(
     return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " is not in 0..", size - 1));
   }
   SigpipeGuard guard;  // Gloo's loop thread, created here, inherits the blocked SIGPIPE
-  const GlooMeshRequest request{&coordination, key_prefix, rank, task_names, hostname, job_token, background_loop};
+  const GlooMeshRequest request{&coordination, key_prefix, rank, task_names,
+                                hostname, job_token, background_loop};
   ASSIGN_OR_RETURN(std::shared_ptr<gloo::Context> context, ConnectGlooMesh(request, deadline));
   return std::unique_ptr<GlooTransport>(
       new GlooTransport(coordination, rank, std::move(task_names), std::move(context)));

@@ -50,7 +50,7 @@ class GlooTransport : public Transport {
   // worker, new for every communicator), and every connection proves that it comes from
   // the job (`job_token`, gloo_connect.h). Fails at `deadline` naming the tasks that did
   // not connect. With `background_loop`, Gloo's event loop runs at a low priority
-  // (gloo_device.h: for a host whose workers outnumber its cores).
+  // (gloo_device.h: for a machine whose workers' callers and loops outnumber its cores).
   static absl::StatusOr<std::unique_ptr<GlooTransport>> Connect(
       CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
       std::vector<std::string> task_names, const std::string& hostname, const std::string& job_token,

@@ -99,10 +99,10 @@ TEST(GlooDeviceTest, BackgroundLoopRunsAtTheLowestPriority) {
 TEST(GlooDeviceTest, DefaultLoopKeepsTheCallersPriority) {
   const int nice = CallerNice();
   const int before = ThreadsAt(kBackgroundLoopNice);
-  const size_t threads = ThreadNiceness().size();
   absl::StatusOr<std::shared_ptr<gloo::transport::Device>> device = CreateGlooDevice("127.0.0.1", false);
   ASSERT_TRUE(testing::IsOk(device.status()));
-  EXPECT_EQ(ThreadNiceness().size(), threads + 1);
+  // (The process's whole thread count is no measure: ThreadSanitizer's own thread comes
+  // and goes.)
   EXPECT_EQ(ThreadsAt(kBackgroundLoopNice), before);
   EXPECT_EQ(CallerNice(), nice);
 }
