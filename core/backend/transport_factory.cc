@@ -2,10 +2,14 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "core/gloo/gloo_transport.h"
+#include "core/server/watched_get.h"
+#include "core/shm/host_identity.h"
 #include "core/shm/shm_transport.h"
 #include "core/util/spin.h"
 #include "core/util/status_macros.h"
@@ -32,19 +36,61 @@ absl::StatusOr<TransportKind> ChooseTransport(const CommunicationOptions& option
 
 namespace {
 
-// Gloo's transport. `hosts` is every worker's host identity, in rank order, when the
-// caller has it; otherwise the workers tell each other theirs first: where the callers and
-// loops of this machine's workers outnumber its cores, Gloo's event loop runs in the
-// background (gloo_device.h).
-absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
-                                                       std::vector<std::string> hosts,
-                                                       const Deadline& deadline) {
-  const int32_t workers = static_cast<int32_t>(request.task_names.size());
-  if (hosts.empty()) {
-    RETURN_IF_ERROR(
-        shm::AllOnOneHost(*request.coordination, request.key_prefix, request.rank, workers, deadline, &hosts)
-            .status());
+// `refusal`, once every worker has reached it too: the chief, whose process ends with its
+// refusal, must not take the coordination service away from a worker still reading
+// what it needs to refuse as well.
+absl::Status Refuse(const TransportRequest& request, absl::Status refusal, const Deadline& deadline) {
+  (void)request.coordination->Barrier(absl::StrCat(request.key_prefix, "transport/refused"), deadline);
+  return refusal;
+}
+
+absl::string_view KindName(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::kGlooTcp: return "TCP (shared memory off)";
+    case TransportKind::kSharedMemory: return "shared memory (on)";
+    case TransportKind::kSharedMemoryOnOneHost: return "shared memory on one host, else TCP (auto)";
   }
+  return "an unknown transport";
+}
+
+// Every worker's host identity (shm::HostIdentity), in rank order, once every worker has
+// said which host it is on and which transport its options chose. Workers whose choices
+// differ would wait for each other in different transports until the deadline (the
+// shared-memory mode comes from each process's own options and DIST_SHARED_MEMORY): all of
+// them refuse at once instead, naming every worker's choice.
+absl::StatusOr<std::vector<std::string>> TakeCensus(const TransportRequest& request, TransportKind kind,
+                                                    const Deadline& deadline) {
+  const auto key = [&](int32_t rank) { return absl::StrCat(request.key_prefix, "transport/census/", rank); };
+  RETURN_IF_ERROR(request.coordination->Set(
+      key(request.rank), absl::StrCat(static_cast<int32_t>(kind), " ", shm::HostIdentity())));
+  std::vector<std::string> hosts;
+  std::vector<std::string> choices;
+  bool agree = true;
+  for (int32_t w = 0; w < static_cast<int32_t>(request.task_names.size()); ++w) {
+    ASSIGN_OR_RETURN(const std::string entry, WatchedGet(*request.coordination, key(w), deadline));
+    const std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(entry, absl::MaxSplits(' ', 1));
+    int32_t theirs = 0;
+    if (!absl::SimpleAtoi(parts.first, &theirs)) {
+      return absl::DataLossError(absl::StrCat("task ", request.task_names[w], " sent a malformed transport census entry"));
+    }
+    agree = agree && theirs == static_cast<int32_t>(kind);
+    choices.push_back(absl::StrCat(request.task_names[w], " ", KindName(static_cast<TransportKind>(theirs))));
+    hosts.emplace_back(parts.second);
+  }
+  if (!agree) {
+    return Refuse(request, absl::FailedPreconditionError(absl::StrCat(
+        "the workers chose different cross-worker transports (",  absl::StrJoin(choices, ", "),
+        "); give every worker the same shared-memory mode (communication options or DIST_SHARED_MEMORY)")),
+                  deadline);
+  }
+  return hosts;
+}
+
+// Gloo's transport. Where the callers and loops of this machine's workers outnumber its
+// cores, Gloo's event loop runs in the background (gloo_device.h).
+absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
+                                                       std::span<const std::string> hosts,
+                                                       const Deadline& deadline) {
   // During a transfer every worker keeps two threads busy: the caller and Gloo's loop.
   // The workers of a machine are taken to share one set of cores (as distrun starts them):
   // this process's.
@@ -56,27 +102,15 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& r
   return std::unique_ptr<Transport>(std::move(gloo));
 }
 
-// `refusal`, once every worker has reached it too: the chief, whose process ends with its
-// refusal, must not take the coordination service away from a worker still reading
-// what it needs to refuse as well.
-absl::Status Refuse(const TransportRequest& request, absl::Status refusal, const Deadline& deadline) {
-  (void)request.coordination->Barrier(absl::StrCat(request.key_prefix, "shm/refused"), deadline);
-  return refusal;
-}
-
 // The shared-memory transport, or (when it is not required) Gloo's where the workers
 // cannot share memory: on several hosts, or with /dev/shm apart.
 absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRequest& request,
+                                                               std::span<const std::string> hosts,
                                                                bool required, const Deadline& deadline) {
-  const std::string& prefix = request.key_prefix;
-  const int32_t workers = static_cast<int32_t>(request.task_names.size());
-  std::vector<std::string> hosts;
-  ASSIGN_OR_RETURN(const bool one_host, shm::AllOnOneHost(*request.coordination, prefix, request.rank,
-                                                          workers, deadline, &hosts));
-  if (!one_host) {
+  if (!shm::AllOnOneHost(hosts)) {
     if (!required) return ConnectGloo(request, hosts, deadline);
     std::vector<std::string> where;
-    for (int32_t w = 0; w < workers; ++w) {
+    for (size_t w = 0; w < hosts.size(); ++w) {
       where.push_back(absl::StrCat(request.task_names[w], " on \"", hosts[w], "\""));
     }
     return Refuse(request, absl::FailedPreconditionError(absl::StrCat(
@@ -84,7 +118,7 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
         "share it): ", absl::StrJoin(where, ", "))), deadline);
   }
   absl::StatusOr<std::unique_ptr<shm::ShmTransport>> shared =
-      shm::ShmTransport::Connect(*request.coordination, prefix, request.rank, request.task_names, deadline);
+      shm::ShmTransport::Connect(*request.coordination, request.key_prefix, request.rank, request.task_names, deadline);
   if (shared.ok()) return std::unique_ptr<Transport>(*std::move(shared));
   // Every worker saw the same refusal (ShmTransport agrees on it): all fall back alike.
   if (absl::IsFailedPrecondition(shared.status())) {
@@ -98,27 +132,22 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
 
 int32_t WorkersOnMachineOf(std::span<const std::string> hosts, int32_t rank) {
   if (rank < 0 || static_cast<size_t>(rank) >= hosts.size()) return 1;
-  // "hostname boot-id net:[inode]": the boot id names the running kernel, and with it the
-  // cores, whatever the hostname and network namespace; without one, the whole identity.
-  auto machine = [](const std::string& host) -> absl::string_view {
-    const std::vector<absl::string_view> parts = absl::StrSplit(host, ' ');
-    return parts.size() == 3 && !parts[1].empty() ? parts[1] : absl::string_view(host);
-  };
-  const absl::string_view mine = machine(hosts[static_cast<size_t>(rank)]);
-  return static_cast<int32_t>(
-      std::count_if(hosts.begin(), hosts.end(), [&](const std::string& host) { return machine(host) == mine; }));
+  const absl::string_view mine = shm::MachineOf(hosts[static_cast<size_t>(rank)]);
+  return static_cast<int32_t>(std::count_if(hosts.begin(), hosts.end(),
+                                            [&](const std::string& host) { return shm::MachineOf(host) == mine; }));
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> hosts, TakeCensus(request, kind, deadline));
   switch (kind) {
     case TransportKind::kSharedMemory:
-      return ConnectSharedMemory(request, true, deadline);
+      return ConnectSharedMemory(request, hosts, true, deadline);
     case TransportKind::kSharedMemoryOnOneHost:
-      return ConnectSharedMemory(request, false, deadline);
+      return ConnectSharedMemory(request, hosts, false, deadline);
     case TransportKind::kGlooTcp:
-      return ConnectGloo(request, {}, deadline);
+      return ConnectGloo(request, hosts, deadline);
   }
   return absl::InternalError(absl::StrCat("unknown transport kind ", static_cast<int32_t>(kind)));
 }

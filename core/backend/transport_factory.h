@@ -50,10 +50,12 @@ struct TransportRequest {
 int32_t WorkersOnMachineOf(std::span<const std::string> hosts, int32_t rank);
 
 // Connects this worker to every other one (until `deadline`, naming the tasks that did
-// not connect). Every worker first says which host it is on, through the coordination
-// service: for kSharedMemoryOnOneHost all reach the same choice from it, and Gloo's
-// transport runs its event loop in the background where the workers of this machine, two
-// busy threads each (the caller and the loop), outnumber its cores (core/gloo/gloo_device.h).
+// not connect). Every worker first says which host it is on and which `kind` it chose,
+// through the coordination service: workers that chose different kinds all fail at once
+// with kFailedPrecondition naming every choice; for kSharedMemoryOnOneHost all reach the
+// same choice from the hosts, and Gloo's transport runs its event loop in the background
+// where the workers of this machine, two busy threads each (the caller and the loop),
+// outnumber its cores (core/gloo/gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline);

@@ -3,9 +3,12 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/util/bounded_file.h"
 
 namespace distribute::shm {
@@ -20,6 +23,11 @@ std::string HostIdentity() {
   if (length < 0) network[0] = '\0';
   return absl::StrCat(hostname, " ", boot_id.ok() ? absl::StripAsciiWhitespace(*boot_id) : "", " ",
                       network);
+}
+
+absl::string_view MachineOf(absl::string_view identity) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(identity, ' ');
+  return parts.size() == 3 && !parts[1].empty() ? parts[1] : identity;
 }
 
 }  // namespace distribute::shm

@@ -8,10 +8,17 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 namespace distribute::shm {
 
 // "hostname boot-id net:[inode]" (a part the system does not tell is left empty).
 std::string HostIdentity();
+
+// The machine (the running kernel, and with it the cores) of a HostIdentity: its boot id,
+// whatever the hostname and network namespace; the whole identity when it has no boot id
+// or is not in HostIdentity's form.
+absl::string_view MachineOf(absl::string_view identity);
 
 }  // namespace distribute::shm
 

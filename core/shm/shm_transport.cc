@@ -10,7 +10,6 @@
 #include "core/server/transport_failure.h"
 #include "core/server/watched_get.h"
 #include "core/shm/doorbell.h"
-#include "core/shm/host_identity.h"
 #include "core/util/spin.h"
 #include "core/util/status_macros.h"
 
@@ -56,19 +55,9 @@ absl::Status CheckHeader(const SharedSegment& segment, int32_t rank, int32_t wor
 
 }  // namespace
 
-absl::StatusOr<bool> AllOnOneHost(CoordinationClient& coordination, const std::string& key_prefix,
-                                  int32_t rank, int32_t workers, const Deadline& deadline,
-                                  std::vector<std::string>* hosts) {
-  RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "host", rank), HostIdentity()));
-  bool same = true;
-  std::string first;
-  for (int32_t w = 0; w < workers; ++w) {
-    ASSIGN_OR_RETURN(std::string host, WatchedGet(coordination, Key(key_prefix, "host", w), deadline));
-    if (w == 0) first = host;
-    same = same && host == first;
-    if (hosts != nullptr) hosts->push_back(std::move(host));
-  }
-  return same && workers <= kMaxWorkers;
+bool AllOnOneHost(std::span<const std::string> hosts) {
+  if (hosts.empty() || hosts.size() > static_cast<size_t>(kMaxWorkers)) return false;
+  return std::all_of(hosts.begin(), hosts.end(), [&](const std::string& host) { return host == hosts[0]; });
 }
 
 uint64_t ShmTransport::RingBytes(int32_t workers) {
@@ -127,7 +116,7 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
 
   for (int32_t w = 0; w < workers; ++w) {
     if (w == rank) continue;
-    absl::StatusOr<std::string> ready = coordination.Get(Key(key_prefix, "ready", w), deadline);
+    absl::StatusOr<std::string> ready = WatchedGet(coordination, Key(key_prefix, "ready", w), deadline);
     if (!ready.ok()) {
       // Whatever name it published is removed on the way out.
       if (absl::StatusOr<std::string> name = coordination.Get(Key(key_prefix, "name", w), Deadline::AfterMs(1));
@@ -157,7 +146,7 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
   RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "opened", rank), verdict));
   std::vector<std::string> refusals;
   for (int32_t w = 0; w < workers; ++w) {
-    ASSIGN_OR_RETURN(const std::string theirs, coordination.Get(Key(key_prefix, "opened", w), deadline));
+    ASSIGN_OR_RETURN(const std::string theirs, WatchedGet(coordination, Key(key_prefix, "opened", w), deadline));
     if (theirs != "ok") refusals.push_back(absl::StrCat("task ", task_names[w], ": ", theirs));
   }
   if (!refusals.empty()) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,9 @@
 
 namespace distribute::shm {
 
-// Whether every worker shares this host (the same HostIdentity); fills `hosts` with every
-// worker's identity, in rank order, for messages. Every worker gets the same answer.
-absl::StatusOr<bool> AllOnOneHost(CoordinationClient& coordination, const std::string& key_prefix,
-                                  int32_t rank, int32_t workers, const Deadline& deadline,
-                                  std::vector<std::string>* hosts = nullptr);
+// Whether workers with these host identities (shm::HostIdentity, one per worker) may try
+// shared memory: all on one host, and not more of them than a communicator takes.
+bool AllOnOneHost(std::span<const std::string> hosts);
 
 class ShmTransport : public Transport {
  public:

@@ -157,6 +157,41 @@ TEST(ShmTransportTest, StartUpRefusesBadRanksAndTooManyWorkers) {
                        absl::StatusCode::kFailedPrecondition, {"at most 64 workers"}));
 }
 
+// A worker that dies before it sets up its shared memory fails its peer's start-up at
+// once, naming it (with a plain key read the peer waited for the whole deadline).
+TEST(ShmTransportTest, AWorkerThatDiesDuringStartUpIsNamedAtOnce) {
+  constexpr uint64_t kIncarnation = 11;
+  CoordinationService::Options options;
+  options.tasks = {"worker:0", "worker:1"};
+  options.barrier_tasks = options.tasks;
+  CoordinationService service(options);
+  LocalCoordinationClient client(&service, "worker:0");
+  ASSERT_TRUE(IsOk(service.Register("worker:1", kIncarnation)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", kIncarnation)));
+  std::thread death([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    service.ReportConnectionClosed("worker:1", kIncarnation);
+  });
+  const auto start = Clock::now();
+  const std::set<std::string> before = SegmentsInDevShm();
+  auto transport = ShmTransport::Connect(client, "died/", 0, options.tasks, Deadline::AfterMs(30000));
+  death.join();
+  EXPECT_TRUE(HasError(transport, absl::StatusCode::kUnavailable, {"worker:1", "shared memory"}));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "waited for the deadline";
+  EXPECT_EQ(SegmentsInDevShm(), before);  // its own segment is gone too
+}
+
+// Shared memory is tried only between workers of one host, and at most 64 of them.
+TEST(ShmTransportTest, AllOnOneHostNeedsEqualIdentitiesAndAtMost64) {
+  EXPECT_TRUE(AllOnOneHost(std::vector<std::string>{"a b net:[1]"}));
+  EXPECT_TRUE(AllOnOneHost(std::vector<std::string>{"a b net:[1]", "a b net:[1]"}));
+  EXPECT_FALSE(AllOnOneHost(std::vector<std::string>{"a b net:[1]", "a b net:[2]"}));
+  EXPECT_FALSE(AllOnOneHost(std::vector<std::string>{"a b net:[1]", "a b net:[1]", "c b net:[1]"}));
+  EXPECT_FALSE(AllOnOneHost(std::vector<std::string>{}));
+  EXPECT_TRUE(AllOnOneHost(std::vector<std::string>(64, "a b net:[1]")));
+  EXPECT_FALSE(AllOnOneHost(std::vector<std::string>(65, "a b net:[1]")));
+}
+
 TEST(ShmTransportTest, ExchangeRefusesPeersThatAreNotThere) {
   RunWorkers(2, [&](int32_t rank, ShmTransport& transport) {
     char byte = 0;

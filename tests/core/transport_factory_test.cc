@@ -1,0 +1,99 @@
+// ConnectTransport's census, between worker threads of this process (one host): workers
+// whose options chose different transports all fail at once with a message that names
+// every worker's choice, instead of waiting in different transports for the deadline;
+// workers that agree get the transport they chose (shared memory relays, Gloo does not).
+#include "core/backend/transport_factory.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/collective/transport.h"
+#include "status_test_util.h"
+#include "worker_threads.h"
+
+namespace distribute {
+namespace {
+
+using ::distribute::testing::HasError;
+using ::distribute::testing::IsOk;
+
+constexpr int64_t kDeadlineMs = 30000;
+
+// Connects one worker thread per entry of `kinds`, each with its own choice, and returns
+// each worker's status (OK: it connected and an all-gather of a byte crossed) and whether
+// its transport relays.
+struct Outcome {
+  absl::Status status;
+  bool relays = false;
+};
+
+std::vector<Outcome> ConnectWithChoices(const std::vector<TransportKind>& kinds) {
+  const int32_t workers = static_cast<int32_t>(kinds.size());
+  std::vector<Outcome> outcomes(kinds.size());
+  ::distribute::testing::RunWorkerThreads(
+      workers, [&](int32_t w, CoordinationClient& client, const std::vector<std::string>& names,
+                   const std::string& prefix) {
+        const TransportRequest request{&client, prefix, w, names, "127.0.0.1", ""};
+        absl::StatusOr<std::unique_ptr<Transport>> transport =
+            ConnectTransport(kinds[static_cast<size_t>(w)], request, Deadline::AfterMs(kDeadlineMs));
+        Outcome& outcome = outcomes[static_cast<size_t>(w)];
+        if (!transport.ok()) {
+          outcome.status = transport.status();
+          return;
+        }
+        outcome.relays = (*transport)->relays();
+        const char mine = static_cast<char>('a' + w);
+        std::vector<char> all(static_cast<size_t>(workers));
+        outcome.status = (*transport)->AllGather(&mine, 1, all.data(), Deadline::AfterMs(kDeadlineMs));
+        for (int32_t r = 0; outcome.status.ok() && r < workers; ++r) {
+          if (all[static_cast<size_t>(r)] != 'a' + r) outcome.status = absl::InternalError("wrong byte gathered");
+        }
+      });
+  return outcomes;
+}
+
+TEST(TransportFactoryTest, WorkersThatChoseAlikeConnectThroughTheirChoice) {
+  for (const TransportKind kind :
+       {TransportKind::kGlooTcp, TransportKind::kSharedMemory, TransportKind::kSharedMemoryOnOneHost}) {
+    SCOPED_TRACE(static_cast<int32_t>(kind));
+    for (const Outcome& outcome : ConnectWithChoices({kind, kind, kind})) {
+      EXPECT_TRUE(IsOk(outcome.status));
+      // One host: "auto" is shared memory too.
+      EXPECT_EQ(outcome.relays, kind != TransportKind::kGlooTcp);
+    }
+  }
+}
+
+TEST(TransportFactoryTest, DifferentChoicesFailEveryWorkerAtOnceNamingEachChoice) {
+  using K = TransportKind;
+  const std::vector<std::vector<K>> mixes = {{K::kGlooTcp, K::kSharedMemory},
+                                             {K::kSharedMemoryOnOneHost, K::kGlooTcp},
+                                             {K::kSharedMemory, K::kSharedMemoryOnOneHost},
+                                             {K::kSharedMemoryOnOneHost, K::kSharedMemoryOnOneHost, K::kGlooTcp}};
+  for (const std::vector<K>& kinds : mixes) {
+    SCOPED_TRACE(kinds.size());
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<Outcome> outcomes = ConnectWithChoices(kinds);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kDeadlineMs / 3))
+        << "waited for the deadline";
+    for (const Outcome& outcome : outcomes) {
+      EXPECT_TRUE(HasError(outcome.status, absl::StatusCode::kFailedPrecondition,
+                           {"different cross-worker transports", "DIST_SHARED_MEMORY"}));
+      for (size_t w = 0; w < kinds.size(); ++w) {
+        const std::string choice = absl::StrCat(
+            "worker:", w, " ",
+            kinds[w] == K::kGlooTcp        ? "TCP (shared memory off)"
+            : kinds[w] == K::kSharedMemory ? "shared memory (on)"
+                                           : "shared memory on one host, else TCP (auto)");
+        EXPECT_TRUE(absl::StrContains(outcome.status.message(), choice)) << outcome.status << " lacks " << choice;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace distribute
