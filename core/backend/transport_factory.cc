@@ -1,17 +1,18 @@
 #include "core/backend/transport_factory.h"
 
-#include <algorithm>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "core/backend/worker_place.h"
 #include "core/gloo/gloo_transport.h"
 #include "core/server/watched_get.h"
-#include "core/shm/host_identity.h"
 #include "core/shm/shm_transport.h"
-#include "core/util/spin.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -53,29 +54,41 @@ absl::string_view KindName(TransportKind kind) {
   return "an unknown transport";
 }
 
-// Every worker's host identity (shm::HostIdentity), in rank order, once every worker has
-// said which host it is on and which transport its options chose. Workers whose choices
-// differ would wait for each other in different transports until the deadline (the
-// shared-memory mode comes from each process's own options and DIST_SHARED_MEMORY): all of
-// them refuse at once instead, naming every worker's choice.
-absl::StatusOr<std::vector<std::string>> TakeCensus(const TransportRequest& request, TransportKind kind,
+// "kind cpus host" (TakeCensus): the host identity, which has spaces of its own, comes last.
+absl::StatusOr<std::pair<int32_t, WorkerPlace>> ParseCensusEntry(absl::string_view entry) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(entry, absl::MaxSplits(' ', 2));
+  int32_t kind = 0;
+  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &kind)) {
+    return absl::InvalidArgumentError("not \"kind cpus host\"");
+  }
+  ASSIGN_OR_RETURN(CpuSet cpus, ParseCpuList(parts[1]));
+  return std::make_pair(kind, WorkerPlace{std::string(parts[2]), cpus});
+}
+
+// Every worker's place (worker_place.h), in rank order, once every worker has said where
+// it runs and which transport its options chose. Workers whose choices differ would wait
+// for each other in different transports until the deadline (the shared-memory mode comes
+// from each process's own options and DIST_SHARED_MEMORY): all of them refuse at once
+// instead, naming every worker's choice.
+absl::StatusOr<std::vector<WorkerPlace>> TakeCensus(const TransportRequest& request, TransportKind kind,
                                                     const Deadline& deadline) {
   const auto key = [&](int32_t rank) { return absl::StrCat(request.key_prefix, "transport/census/", rank); };
+  const WorkerPlace here = ThisWorkerPlace();
   RETURN_IF_ERROR(request.coordination->Set(
-      key(request.rank), absl::StrCat(static_cast<int32_t>(kind), " ", shm::HostIdentity())));
-  std::vector<std::string> hosts;
+      key(request.rank), absl::StrCat(static_cast<int32_t>(kind), " ", FormatCpuList(here.cpus), " ", here.host)));
+  std::vector<WorkerPlace> places;
   std::vector<std::string> choices;
   bool agree = true;
   for (int32_t w = 0; w < static_cast<int32_t>(request.task_names.size()); ++w) {
     ASSIGN_OR_RETURN(const std::string entry, WatchedGet(*request.coordination, key(w), deadline));
-    const std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(entry, absl::MaxSplits(' ', 1));
-    int32_t theirs = 0;
-    if (!absl::SimpleAtoi(parts.first, &theirs)) {
-      return absl::DataLossError(absl::StrCat("task ", request.task_names[w], " sent a malformed transport census entry"));
+    absl::StatusOr<std::pair<int32_t, WorkerPlace>> theirs = ParseCensusEntry(entry);
+    if (!theirs.ok()) {
+      return absl::DataLossError(absl::StrCat("task ", request.task_names[w], " sent a malformed transport census entry: ",
+                                              theirs.status().message()));
     }
-    agree = agree && theirs == static_cast<int32_t>(kind);
-    choices.push_back(absl::StrCat(request.task_names[w], " ", KindName(static_cast<TransportKind>(theirs))));
-    hosts.emplace_back(parts.second);
+    agree = agree && theirs->first == static_cast<int32_t>(kind);
+    choices.push_back(absl::StrCat(request.task_names[w], " ", KindName(static_cast<TransportKind>(theirs->first))));
+    places.push_back(std::move(theirs->second));
   }
   if (!agree) {
     return Refuse(request, absl::FailedPreconditionError(absl::StrCat(
@@ -83,18 +96,16 @@ absl::StatusOr<std::vector<std::string>> TakeCensus(const TransportRequest& requ
         "); give every worker the same shared-memory mode (communication options or DIST_SHARED_MEMORY)")),
                   deadline);
   }
-  return hosts;
+  return places;
 }
 
-// Gloo's transport. Where the callers and loops of this machine's workers outnumber its
-// cores, Gloo's event loop runs in the background (gloo_device.h).
+// Gloo's transport. Where the busy threads of the workers that share this worker's cores
+// outnumber them, Gloo's event loop runs in the background (gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& request,
-                                                       std::span<const std::string> hosts,
+                                                       std::span<const WorkerPlace> places,
                                                        const Deadline& deadline) {
   // During a transfer every worker keeps two threads busy: the caller and Gloo's loop.
-  // The workers of a machine are taken to share one set of cores (as distrun starts them):
-  // this process's.
-  const bool background_loop = Oversubscribed(2 * WorkersOnMachineOf(hosts, request.rank));
+  const bool background_loop = BusyThreadsOutnumberCores(places, request.rank, 2);
   ASSIGN_OR_RETURN(std::unique_ptr<GlooTransport> gloo,
                    GlooTransport::Connect(*request.coordination, absl::StrCat(request.key_prefix, "gloo/"),
                                           request.rank, request.task_names, request.listen_host,
@@ -105,10 +116,12 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& r
 // The shared-memory transport, or (when it is not required) Gloo's where the workers
 // cannot share memory: on several hosts, or with /dev/shm apart.
 absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRequest& request,
-                                                               std::span<const std::string> hosts,
+                                                               std::span<const WorkerPlace> places,
                                                                bool required, const Deadline& deadline) {
+  std::vector<std::string> hosts;
+  for (const WorkerPlace& place : places) hosts.push_back(place.host);
   if (!shm::AllOnOneHost(hosts)) {
-    if (!required) return ConnectGloo(request, hosts, deadline);
+    if (!required) return ConnectGloo(request, places, deadline);
     std::vector<std::string> where;
     for (size_t w = 0; w < hosts.size(); ++w) {
       where.push_back(absl::StrCat(request.task_names[w], " on \"", hosts[w], "\""));
@@ -122,7 +135,7 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
   if (shared.ok()) return std::unique_ptr<Transport>(*std::move(shared));
   // Every worker saw the same refusal (ShmTransport agrees on it): all fall back alike.
   if (absl::IsFailedPrecondition(shared.status())) {
-    if (!required) return ConnectGloo(request, hosts, deadline);
+    if (!required) return ConnectGloo(request, places, deadline);
     return Refuse(request, shared.status(), deadline);
   }
   return shared.status();
@@ -130,24 +143,17 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
 
 }  // namespace
 
-int32_t WorkersOnMachineOf(std::span<const std::string> hosts, int32_t rank) {
-  if (rank < 0 || static_cast<size_t>(rank) >= hosts.size()) return 1;
-  const absl::string_view mine = shm::MachineOf(hosts[static_cast<size_t>(rank)]);
-  return static_cast<int32_t>(std::count_if(hosts.begin(), hosts.end(),
-                                            [&](const std::string& host) { return shm::MachineOf(host) == mine; }));
-}
-
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline) {
-  ASSIGN_OR_RETURN(const std::vector<std::string> hosts, TakeCensus(request, kind, deadline));
+  ASSIGN_OR_RETURN(const std::vector<WorkerPlace> places, TakeCensus(request, kind, deadline));
   switch (kind) {
     case TransportKind::kSharedMemory:
-      return ConnectSharedMemory(request, hosts, true, deadline);
+      return ConnectSharedMemory(request, places, true, deadline);
     case TransportKind::kSharedMemoryOnOneHost:
-      return ConnectSharedMemory(request, hosts, false, deadline);
+      return ConnectSharedMemory(request, places, false, deadline);
     case TransportKind::kGlooTcp:
-      return ConnectGloo(request, hosts, deadline);
+      return ConnectGloo(request, places, deadline);
   }
   return absl::InternalError(absl::StrCat("unknown transport kind ", static_cast<int32_t>(kind)));
 }

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -43,19 +42,13 @@ struct TransportRequest {
   std::string job_token;                // what the transport's handshake proves ("" for none)
 };
 
-// How many workers run on the machine (the kernel, whose cores they share) of worker
-// `rank`, given every worker's host identity in rank order (shm::HostIdentity): workers
-// in other containers or network namespaces of one machine count together. 1 when `rank`
-// is not among them.
-int32_t WorkersOnMachineOf(std::span<const std::string> hosts, int32_t rank);
-
 // Connects this worker to every other one (until `deadline`, naming the tasks that did
 // not connect). Every worker first says which host it is on and which `kind` it chose,
 // through the coordination service: workers that chose different kinds all fail at once
 // with kFailedPrecondition naming every choice; for kSharedMemoryOnOneHost all reach the
 // same choice from the hosts, and Gloo's transport runs its event loop in the background
-// where the workers of this machine, two busy threads each (the caller and the loop),
-// outnumber its cores (core/gloo/gloo_device.h).
+// where the workers that share this worker's cores, two busy threads each (the caller and
+// the loop), outnumber them (worker_place.h, core/gloo/gloo_device.h).
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline);

@@ -1,8 +1,8 @@
 // Gloo's device with its event loop in the background (core/gloo/gloo_device.h): the loop
 // thread runs at the lowest priority, the caller's priority never changes, a device that
-// cannot open is an error; and the transport factory asks for it exactly where a machine's
-// workers (two busy threads each) outnumber its cores, counted from every worker's host
-// identity.
+// cannot open is an error; and the transport factory asks for it exactly where the
+// workers that share this process's cores (two busy threads each) outnumber them
+// (worker_place_test covers the counting itself).
 #include "core/gloo/gloo_device.h"
 
 #include <dirent.h>
@@ -140,22 +140,6 @@ TEST(GlooDeviceTest, EmptyHostIsThisMachinesName) {
   } else {
     EXPECT_TRUE(testing::HasError(device, absl::StatusCode::kUnavailable, {name}));
   }
-}
-
-// Workers share a machine's cores when they share its kernel (boot id), whatever their
-// hostnames and network namespaces; without a boot id only equal identities count.
-TEST(GlooDeviceTest, WorkersOnMachineCountsEqualBootIds) {
-  const std::vector<std::string> hosts = {"a boot1 net:[1]", "b boot2 net:[2]", "a boot1 net:[1]",
-                                          "c boot1 net:[3]", "d  net:[4]", "d  net:[4]", "d  net:[5]"};
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 0), 3);  // another container of the machine counts too
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 1), 1);
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 2), 3);
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 3), 3);
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 4), 2);  // no boot id: the whole identity
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 6), 1);
-  EXPECT_EQ(WorkersOnMachineOf(hosts, 7), 1);
-  EXPECT_EQ(WorkersOnMachineOf(hosts, -1), 1);
-  EXPECT_EQ(WorkersOnMachineOf({}, 0), 1);
 }
 
 // `workers` Gloo transports connected through the factory, as threads of this process (one
