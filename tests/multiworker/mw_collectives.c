@@ -15,16 +15,7 @@
 #include <string.h>
 
 #include "distribute/distribute.h"
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    dist_status_t status_ = (call);                                                  \
-    if (status_ != DIST_OK) {                                                        \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,       \
-              dist_status_name(status_), dist_last_error_message());                 \
-      exit(1);                                                                       \
-    }                                                                                \
-  } while (0)
+#include "mw_check.h"
 
 enum { kSmall = 37, kLarge = 300000, kCols = 3 };
 static FILE* out_file;

@@ -16,16 +16,7 @@
 #include <string.h>
 
 #include "distribute/distribute.h"
-
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    dist_status_t status_ = (call);                                                  \
-    if (status_ != DIST_OK) {                                                        \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,       \
-              dist_status_name(status_), dist_last_error_message());                 \
-      exit(1);                                                                       \
-    }                                                                                \
-  } while (0)
+#include "mw_check.h"
 
 static dist_status_t AddOne(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
                             dist_value_t** results, int32_t num_results, void* user_data) {
