@@ -396,12 +396,12 @@ std::vector<int64_t> Sizes(int64_t max_bytes) {
 using TimedLoop = std::function<void(int64_t k, std::vector<double>* times, double* loop_seconds)>;
 
 // Warms up and calibrates `loop`, growing the iteration count until one loop takes long
-// enough to estimate the time per operation, then runs the measured loop sized to the
-// target time and returns its per-operation microseconds. The estimate is the median of
-// the calibration loop (one slow first iteration, e.g. a parked thread waking up, would
-// otherwise make a fast size look slow), bounded below by a quarter of the mean so that a
-// heavy tail still limits the loop's length.
-Stats CalibrateAndMeasure(const TimedLoop& loop, const Options& options, int64_t* iterations) {
+// enough to estimate the time per operation; returns the iteration count of a loop of the
+// target time. The estimate is the median of the calibration loop (one slow first
+// iteration, e.g. a parked thread waking up, would otherwise make a fast size look slow),
+// bounded below by a quarter of the mean so that a heavy tail still limits the loop's
+// length.
+int64_t Calibrate(const TimedLoop& loop, const Options& options) {
   const double target_seconds = options.quick ? 0.01 : 0.1;
   const double calibrate_seconds = options.quick ? 0.002 : 0.02;
   const int64_t min_iterations = options.quick ? 2 : 5;
@@ -417,23 +417,54 @@ Stats CalibrateAndMeasure(const TimedLoop& loop, const Options& options, int64_t
     if ((loop_seconds >= calibrate_seconds && k >= 4) || k >= max_iterations) break;
     k = std::min(max_iterations, k < 4 ? 4 : k * 8);
   }
-  *iterations = std::clamp<int64_t>(static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)),
-                                    min_iterations, max_iterations);
+  return std::clamp<int64_t>(static_cast<int64_t>(target_seconds / std::max(per_op, 1e-9)), min_iterations,
+                             max_iterations);
+}
+
+// Calibrate, then the measured loop: its per-operation microseconds.
+Stats CalibrateAndMeasure(const TimedLoop& loop, const Options& options, int64_t* iterations) {
+  *iterations = Calibrate(loop, options);
+  std::vector<double> times;
+  double loop_seconds = 0;
   loop(*iterations, &times, &loop_seconds);
   for (double& t : times) t *= 1e6;
   return Summarize(std::move(times));
 }
 
-// The reference all-reduce of `bytes` on `replicas` threads, timed like the library's row;
-// exits with a message when its result is wrong.
-Stats ReferenceRow(int32_t replicas, int64_t bytes, const Options& options) {
-  dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
-  int64_t iterations = 0;
-  const Stats us = CalibrateAndMeasure(
-      [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
-        reference.Run(k, times, loop_seconds);
-      },
-      options, &iterations);
+// Up to this size a row's three loops (ours with a new value, ours into, the reference)
+// run interleaved, every buffer alive at once; above it one after another, each freeing
+// its buffers first (at 256 MiB and 4 replicas both sets at once would double the
+// memory the run needs).
+constexpr int64_t kInterleavedMaxBytes = int64_t{16} << 20;
+constexpr int kInterleavedRounds = 5;
+
+// Calibrates every loop, then runs them in turn, kInterleavedRounds times, each run a
+// share of its iterations; returns each loop's per-operation microseconds over all its
+// rounds, and its iteration count. On this kind of machine a small row's time moves 2x
+// when the vCPUs move or another process wakes; run one after another, the loops of a
+// row could each meet a different state, and their ratio showed it (a 2 KiB reference at
+// 0.26 us beside 0.46 at 8 B). Interleaved, such a change falls on all of them alike.
+std::vector<Stats> MeasureInterleaved(const std::vector<TimedLoop>& loops, const Options& options,
+                                      std::vector<int64_t>* iterations) {
+  iterations->clear();
+  for (const TimedLoop& loop : loops) iterations->push_back(Calibrate(loop, options));
+  std::vector<std::vector<double>> all(loops.size());
+  for (int round = 0; round < kInterleavedRounds; ++round) {
+    for (size_t l = 0; l < loops.size(); ++l) {
+      const int64_t k = std::max<int64_t>(1, ((*iterations)[l] + kInterleavedRounds - 1) / kInterleavedRounds);
+      std::vector<double> times;
+      double loop_seconds = 0;
+      loops[l](k, &times, &loop_seconds);
+      for (double t : times) all[l].push_back(t * 1e6);
+    }
+  }
+  std::vector<Stats> stats;
+  for (std::vector<double>& times : all) stats.push_back(Summarize(std::move(times)));
+  return stats;
+}
+
+// Exits with a message when the reference's result is wrong.
+void CheckReference(const dist_bench::ReferenceAllReduce& reference, int32_t replicas, int64_t bytes) {
   const std::string wrong = reference.Check();
   if (!wrong.empty()) {
     std::fflush(stdout);
@@ -441,7 +472,13 @@ Stats ReferenceRow(int32_t replicas, int64_t bytes, const Options& options) {
                  " bytes: %s\n", replicas, bytes, wrong.c_str());
     std::exit(1);
   }
-  return us;
+}
+
+// The reference all-reduce of `bytes` on `replicas` threads, timed like the library's row.
+TimedLoop ReferenceLoop(dist_bench::ReferenceAllReduce& reference) {
+  return [&reference](int64_t k, std::vector<double>* times, double* loop_seconds) {
+    reference.Run(k, times, loop_seconds);
+  };
 }
 
 std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double copy_bw) {
@@ -461,11 +498,15 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
   std::printf(
       "# ref_us: median microseconds of the reference (%d threads, reduce-scatter + "
       "all-gather, spin-then-yield barrier, separate input and output per thread; "
-      "reference_all_reduce.h), measured after our row; ours/ref < 1: we are faster\n",
+      "reference_all_reduce.h); ours/ref < 1: we are faster\n",
       replicas);
   std::printf(
+      "# up to %" PRId64 " MiB the time, into_us and ref_us loops run interleaved, %d rounds each "
+      "(a change of the machine's state falls on all three alike); above, one after another\n",
+      kInterleavedMaxBytes >> 20, kInterleavedRounds);
+  std::printf(
       "# into_us: median microseconds of dist_context_all_reduce_into a tensor made once per "
-      "replica (no new value per call), measured after the time column\n#\n");
+      "replica (no new value per call)\n#\n");
   std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %11s %9s %9s %9s %9s\n", "size(B)",
               "count", "type", "redop", "time(us)", "p90(us)", "algbw", "busbw", "memeff", "ref_us",
               "ours/ref", "into_us", "into/ref", "iters");
@@ -493,26 +534,38 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
     Row row;
     row.bytes = bytes;
     row.count = job.count;
-    row.us = CalibrateAndMeasure(
-        [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
-          RunAllReduce(strategy, &job, k);
-          *times = job.times;
-          *loop_seconds = job.loop_seconds;
-        },
-        options, &row.iterations);
-    job.into = true;
-    int64_t into_iterations = 0;
-    row.into_us = CalibrateAndMeasure(
-        [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
-          RunAllReduce(strategy, &job, k);
-          *times = job.times;
-          *loop_seconds = job.loop_seconds;
-        },
-        options, &into_iterations);
-    // Our inputs go before the reference allocates its own: at 256 MiB and 4 replicas
-    // both sets at once would double the memory the run needs.
-    for (dist_value_t* t : job.inputs) dist_value_destroy(t);
-    row.ref_us = ReferenceRow(replicas, bytes, options);
+    const TimedLoop ours = [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
+      job.into = false;
+      RunAllReduce(strategy, &job, k);
+      *times = job.times;
+      *loop_seconds = job.loop_seconds;
+    };
+    const TimedLoop into = [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
+      job.into = true;
+      RunAllReduce(strategy, &job, k);
+      *times = job.times;
+      *loop_seconds = job.loop_seconds;
+    };
+    if (bytes <= kInterleavedMaxBytes) {
+      dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
+      std::vector<int64_t> iterations;
+      const std::vector<Stats> stats = MeasureInterleaved({ours, into, ReferenceLoop(reference)}, options, &iterations);
+      CheckReference(reference, replicas, bytes);
+      row.us = stats[0];
+      row.into_us = stats[1];
+      row.ref_us = stats[2];
+      row.iterations = iterations[0];
+      for (dist_value_t* t : job.inputs) dist_value_destroy(t);
+    } else {
+      row.us = CalibrateAndMeasure(ours, options, &row.iterations);
+      int64_t into_iterations = 0;
+      row.into_us = CalibrateAndMeasure(into, options, &into_iterations);
+      for (dist_value_t* t : job.inputs) dist_value_destroy(t);
+      dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
+      int64_t reference_iterations = 0;
+      row.ref_us = CalibrateAndMeasure(ReferenceLoop(reference), options, &reference_iterations);
+      CheckReference(reference, replicas, bytes);
+    }
 
     const double seconds = row.us.median * 1e-6;
     row.algbw = static_cast<double>(bytes) / seconds / 1e9;
