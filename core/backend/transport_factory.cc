@@ -1,5 +1,6 @@
 #include "core/backend/transport_factory.h"
 
+#include <algorithm>
 #include <span>
 #include <utility>
 #include <vector>
@@ -66,10 +67,10 @@ absl::StatusOr<std::pair<int32_t, WorkerPlace>> ParseCensusEntry(absl::string_vi
 }
 
 // Every worker's place (worker_place.h), in rank order, once every worker has said where
-// it runs and which transport its options chose. Workers whose choices differ would wait
-// for each other in different transports until the deadline (the shared-memory mode comes
-// from each process's own options and DIST_SHARED_MEMORY): all of them refuse at once
-// instead, naming every worker's choice.
+// it runs and which transport its options chose. Workers whose choices end in different
+// transports (TransportChoicesAgree) would wait for each other there until the deadline
+// (the shared-memory mode comes from each process's own options and DIST_SHARED_MEMORY):
+// all of them refuse at once instead, naming every worker's choice.
 absl::StatusOr<std::vector<WorkerPlace>> TakeCensus(const TransportRequest& request, TransportKind kind,
                                                     const Deadline& deadline) {
   const auto key = [&](int32_t rank) { return absl::StrCat(request.key_prefix, "transport/census/", rank); };
@@ -77,20 +78,24 @@ absl::StatusOr<std::vector<WorkerPlace>> TakeCensus(const TransportRequest& requ
   RETURN_IF_ERROR(request.coordination->Set(
       key(request.rank), absl::StrCat(static_cast<int32_t>(kind), " ", FormatCpuList(here.cpus), " ", here.host)));
   std::vector<WorkerPlace> places;
+  std::vector<std::string> hosts;
+  std::vector<TransportKind> kinds;
   std::vector<std::string> choices;
-  bool agree = true;
   for (int32_t w = 0; w < static_cast<int32_t>(request.task_names.size()); ++w) {
     ASSIGN_OR_RETURN(const std::string entry, WatchedGet(*request.coordination, key(w), deadline));
     absl::StatusOr<std::pair<int32_t, WorkerPlace>> theirs = ParseCensusEntry(entry);
     if (!theirs.ok()) {
-      return absl::DataLossError(absl::StrCat("task ", request.task_names[w], " sent a malformed transport census entry: ",
-                                              theirs.status().message()));
+      // Every worker reads the same entry: all refuse alike.
+      return Refuse(request, absl::FailedPreconditionError(absl::StrCat(
+          "task ", request.task_names[w], " sent a transport census entry this library cannot read (",
+          theirs.status().message(), "): is every worker running the same version?")), deadline);
     }
-    agree = agree && theirs->first == static_cast<int32_t>(kind);
-    choices.push_back(absl::StrCat(request.task_names[w], " ", KindName(static_cast<TransportKind>(theirs->first))));
+    kinds.push_back(static_cast<TransportKind>(theirs->first));
+    choices.push_back(absl::StrCat(request.task_names[w], " ", KindName(kinds.back())));
+    hosts.push_back(theirs->second.host);
     places.push_back(std::move(theirs->second));
   }
-  if (!agree) {
+  if (!TransportChoicesAgree(kinds, hosts)) {
     return Refuse(request, absl::FailedPreconditionError(absl::StrCat(
         "the workers chose different cross-worker transports (",  absl::StrJoin(choices, ", "),
         "); give every worker the same shared-memory mode (communication options or DIST_SHARED_MEMORY)")),
@@ -142,6 +147,16 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
 }
 
 }  // namespace
+
+bool TransportChoicesAgree(std::span<const TransportKind> kinds, std::span<const std::string> hosts) {
+  // "auto" where the workers are not all on one host is Gloo's TCP, whatever the others chose.
+  const bool one_host = shm::AllOnOneHost(hosts);
+  const auto effective = [&](TransportKind kind) {
+    return kind == TransportKind::kSharedMemoryOnOneHost && !one_host ? TransportKind::kGlooTcp : kind;
+  };
+  return std::all_of(kinds.begin(), kinds.end(),
+                     [&](TransportKind kind) { return effective(kind) == effective(kinds.front()); });
+}
 
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,

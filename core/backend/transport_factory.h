@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,17 @@ struct TransportRequest {
   std::string job_token;                // what the transport's handshake proves ("" for none)
 };
 
+// Whether workers that chose `kinds` (one per worker, in rank order), with these host
+// identities (shm::HostIdentity), end in one transport: the same kind, where "auto"
+// (kSharedMemoryOnOneHost) counts as kGlooTcp unless every worker is on one host. "on" and
+// "auto" never agree: where shared memory cannot be set up, "auto" goes on over TCP
+// while "on" refuses.
+bool TransportChoicesAgree(std::span<const TransportKind> kinds, std::span<const std::string> hosts);
+
 // Connects this worker to every other one (until `deadline`, naming the tasks that did
 // not connect). Every worker first says which host it is on and which `kind` it chose,
-// through the coordination service: workers that chose different kinds all fail at once
-// with kFailedPrecondition naming every choice; for kSharedMemoryOnOneHost all reach the
+// through the coordination service: workers whose choices do not agree
+// (TransportChoicesAgree) all fail at once with kFailedPrecondition naming every choice; for kSharedMemoryOnOneHost all reach the
 // same choice from the hosts, and Gloo's transport runs its event loop in the background
 // where the workers that share this worker's cores, two busy threads each (the caller and
 // the loop), outnumber them (worker_place.h, core/gloo/gloo_device.h).

@@ -19,6 +19,8 @@ WorkerPlace ThisWorkerPlace() {
   WorkerPlace place{shm::HostIdentity(), {}};
   cpu_set_t set;
   CPU_ZERO(&set);
+  // The calling thread's mask, not the process's: the threads the strategy starts (its
+  // replicas, Gloo's loop) inherit it from the thread that creates the strategy.
   if (sched_getaffinity(0, sizeof set, &set) == 0) {
     for (size_t cpu = 0; cpu < kMaxCpus; ++cpu) {
       if (CPU_ISSET(cpu, &set)) place.cpus.set(cpu);
@@ -76,7 +78,9 @@ bool BusyThreadsOutnumberCores(std::span<const WorkerPlace> places, int32_t rank
   }
   // A worker that told no CPUs may run on any: then the cores are this process's.
   if (unknown) return Oversubscribed(static_cast<int32_t>(sharing * threads_per_worker));
-  return sharing * threads_per_worker > static_cast<int64_t>(cores.count());
+  // A worker pinned to fewer cores than its own threads is crowded whoever else shares them.
+  return threads_per_worker > static_cast<int64_t>(mine.cpus.count()) ||
+         sharing * threads_per_worker > static_cast<int64_t>(cores.count());
 }
 
 }  // namespace distribute

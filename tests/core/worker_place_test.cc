@@ -5,9 +5,11 @@
 #include "core/backend/worker_place.h"
 
 #include <gtest/gtest.h>
-#include <sched.h>
-
+#include <fstream>
+#include <string>
 #include <vector>
+
+#include "absl/strings/ascii.h"
 
 #include "status_test_util.h"
 
@@ -42,13 +44,18 @@ TEST(WorkerPlaceTest, MalformedCpuListsAreRefused) {
   }
 }
 
-TEST(WorkerPlaceTest, ThisPlaceIsThisProcesssAffinity) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+// The kernel says the same in its own words: Cpus_allowed_list of this thread's status.
+TEST(WorkerPlaceTest, ThisPlaceIsTheCallingThreadsAffinity) {
+  std::ifstream status("/proc/thread-self/status");
+  ASSERT_TRUE(status.good());
+  std::string line;
+  std::string allowed;
+  while (std::getline(status, line)) {
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) allowed = std::string(absl::StripAsciiWhitespace(line.substr(18)));
+  }
+  ASSERT_FALSE(allowed.empty());
   const WorkerPlace here = ThisWorkerPlace();
-  EXPECT_EQ(here.cpus.count(), static_cast<size_t>(CPU_COUNT(&set)));
-  for (size_t cpu = 0; cpu < kMaxCpus; ++cpu) EXPECT_EQ(here.cpus.test(cpu), CPU_ISSET(cpu, &set) != 0);
+  EXPECT_EQ(FormatCpuList(here.cpus), allowed);
   EXPECT_FALSE(here.host.empty());
 }
 
@@ -69,12 +76,19 @@ TEST(WorkerPlaceTest, WorkersOfOneMachineWhoseCpusMeetCompete) {
   EXPECT_FALSE(BusyThreadsOutnumberCores(pinned, 1, 2));
   const std::vector<WorkerPlace> single = {{"a boot1 net:[1]", Cpus({0})}, {"a boot1 net:[1]", Cpus({1})}};
   EXPECT_TRUE(BusyThreadsOutnumberCores(single, 0, 2));
-  // Overlapping: worker 1 meets both others (3 workers on cores 0-2: 6 > 3); worker 0 and
-  // worker 2 meet only worker 1 (2 workers on 0-1 or 1-2... with worker 1's 0-2: 4 > 3).
+  // Overlapping: worker 1 (cores 0-2) meets both others (3 workers x 2 > 3 cores); worker
+  // 0 (core 0) meets worker 1 only (2 x 2 > the 3 cores 0-2).
   const std::vector<WorkerPlace> overlapping = {{"h b n", Cpus({0})}, {"h b n", Cpus({0, 1, 2})}, {"h b n", Cpus({2})}};
   EXPECT_TRUE(BusyThreadsOutnumberCores(overlapping, 1, 2));
   EXPECT_TRUE(BusyThreadsOutnumberCores(overlapping, 0, 2));
   EXPECT_FALSE(BusyThreadsOutnumberCores(overlapping, 0, 1));  // 2 threads on cores 0-2
+  // A worker pinned to one core beside one with 64: its own two threads share that core.
+  CpuSet many;
+  for (size_t cpu = 0; cpu < 64; ++cpu) many.set(cpu);
+  const std::vector<WorkerPlace> lopsided = {{"h b n", Cpus({0})}, {"h b n", many}};
+  EXPECT_TRUE(BusyThreadsOutnumberCores(lopsided, 0, 2));
+  EXPECT_FALSE(BusyThreadsOutnumberCores(lopsided, 1, 2));  // 2 x 2 <= 64
+  EXPECT_FALSE(BusyThreadsOutnumberCores(lopsided, 0, 1));
   // Without a boot id only equal identities share a machine.
   const std::vector<WorkerPlace> no_boot_id = {{"d  net:[4]", all}, {"d  net:[4]", all}, {"d  net:[5]", all}};
   EXPECT_FALSE(BusyThreadsOutnumberCores(no_boot_id, 0, 2));  // 2 x 2 <= 4
