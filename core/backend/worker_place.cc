@@ -44,7 +44,13 @@ std::string FormatCpuList(const CpuSet& cpus) {
 absl::StatusOr<CpuSet> ParseCpuList(absl::string_view list) {
   CpuSet cpus;
   if (list.empty()) return cpus;
-  for (absl::string_view range : absl::StrSplit(list, ',')) {
+  // A list from a peer: a well-formed one has at most one range per CPU, so anything
+  // longer is refused before any work is done on it.
+  const std::vector<absl::string_view> ranges = absl::StrSplit(list, ',');
+  if (ranges.size() > kMaxCpus) {
+    return absl::InvalidArgumentError(absl::StrCat("a CPU list of ", ranges.size(), " ranges: at most ", kMaxCpus));
+  }
+  for (absl::string_view range : ranges) {
     const std::vector<absl::string_view> ends = absl::StrSplit(range, '-');
     uint32_t first = 0;
     uint32_t last = 0;

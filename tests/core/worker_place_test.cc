@@ -42,6 +42,14 @@ TEST(WorkerPlaceTest, MalformedCpuListsAreRefused) {
   for (const char* list : {"x", "1-", "-1", "3-1", "1024", "0-1024", "1,,2", "1-2-3", ",", "1 ", " 1", "+1", "99999999999"}) {
     EXPECT_TRUE(HasError(ParseCpuList(list), absl::StatusCode::kInvalidArgument, {"CPU list"})) << list;
   }
+  // More ranges than CPUs cannot be well formed (a peer's entry is bounded by that).
+  std::string many = "0";
+  for (size_t i = 0; i < kMaxCpus; ++i) many += ",0-1023";
+  EXPECT_TRUE(HasError(ParseCpuList(many), absl::StatusCode::kInvalidArgument, {"CPU list of 1025 ranges"}));
+  std::string every;
+  for (size_t cpu = 0; cpu < kMaxCpus; cpu += 2) every += (every.empty() ? "" : ",") + std::to_string(cpu);
+  ASSERT_TRUE(IsOk(ParseCpuList(every)));  // 512 single CPUs: the longest real list
+  EXPECT_EQ(ParseCpuList(every)->count(), kMaxCpus / 2);
 }
 
 // The kernel says the same in its own words: Cpus_allowed_list of this thread's status.
