@@ -51,6 +51,7 @@ TEST(DatasetTest, RangeAndItsTransformations) {
   EXPECT_EQ(shuffled, Drain(ten.shuffle(10, 7).value()));
   std::sort(shuffled.begin(), shuffled.end());
   EXPECT_EQ(shuffled, Drain(ten));
+  EXPECT_EQ(Drain(ten.shuffle(1, 7).value()), Drain(ten));  // a buffer of one cannot reorder
 }
 
 TEST(DatasetTest, BatchesComeAsTensorsOfTheBatchSize) {
@@ -67,6 +68,19 @@ TEST(DatasetTest, BatchesComeAsTensorsOfTheBatchSize) {
   dist::Result<std::optional<std::vector<dist::Value>>> end = it.get_next_as_optional(1);
   ASSERT_TRUE(end.ok());
   EXPECT_FALSE(end->has_value());
+  // Into caller-owned values (no allocation), and the counts the C call refuses.
+  dist::Iterator again = dist::Dataset::range(0, 3).value().make_iterator().value();
+  dist::Value slot[1];
+  ASSERT_TRUE(again.get_next(slot).ok());
+  EXPECT_EQ(slot[0].scalar<int64_t>().value(), 0);
+  ASSERT_TRUE(again.get_next(slot).ok());  // the previous value is replaced
+  EXPECT_EQ(slot[0].scalar<int64_t>().value(), 1);
+  EXPECT_TRUE(again.get_next_as_optional(slot).value());
+  EXPECT_FALSE(again.get_next_as_optional(slot).value());
+  EXPECT_EQ(again.get_next(0).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(again.get_next(-1).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(again.get_next_as_optional(-1).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(again.get_next(dist::Span<dist::Value>()).code(), DIST_INVALID_ARGUMENT);
 }
 
 TEST(DatasetTest, TensorSlicesShareTheirComponents) {
@@ -151,6 +165,18 @@ TEST(DatasetTest, MapRunsALambdaInOrderAndFreesItOnce) {
     Ints expected;
     for (int64_t x = 0; x < 50; ++x) expected.push_back(x * x);
     EXPECT_EQ(Drain(squares), expected);
+  }
+  EXPECT_EQ(live->load(), 0);
+  // An iterator keeps the callable after its dataset is gone.
+  {
+    dist::Iterator it;
+    {
+      dist::Dataset squares = dist::Dataset::range(0, 5).value().map(Square(live), 1).value();
+      it = squares.make_iterator().value();
+    }
+    EXPECT_EQ(live->load(), 1);
+    EXPECT_EQ(it.get_next(1).value()[0].scalar<int64_t>().value(), 0);
+    EXPECT_EQ(it.get_next(1).value()[0].scalar<int64_t>().value(), 1);
   }
   EXPECT_EQ(live->load(), 0);
   // A refused map destroys the callable too (the library never took it).

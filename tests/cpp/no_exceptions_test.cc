@@ -43,6 +43,27 @@ int main() {
   });
   Expect(run.code() == DIST_CANCELLED && run.message().find("replica 1: stop") != std::string::npos, "replica 1's status from run");
   Expect(sums[0] == 11 && sums[1] == 11, "5 + 6 on both replicas");
+
+  // A map lambda, its status reaching get_next.
+  dist::Result<dist::Dataset> range = dist::Dataset::range(0, 3);
+  if (!range) return 1;
+  dist::Result<dist::Dataset> doubled = range->map(
+      [](dist::Args in, dist::Results out) -> dist::Status {
+        dist::Result<int64_t> x = in[0].scalar<int64_t>();
+        if (!x) return x.status();
+        if (*x == 2) return dist::Status(DIST_DATA_LOSS, "two");
+        dist::Result<dist::Value> y = dist::scalar<int64_t>(2 * *x);
+        if (!y) return y.status();
+        return out.set(0, std::move(*y));
+      },
+      1);
+  if (!doubled) return 1;
+  dist::Result<dist::Iterator> it = doubled->make_iterator();
+  if (!it) return 1;
+  dist::Value element[1];
+  Expect(it->get_next(element).ok() && element[0].scalar<int64_t>().value_or(-1) == 0, "0 doubled");
+  Expect(it->get_next(element).ok() && element[0].scalar<int64_t>().value_or(-1) == 2, "1 doubled");
+  Expect(it->get_next(element).code() == DIST_DATA_LOSS, "the map's status at element 2");
   if (failures == 0) std::printf("no-exceptions build OK\n");
   return failures == 0 ? 0 : 1;
 }

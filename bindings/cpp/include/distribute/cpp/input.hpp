@@ -25,30 +25,43 @@ namespace dist {
 class Iterator : public detail::Owned<dist_iterator_t, dist_iterator_destroy> {
  public:
   using Owned::Owned;
-  // The next element's `num_components` values (tensors, or PerReplica values for a
-  // distributed dataset); OUT_OF_RANGE at the end, and at every call after it.
-  Result<std::vector<Value>> get_next(int32_t num_components) {
-    std::vector<dist_value_t*> outs(static_cast<size_t>(num_components > 0 ? num_components : 0), nullptr);
-    const dist_status_t code = dist_iterator_get_next(get(), outs.data(), num_components);
-    if (code != DIST_OK) return Status::FromCall(code);
-    return adopt_all(outs);
+  // The next element into `outs`, one Value per component (tensors, or PerReplica values
+  // for a distributed dataset), with no allocation; OUT_OF_RANGE at the end, and at every
+  // call after it.
+  Status get_next(Span<Value> outs) {
+    detail::RawOuts raw(outs.size());
+    const Status status = Status::FromCall(dist_iterator_get_next(get(), raw.data(), raw.size()));
+    if (status.ok()) raw.move_to(outs);
+    return status;
   }
-  // As get_next, but the end is an empty optional, not an error.
-  Result<std::optional<std::vector<Value>>> get_next_as_optional(int32_t num_components) {
-    std::vector<dist_value_t*> outs(static_cast<size_t>(num_components > 0 ? num_components : 0), nullptr);
+  // As get_next(outs), but the end is false, not an error.
+  Result<bool> get_next_as_optional(Span<Value> outs) {
+    detail::RawOuts raw(outs.size());
     int32_t has_value = 0;
-    const dist_status_t code = dist_iterator_get_next_as_optional(get(), outs.data(), num_components, &has_value);
-    if (code != DIST_OK) return Status::FromCall(code);
-    if (has_value == 0) return std::optional<std::vector<Value>>();
-    return std::optional<std::vector<Value>>(adopt_all(outs));
+    const Status status =
+        Status::FromCall(dist_iterator_get_next_as_optional(get(), raw.data(), raw.size(), &has_value));
+    if (!status.ok()) return status;
+    raw.move_to(outs);
+    return has_value != 0;
   }
-
- private:
-  static std::vector<Value> adopt_all(const std::vector<dist_value_t*>& outs) {
-    std::vector<Value> values;
-    values.reserve(outs.size());
-    for (dist_value_t* out : outs) values.push_back(Value::adopt(out));
+  // The same, returning a new vector of `num_components` values.
+  Result<std::vector<Value>> get_next(int32_t num_components) {
+    if (num_components <= 0) return Status::FromCall(dist_iterator_get_next(get(), nullptr, num_components));
+    std::vector<Value> values(static_cast<size_t>(num_components));
+    const Status status = get_next(Span<Value>(values));
+    if (!status.ok()) return status;
     return values;
+  }
+  Result<std::optional<std::vector<Value>>> get_next_as_optional(int32_t num_components) {
+    if (num_components <= 0) {
+      int32_t has_value = 0;
+      return Status::FromCall(dist_iterator_get_next_as_optional(get(), nullptr, num_components, &has_value));
+    }
+    std::vector<Value> values(static_cast<size_t>(num_components));
+    const Result<bool> has_value = get_next_as_optional(Span<Value>(values));
+    if (!has_value) return has_value.status();
+    if (!*has_value) return std::optional<std::vector<Value>>();
+    return std::optional<std::vector<Value>>(std::move(values));
   }
 };
 
@@ -79,13 +92,8 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
                                                        static_cast<int32_t>(paths.size()), record_bytes,
                                                        header_bytes, footer_bytes);
   }
-  // Uncompressed files through the plain reader (which says when a file looks compressed).
   static Result<Dataset> from_tfrecord_files(Span<const char* const> paths,
                                              dist_compression_t compression = DIST_COMPRESSION_NONE) {
-    if (compression == DIST_COMPRESSION_NONE) {
-      return detail::make_owned<Dataset, dist_dataset_t>(dist_dataset_from_tfrecord_files, paths.data(),
-                                                         static_cast<int32_t>(paths.size()));
-    }
     return detail::make_owned<Dataset, dist_dataset_t>(dist_dataset_from_compressed_tfrecord_files, paths.data(),
                                                        static_cast<int32_t>(paths.size()), compression);
   }
@@ -103,9 +111,11 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
   Result<Dataset> take(int64_t count) const { return derive(dist_dataset_take, count); }
   Result<Dataset> skip(int64_t count) const { return derive(dist_dataset_skip, count); }
   // fn(Args inputs, Results outputs) -> Status or void sets each of `num_outputs` outputs
-  // from one element. With num_parallel_calls > 1 it runs concurrently on library threads,
-  // so it must be safe to call that way; the dataset keeps a copy of it until the dataset
-  // and its iterators are gone. An exception escaping fn fails that element's get_next.
+  // from one element. It runs on library threads, several at once (parallel calls,
+  // prefetching, two iterators of one dataset), so it is called as const and must be safe
+  // to call concurrently: capture by value. The library keeps one copy of it until every
+  // dataset made from this one and every iterator over them is gone, and destroys it on
+  // whichever thread lets go last. An exception escaping fn fails that element's get_next.
   template <class F>
   Result<Dataset> map(F fn, int32_t num_outputs, int32_t num_parallel_calls = 1) const {
     using Fn = std::decay_t<F>;
@@ -114,8 +124,9 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
     const dist_status_t code = dist_dataset_map(get(), &map_trampoline<Fn>, owned, &free_callable<Fn>, num_outputs,
                                                 num_parallel_calls, &out);
     if (code != DIST_OK) {
-      delete owned;  // a failed dist_dataset_map does not call free_fn
-      return Status::FromCall(code);
+      Status status = Status::FromCall(code);  // before fn's destructor can touch the last error
+      delete owned;                            // a failed dist_dataset_map does not call free_fn
+      return status;
     }
     return Dataset(out);
   }
@@ -137,7 +148,7 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
   template <class Fn>
   static dist_status_t map_trampoline(const dist_value_t* const* inputs, int32_t num_inputs, dist_value_t** outputs,
                                       int32_t num_outputs, void* user_data) {
-    Fn& fn = *static_cast<Fn*>(user_data);
+    const Fn& fn = *static_cast<const Fn*>(user_data);
     return detail::guarded("the map function", [&] {
       return detail::invoke_status(fn, Args(inputs, num_inputs), Results(outputs, num_outputs));
     });
