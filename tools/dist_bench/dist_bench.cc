@@ -534,18 +534,17 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
     Row row;
     row.bytes = bytes;
     row.count = job.count;
-    const TimedLoop ours = [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
-      job.into = false;
-      RunAllReduce(strategy, &job, k);
-      *times = job.times;
-      *loop_seconds = job.loop_seconds;
+    // The library's loop, with a new value per call or into a tensor made once.
+    const auto library_loop = [&](bool into) -> TimedLoop {
+      return [&, into](int64_t k, std::vector<double>* times, double* loop_seconds) {
+        job.into = into;
+        RunAllReduce(strategy, &job, k);
+        *times = job.times;
+        *loop_seconds = job.loop_seconds;
+      };
     };
-    const TimedLoop into = [&](int64_t k, std::vector<double>* times, double* loop_seconds) {
-      job.into = true;
-      RunAllReduce(strategy, &job, k);
-      *times = job.times;
-      *loop_seconds = job.loop_seconds;
-    };
+    const TimedLoop ours = library_loop(false);
+    const TimedLoop into = library_loop(true);
     if (bytes <= kInterleavedMaxBytes) {
       dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
       std::vector<int64_t> iterations;
