@@ -21,6 +21,7 @@
 #include "core/ps/placement.h"
 #include "core/ps/variable_host.h"
 #include "core/util/deadline.h"
+#include "core/util/fan_out_pool.h"
 #include "core/util/tls_files.h"
 
 namespace distribute {
@@ -35,6 +36,8 @@ struct ParameterServers {
   std::unique_ptr<Server> server;                        // the chief's; null elsewhere
   std::vector<std::unique_ptr<ps::VariableHost>> hosts;  // by ps task index
   std::vector<DeviceSpec> devices;                       // where each host's variables live
+  // Sends a sharded variable's shards to their tasks at once (ps_variable_storage.h).
+  FanOutPool shard_calls{FanOutPool::kMaxThreads};
   std::unique_ptr<ps::Placement> placement;
   std::optional<ps::Partitioner> partitioner;
   std::atomic<int64_t> timeout_ms{60'000};

@@ -1,6 +1,7 @@
 #include "core/strategy/ps_variable_storage.h"
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "core/ps/host_tensors.h"
@@ -9,9 +10,35 @@
 
 namespace distribute {
 
+namespace {
+
+// The shard indices of each ps task that holds any, in shard order; tasks by first shard.
+std::vector<std::vector<int32_t>> ShardsByTask(const ps::VariablePlacement& placement) {
+  std::vector<std::vector<int32_t>> groups;
+  std::map<int32_t, size_t> group_of_task;
+  for (size_t i = 0; i < placement.shards.size(); ++i) {
+    const auto [it, added] = group_of_task.emplace(placement.shards[i].task, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(static_cast<int32_t>(i));
+  }
+  return groups;
+}
+
+}  // namespace
+
 PsVariableStorage::PsVariableStorage(std::shared_ptr<ParameterServers> servers,
                                      ps::VariablePlacement placement)
-    : servers_(std::move(servers)), placement_(std::move(placement)) {}
+    : servers_(std::move(servers)),
+      placement_(std::move(placement)),
+      shards_by_task_(ShardsByTask(placement_)) {}
+
+absl::Status PsVariableStorage::ForEachShard(absl::FunctionRef<absl::Status(int32_t)> call) const {
+  if (shards_by_task_.size() == 1) {  // one task: its shards in order, no hand-off
+    for (int32_t i : shards_by_task_.front()) RETURN_IF_ERROR(call(i));
+    return absl::OkStatus();
+  }
+  return servers_->shard_calls.Run(shards_by_task_, call);
+}
 
 ps::VariableHost& PsVariableStorage::HostOf(const ps::ShardPlacement& shard) const {
   return *servers_->hosts[static_cast<size_t>(shard.task)];
@@ -23,49 +50,63 @@ absl::StatusOr<std::vector<Tensor>> PsVariableStorage::Split(const Tensor& value
   return ps::SplitIntoShards(host, *placement_.layout);
 }
 
+absl::StatusOr<Tensor> PsVariableStorage::ReadShards(std::span<const std::string> names,
+                                                     const Deadline& deadline) const {
+  std::vector<std::optional<Tensor>> read(names.size());
+  RETURN_IF_ERROR(ForEachShard([&](int32_t i) -> absl::Status {
+    const auto at = static_cast<size_t>(i);
+    ASSIGN_OR_RETURN(read[at], HostOf(placement_.shards[at]).Read(names[at], deadline));
+    return absl::OkStatus();
+  }));
+  if (!placement_.layout.has_value()) return std::move(*read.front());
+  std::vector<Tensor> parts;
+  parts.reserve(read.size());
+  for (std::optional<Tensor>& part : read) parts.push_back(std::move(*part));
+  return ps::ConcatenateShards(parts, *placement_.layout);
+}
+
 absl::StatusOr<bool> PsVariableStorage::CreateIfAbsent(const Tensor& initial) {
   ASSIGN_OR_RETURN(std::vector<Tensor> parts, Split(initial));
   const Deadline deadline = servers_->NewDeadline();
-  bool created_all = true;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const ps::ShardPlacement& shard = placement_.shards[i];
+  std::vector<char> created(parts.size(), 0);
+  RETURN_IF_ERROR(ForEachShard([&](int32_t i) -> absl::Status {
+    const ps::ShardPlacement& shard = placement_.shards[static_cast<size_t>(i)];
     ASSIGN_OR_RETURN(ps::VariableStore::Creation creation,
-                     HostOf(shard).CreateIfAbsent(shard.name, parts[i], deadline));
-    created_all = created_all && creation.created;
+                     HostOf(shard).CreateIfAbsent(shard.name, parts[static_cast<size_t>(i)], deadline));
+    created[static_cast<size_t>(i)] = creation.created ? 1 : 0;
+    return absl::OkStatus();
+  }));
+  for (char c : created) {
+    if (c == 0) return false;
   }
-  return created_all;
+  return true;
 }
 
 absl::StatusOr<Tensor> PsVariableStorage::Read() const {
   const Deadline deadline = servers_->NewDeadline();
-  std::vector<Tensor> parts;
-  for (const ps::ShardPlacement& shard : placement_.shards) {
-    ASSIGN_OR_RETURN(Tensor part, HostOf(shard).Read(shard.name, deadline));
-    parts.push_back(std::move(part));
-  }
-  if (!placement_.layout.has_value()) return std::move(parts.front());
-  return ps::ConcatenateShards(parts, *placement_.layout);
+  std::vector<std::string> names;
+  names.reserve(placement_.shards.size());
+  for (const ps::ShardPlacement& shard : placement_.shards) names.push_back(shard.name);
+  return ReadShards(names, deadline);
 }
 
 absl::Status PsVariableStorage::WriteShards(const Tensor& value, Write write) {
   ASSIGN_OR_RETURN(std::vector<Tensor> parts, Split(value));
   const Deadline deadline = servers_->NewDeadline();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const ps::ShardPlacement& shard = placement_.shards[i];
+  return ForEachShard([&](int32_t i) -> absl::Status {
+    const ps::ShardPlacement& shard = placement_.shards[static_cast<size_t>(i)];
+    const Tensor& part = parts[static_cast<size_t>(i)];
     ps::VariableHost& host = HostOf(shard);
     switch (write) {
       case Write::kAssign:
-        RETURN_IF_ERROR(host.Assign(shard.name, parts[i], deadline));
-        break;
+        return host.Assign(shard.name, part, deadline);
       case Write::kAdd:
-        RETURN_IF_ERROR(host.AssignAdd(shard.name, parts[i], deadline));
-        break;
+        return host.AssignAdd(shard.name, part, deadline);
       case Write::kSub:
-        RETURN_IF_ERROR(host.AssignSub(shard.name, parts[i], deadline));
-        break;
+        return host.AssignSub(shard.name, part, deadline);
     }
-  }
-  return absl::OkStatus();
+    return absl::InternalError("unknown write");
+  });
 }
 
 absl::Status PsVariableStorage::Assign(const Tensor& value) { return WriteShards(value, Write::kAssign); }
@@ -82,12 +123,11 @@ absl::Status PsVariableStorage::ApplyUpdate(absl::string_view function,
     for (size_t i = 0; i < parts.size(); ++i) per_shard[i].push_back(std::move(parts[i]));
   }
   const Deadline deadline = servers_->NewDeadline();
-  for (size_t i = 0; i < placement_.shards.size(); ++i) {
-    const ps::ShardPlacement& shard = placement_.shards[i];
-    RETURN_IF_ERROR(HostOf(shard).ApplyUpdate(shard.name, function, per_shard[i], hyperparameters,
-                                              deadline));
-  }
-  return absl::OkStatus();
+  return ForEachShard([&](int32_t i) {
+    const ps::ShardPlacement& shard = placement_.shards[static_cast<size_t>(i)];
+    return HostOf(shard).ApplyUpdate(shard.name, function, per_shard[static_cast<size_t>(i)],
+                                     hyperparameters, deadline);
+  });
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::ReadSlots(
@@ -115,17 +155,8 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::R
   for (const auto& [slot, names] : slots) {
     // A slot only some shards have (an update that failed on a later shard) is not whole.
     if (names.size() != placement_.shards.size()) continue;
-    std::vector<Tensor> parts;
-    for (size_t i = 0; i < names.size(); ++i) {
-      ASSIGN_OR_RETURN(Tensor part, HostOf(placement_.shards[i]).Read(names[i], deadline));
-      parts.push_back(std::move(part));
-    }
-    if (placement_.layout.has_value()) {
-      ASSIGN_OR_RETURN(Tensor whole, ps::ConcatenateShards(parts, *placement_.layout));
-      out.emplace_back(slot, std::move(whole));
-    } else {
-      out.emplace_back(slot, std::move(parts.front()));
-    }
+    ASSIGN_OR_RETURN(Tensor whole, ReadShards(names, deadline));
+    out.emplace_back(slot, std::move(whole));
   }
   return out;
 }
@@ -133,11 +164,10 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::R
 absl::Status PsVariableStorage::WriteSlot(absl::string_view slot, const Tensor& value) {
   ASSIGN_OR_RETURN(std::vector<Tensor> parts, Split(value));
   const Deadline deadline = servers_->NewDeadline();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const ps::ShardPlacement& shard = placement_.shards[i];
-    RETURN_IF_ERROR(HostOf(shard).AssignSlot(shard.name, slot, parts[i], deadline));
-  }
-  return absl::OkStatus();
+  return ForEachShard([&](int32_t i) {
+    const ps::ShardPlacement& shard = placement_.shards[static_cast<size_t>(i)];
+    return HostOf(shard).AssignSlot(shard.name, slot, parts[static_cast<size_t>(i)], deadline);
+  });
 }
 
 }  // namespace distribute

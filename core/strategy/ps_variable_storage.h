@@ -3,7 +3,10 @@
 // split the value by the shard layout and send each shard to its task, where each is
 // applied atomically (a sharded variable is updated shard by shard, as TF's
 // PartitionedVariable and ShardedVariable are: a concurrent reader may see some shards
-// updated and others not yet).
+// updated and others not yet). The shards of different tasks are sent at once (the
+// servers' FanOutPool), those of one task one after another in shard order; every shard's
+// call is made whatever the others return, and the error of the lowest shard that failed is
+// returned (an update that fails on one task may be applied on the others).
 #ifndef DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
 #define DISTRIBUTE_CORE_STRATEGY_PS_VARIABLE_STORAGE_H_
 
@@ -14,12 +17,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/ps/hyperparameters.h"
 #include "core/ps/placement.h"
 #include "core/strategy/parameter_servers.h"
+#include "core/util/deadline.h"
 #include "core/values/variable.h"
 
 namespace distribute {
@@ -60,12 +65,17 @@ class PsVariableStorage final : public VariableStorage {
  private:
   enum class Write { kAssign, kAdd, kSub };
   absl::Status WriteShards(const Tensor& value, Write write);
+  // Calls `call(shard index)` for every shard: the tasks' groups concurrently.
+  absl::Status ForEachShard(absl::FunctionRef<absl::Status(int32_t)> call) const;
+  // Reads stored names[i] from shard i's task, for every shard, as one tensor.
+  absl::StatusOr<Tensor> ReadShards(std::span<const std::string> names, const Deadline& deadline) const;
   // `value` on the host, cut into one tensor per shard (itself when unpartitioned).
   absl::StatusOr<std::vector<Tensor>> Split(const Tensor& value) const;
   ps::VariableHost& HostOf(const ps::ShardPlacement& shard) const;
 
   const std::shared_ptr<ParameterServers> servers_;
   const ps::VariablePlacement placement_;
+  const std::vector<std::vector<int32_t>> shards_by_task_;  // shard indices per task
 };
 
 }  // namespace distribute

@@ -4,11 +4,15 @@
 // whole, and errors that name the task. The expectations are computed here.
 #include "core/strategy/ps_variable_storage.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/ps/variable_store.h"
+#include "core/util/status_macros.h"
 #include "gtest/gtest.h"
 #include "tests/core/numeric_reference.h"
 #include "tests/core/status_test_util.h"
@@ -28,6 +32,85 @@ Tensor Floats(std::vector<double> values, std::vector<int64_t> dims) {
   return t;
 }
 
+// Waits until `parties` calls have arrived, or gives up after 10 s and says so (a storage
+// that sends its shards one after another fails the test instead of hanging it).
+class Rendezvous {
+ public:
+  explicit Rendezvous(int parties) : parties_(parties) {}
+  absl::Status ArriveAndWait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (++arrived_ == parties_) cv_.notify_all();
+    if (cv_.wait_for(lock, std::chrono::seconds(10), [&] { return arrived_ >= parties_; })) {
+      return absl::OkStatus();
+    }
+    return absl::DeadlineExceededError("the other shards' calls never came while this one waited");
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const int parties_;
+  int arrived_ = 0;
+};
+
+// A task's host that meets the other tasks' calls at `gate` (when set) before reading or
+// writing, and refuses every write with `write_error` (when not OK): what a slow or failing
+// ps task looks like to the storage.
+class GatedHost final : public ps::VariableHost {
+ public:
+  GatedHost(std::unique_ptr<ps::VariableHost> inner, Rendezvous* gate, absl::Status write_error)
+      : inner_(std::move(inner)), gate_(gate), write_error_(std::move(write_error)) {}
+
+  const std::string& task() const override { return inner_->task(); }
+  absl::Status WaitReady(const Deadline& deadline) override { return inner_->WaitReady(deadline); }
+  absl::StatusOr<ps::VariableStore::Creation> CreateIfAbsent(absl::string_view name, const Tensor& initial,
+                                                             const Deadline& deadline) override {
+    return inner_->CreateIfAbsent(name, initial, deadline);
+  }
+  absl::StatusOr<Tensor> Read(absl::string_view name, const Deadline& deadline) override {
+    RETURN_IF_ERROR(Meet());
+    return inner_->Read(name, deadline);
+  }
+  absl::Status Assign(absl::string_view name, const Tensor& value, const Deadline& deadline) override {
+    RETURN_IF_ERROR(Meet());
+    if (!write_error_.ok()) return write_error_;
+    return inner_->Assign(name, value, deadline);
+  }
+  absl::Status AssignAdd(absl::string_view name, const Tensor& delta, const Deadline& deadline) override {
+    RETURN_IF_ERROR(Meet());
+    if (!write_error_.ok()) return write_error_;
+    return inner_->AssignAdd(name, delta, deadline);
+  }
+  absl::Status AssignSub(absl::string_view name, const Tensor& delta, const Deadline& deadline) override {
+    RETURN_IF_ERROR(Meet());
+    if (!write_error_.ok()) return write_error_;
+    return inner_->AssignSub(name, delta, deadline);
+  }
+  absl::Status ApplyUpdate(absl::string_view name, absl::string_view function,
+                           std::span<const Tensor> arguments, const ps::Hyperparameters& hyperparameters,
+                           const Deadline& deadline) override {
+    RETURN_IF_ERROR(Meet());
+    if (!write_error_.ok()) return write_error_;
+    return inner_->ApplyUpdate(name, function, arguments, hyperparameters, deadline);
+  }
+  absl::Status AssignSlot(absl::string_view name, absl::string_view slot, const Tensor& value,
+                          const Deadline& deadline) override {
+    RETURN_IF_ERROR(Meet());
+    if (!write_error_.ok()) return write_error_;
+    return inner_->AssignSlot(name, slot, value, deadline);
+  }
+  absl::StatusOr<std::vector<ps::StoredVariableInfo>> List(const Deadline& deadline) override {
+    return inner_->List(deadline);
+  }
+
+ private:
+  absl::Status Meet() { return gate_ == nullptr ? absl::OkStatus() : gate_->ArriveAndWait(); }
+
+  std::unique_ptr<ps::VariableHost> inner_;
+  Rendezvous* gate_;
+  absl::Status write_error_;
+};
+
 class PsVariableStorageTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,6 +120,13 @@ class PsVariableStorageTest : public ::testing::Test {
       servers_->hosts.push_back(ps::NewLocalVariableHost(stores_.back(), "ps:" + std::to_string(i)));
     }
     servers_->placement = *ps::Placement::Create(2, ps::PlacementPolicy::kRoundRobin);
+  }
+
+  // Replaces task i's host with a GatedHost over the same store.
+  void Gate(int i, Rendezvous* gate, absl::Status write_error = absl::OkStatus()) {
+    servers_->hosts[static_cast<size_t>(i)] = std::make_unique<GatedHost>(
+        ps::NewLocalVariableHost(stores_[static_cast<size_t>(i)], "ps:" + std::to_string(i)), gate,
+        std::move(write_error));
   }
 
   std::unique_ptr<PsVariableStorage> Make(const std::string& name, const Tensor& initial,
@@ -141,6 +231,40 @@ TEST_F(PsVariableStorageTest, AnExpiredDeadlineNamesTheTask) {
   auto w = Make("w", Floats({1}, {1}));
   servers_->timeout_ms.store(0);
   EXPECT_TRUE((HasError(w->Read(), absl::StatusCode::kDeadlineExceeded, {"ps:0"})));
+}
+
+TEST_F(PsVariableStorageTest, TheTasksShardsAreSentAtOnce) {
+  // [4] in 4 shards: 0 and 2 on task 0, 1 and 3 on task 1. Each task's host makes its call
+  // wait for the other task's: shards sent one after another would never meet.
+  auto w = Make("w", Floats({1, 2, 3, 4}, {4}), ps::Partitioner::FixedSize(4));
+  Rendezvous read_gate_first(2), read_gate_second(2);
+  for (Rendezvous* gate : {&read_gate_first, &read_gate_second}) {
+    Gate(0, gate);
+    Gate(1, gate);
+    if (gate == &read_gate_first) {
+      absl::StatusOr<Tensor> read = w->Read();
+      ASSERT_TRUE(IsOk(read.status()));
+      EXPECT_EQ(FloatsOf(*read), (std::vector<double>{1, 2, 3, 4}));
+    } else {
+      ASSERT_TRUE(IsOk(w->AssignAdd(Floats({10, 20, 30, 40}, {4}))));
+    }
+  }
+  Gate(0, nullptr);
+  Gate(1, nullptr);
+  EXPECT_EQ(FloatsOf(*w->Read()), (std::vector<double>{11, 22, 33, 44}));
+}
+
+TEST_F(PsVariableStorageTest, AFailingTaskDoesNotStopTheOthersShards) {
+  auto w = Make("w", Floats({1, 2, 3, 4}, {4}), ps::Partitioner::FixedSize(2));
+  Gate(0, nullptr, absl::UnavailableError("parameter server ps:0 is unavailable"));
+  EXPECT_TRUE((HasError(w->AssignAdd(Floats({1, 1, 1, 1}, {4})), absl::StatusCode::kUnavailable,
+                        {"ps:0"})));
+  // Shard 1 (task 1) was updated; shard 0 was not.
+  EXPECT_EQ(FloatsOf(*w->Read()), (std::vector<double>{1, 2, 4, 5}));
+  // Both tasks failing: the lowest shard's error.
+  Gate(1, nullptr, absl::InternalError("ps:1 broke"));
+  EXPECT_TRUE((HasError(w->Assign(Floats({0, 0, 0, 0}, {4})), absl::StatusCode::kUnavailable,
+                        {"ps:0"})));
 }
 
 }  // namespace

@@ -11,7 +11,12 @@
 // variable service costs beyond moving the bytes: chunking into 4 MiB messages, streaming,
 // the store's copy and lock.
 //
-// It links the C++ core directly: the parameter-server C API does not exist yet, and a
+// A second table times a variable split into 2 shards over 2 ps tasks, read and added to as
+// ParameterServerStrategy does (PsVariableStorage: the two tasks' shards sent at once),
+// next to the same calls made one shard after another through the same hosts (the
+// reference, and what the strategy did before).
+//
+// It links the C++ core directly, to time the hosts and the storage beneath the C API; a
 // program cannot link the core and libdistribute both (their gRPC protocols would be
 // registered twice). Timings are a report: exit 0 when every call succeeded and the final
 // values are exact, 1 otherwise, 2 on bad flags.
@@ -35,10 +40,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/variables.grpc.pb.h"  // generated
+#include "core/ps/partitioner.h"
+#include "core/ps/placement.h"
+#include "core/ps/sharded_tensor.h"
 #include "core/ps/variable_host.h"
 #include "core/server/job_channel.h"
 #include "core/server/remote_variable_host.h"
 #include "core/server/server.h"
+#include "core/strategy/parameter_servers.h"
+#include "core/strategy/ps_variable_storage.h"
 
 namespace {
 
@@ -170,6 +180,89 @@ Tensor Ones(int64_t count) {
   return *std::move(tensor);
 }
 
+// Element 0 and the last element of `value` (float32) both equal `expected`.
+void CheckEnds(const Tensor& value, float expected, const std::string& what) {
+  const auto* data = static_cast<const float*>(value.data());
+  const size_t count = value.byte_size() / 4;
+  if (data[0] != expected || data[count - 1] != expected) {
+    Fail(absl::StrCat(what, " holds ", data[0], ", expected ", expected));
+  }
+}
+
+// The second table: a variable in 2 shards over ps tasks 0 and 1.
+void ShardedTable(const Options& options, const std::string& ps0, const std::string& ps1,
+                  const distribute::RemoteVariableHostOptions& host_options, int min_calls,
+                  std::chrono::milliseconds budget) {
+  auto servers = std::make_shared<distribute::ParameterServers>();
+  servers->timeout_ms.store(kCallTimeoutMs);
+  for (const auto& [task, address] : {std::pair<std::string, std::string>{"ps:0", ps0}, {"ps:1", ps1}}) {
+    absl::StatusOr<std::unique_ptr<distribute::ps::VariableHost>> host =
+        distribute::NewRemoteVariableHost(task, address, host_options);
+    Check(host.status(), "making a variable host");
+    Check((*host)->WaitReady(Deadline::AfterMs(kCallTimeoutMs)), "waiting for a ps task");
+    servers->hosts.push_back(*std::move(host));
+  }
+  absl::StatusOr<std::unique_ptr<distribute::ps::Placement>> placement =
+      distribute::ps::Placement::Create(2, distribute::ps::PlacementPolicy::kRoundRobin);
+  Check(placement.status(), "making the placement");
+  servers->placement = *std::move(placement);
+
+  std::printf("#\n# a variable in 2 shards on 2 ps tasks; median us per call; sequential = each shard's call\n"
+              "# in turn through the same hosts (the reference)\n");
+  std::printf("#%11s %10s %10s %7s %10s %10s %7s\n", "size", "read(us)", "seq_read", "ratio", "add(us)", "seq_add",
+              "ratio");
+  for (const int64_t bytes : Sizes(options.max_bytes)) {
+    if (bytes < 16) continue;  // two shards of at least one float each
+    const Tensor ones = Ones(bytes / 4);
+    distribute::ps::VariableDeclaration declaration;
+    declaration.name = absl::StrCat("sharded", bytes);
+    declaration.shape = ones.shape();
+    declaration.partitioner = distribute::ps::Partitioner::FixedSize(2);
+    absl::StatusOr<distribute::ps::VariablePlacement> declared = servers->placement->Declare(declaration);
+    Check(declared.status(), "declaring the sharded variable");
+    distribute::PsVariableStorage storage(servers, *declared);
+    Check(storage.CreateIfAbsent(ones).status(), "creating the sharded variable");
+    const distribute::ps::ShardLayout& layout = *declared->layout;
+    absl::StatusOr<std::vector<Tensor>> parts = distribute::ps::SplitIntoShards(ones, layout);
+    Check(parts.status(), "splitting");
+    const auto host_of = [&](size_t i) -> distribute::ps::VariableHost& {
+      return *servers->hosts[static_cast<size_t>(declared->shards[i].task)];
+    };
+
+    int64_t adds = 0;
+    const double read_us = MedianUs(min_calls, budget, [&] { Check(storage.Read().status(), "Read"); });
+    const double seq_read_us = MedianUs(min_calls, budget, [&] {
+      const Deadline deadline = Deadline::AfterMs(kCallTimeoutMs);
+      std::vector<Tensor> read;
+      for (size_t i = 0; i < declared->shards.size(); ++i) {
+        absl::StatusOr<Tensor> part = host_of(i).Read(declared->shards[i].name, deadline);
+        Check(part.status(), "Read of a shard");
+        read.push_back(*std::move(part));
+      }
+      Check(distribute::ps::ConcatenateShards(read, layout).status(), "concatenating");
+    });
+    const double add_us = MedianUs(min_calls, budget, [&] {
+      Check(storage.AssignAdd(ones), "AssignAdd");
+      ++adds;
+    });
+    const double seq_add_us = MedianUs(min_calls, budget, [&] {
+      const Deadline deadline = Deadline::AfterMs(kCallTimeoutMs);
+      absl::StatusOr<std::vector<Tensor>> split = distribute::ps::SplitIntoShards(ones, layout);
+      Check(split.status(), "splitting");
+      for (size_t i = 0; i < declared->shards.size(); ++i) {
+        Check(host_of(i).AssignAdd(declared->shards[i].name, (*split)[i], deadline), "AssignAdd of a shard");
+      }
+      ++adds;
+    });
+    absl::StatusOr<Tensor> value = storage.Read();
+    Check(value.status(), "the final Read");
+    CheckEnds(*value, static_cast<float>(1 + adds), declaration.name);
+    std::printf(" %11s %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f\n", FormatBytes(bytes).c_str(), read_us, seq_read_us,
+                read_us / seq_read_us, add_us, seq_add_us, add_us / seq_add_us);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -181,17 +274,19 @@ int main(int argc, char** argv) {
 
   const std::string chief_address = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
   const std::string ps_address = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
+  const std::string ps1_address = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
   distribute::Server::Options server_options;
   server_options.job_token = token;
   server_options.max_message_bytes = max_message_bytes;
   std::vector<std::unique_ptr<distribute::Server>> servers;
-  for (const char* job : {"worker", "ps"}) {
+  for (const auto& [job, index] : {std::pair<const char*, int>{"worker", 0}, {"ps", 0}, {"ps", 1}}) {
     distribute::ClusterSpec cluster;
     Check(cluster.AddTask("worker", 0, chief_address), "adding the chief");
-    Check(cluster.AddTask("ps", 0, ps_address), "adding the ps task");
-    Check(cluster.SetTask(job, 0), "setting the task");
+    Check(cluster.AddTask("ps", 0, ps_address), "adding ps task 0");
+    Check(cluster.AddTask("ps", 1, ps1_address), "adding ps task 1");
+    Check(cluster.SetTask(job, index), "setting the task");
     absl::StatusOr<std::unique_ptr<distribute::Server>> server = distribute::Server::Start(cluster, server_options);
-    Check(server.status(), absl::StrCat("starting the ", job, " server"));
+    Check(server.status(), absl::StrCat("starting the ", job, " ", index, " server"));
     servers.push_back(*std::move(server));
   }
 
@@ -246,15 +341,12 @@ int main(int argc, char** argv) {
     // Every add landed: each element is 1 + the number of adds (exact in float32 here).
     absl::StatusOr<Tensor> value = host.Read(name, Deadline::AfterMs(kCallTimeoutMs));
     Check(value.status(), "the final Read");
-    const float expected = static_cast<float>(1 + adds);
-    const auto* data = static_cast<const float*>(value->data());
-    if (data[0] != expected || data[bytes / 4 - 1] != expected) {
-      Fail(absl::StrCat(name, " holds ", data[0], " after ", adds, " adds to 1: expected ", expected));
-    }
+    CheckEnds(*value, static_cast<float>(1 + adds), name);
     std::printf(" %11s %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f %10.3f %10.3f\n", FormatBytes(bytes).c_str(), read_us,
                 down_us, read_us / down_us, add_us, up_us, add_us / up_us,
                 static_cast<double>(bytes) / read_us / 1e3, static_cast<double>(bytes) / add_us / 1e3);
     std::fflush(stdout);
   }
+  ShardedTable(options, ps_address, ps1_address, host_options, min_calls, budget);
   return 0;
 }
