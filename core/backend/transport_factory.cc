@@ -118,6 +118,10 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectGloo(const TransportRequest& r
   return std::unique_ptr<Transport>(std::move(gloo));
 }
 
+// During a shared-memory transfer a worker keeps one thread busy: the caller (the
+// transport's watcher sleeps until a task dies).
+constexpr int32_t kShmBusyThreadsPerWorker = 1;
+
 // The shared-memory transport, or (when it is not required) Gloo's where the workers
 // cannot share memory: on several hosts, or with /dev/shm apart.
 absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRequest& request,
@@ -136,7 +140,8 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
         "share it): ", absl::StrJoin(where, ", "))), deadline);
   }
   absl::StatusOr<std::unique_ptr<shm::ShmTransport>> shared =
-      shm::ShmTransport::Connect(*request.coordination, request.key_prefix, request.rank, request.task_names, deadline);
+      shm::ShmTransport::Connect(*request.coordination, request.key_prefix, request.rank, request.task_names, deadline,
+                                 BusyThreadsOutnumberCores(places, request.rank, kShmBusyThreadsPerWorker));
   if (shared.ok()) return std::unique_ptr<Transport>(*std::move(shared));
   // Every worker saw the same refusal (ShmTransport agrees on it): all fall back alike.
   if (absl::IsFailedPrecondition(shared.status())) {

@@ -70,7 +70,8 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
                                                                      const std::string& key_prefix,
                                                                      int32_t rank,
                                                                      std::vector<std::string> task_names,
-                                                                     const Deadline& deadline) {
+                                                                     const Deadline& deadline,
+                                                                     std::optional<bool> crowded) {
   const int32_t workers = static_cast<int32_t>(task_names.size());
   if (rank < 0 || rank >= workers) {
     return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " is not in 0..", workers - 1));
@@ -164,19 +165,21 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
     peer.in_data = RingData(peer.in);
   }
   return std::unique_ptr<ShmTransport>(
-      new ShmTransport(coordination, rank, std::move(task_names), std::move(peers)));
+      new ShmTransport(coordination, rank, std::move(task_names), std::move(peers),
+                       crowded.value_or(Oversubscribed(workers))));
 }
 
 ShmTransport::ShmTransport(CoordinationClient& coordination, int32_t rank,
-                           std::vector<std::string> task_names, std::vector<Peer> peers)
+                           std::vector<std::string> task_names, std::vector<Peer> peers, bool crowded)
     : coordination_(coordination),
       rank_(rank),
       task_names_(std::move(task_names)),
       peers_(std::move(peers)),
       self_(peers_[rank].header),
       ring_bytes_(RingBytes(static_cast<int32_t>(task_names_.size()))),
-      spin_ns_(SpinBudgetNs(static_cast<int32_t>(task_names_.size()))),
-      yield_(Oversubscribed(static_cast<int32_t>(task_names_.size()))),
+      // A spinning waiter steals the core from the worker it waits for when they share it.
+      spin_ns_(crowded ? kYieldBudgetNs : SpinBudgetNs(1)),
+      yield_(crowded),
       watcher_(coordination, [this](const absl::Status& death) { OnPeerDeath(death); }) {}
 
 ShmTransport::~ShmTransport() {

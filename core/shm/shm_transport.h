@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,11 +48,15 @@ class ShmTransport : public Transport {
   // `coordination` under `key_prefix` (the same on every worker, new for every
   // communicator). kFailedPrecondition, on every worker, when some worker cannot open
   // another's segment (a different /dev/shm); other errors name the tasks that did not
-  // come by `deadline`.
+  // come by `deadline`. `crowded`: whether the workers that share this worker's cores
+  // outnumber them (the transport factory's census, worker_place.h), so that a waiting
+  // worker yields its core instead of spinning on it; unset: whether the workers outnumber
+  // this process's cores (every worker assumed to share them).
   static absl::StatusOr<std::unique_ptr<ShmTransport>> Connect(CoordinationClient& coordination,
                                                                const std::string& key_prefix, int32_t rank,
                                                                std::vector<std::string> task_names,
-                                                               const Deadline& deadline);
+                                                               const Deadline& deadline,
+                                                               std::optional<bool> crowded = std::nullopt);
   ~ShmTransport() override;
 
   int32_t rank() const override { return rank_; }
@@ -64,6 +69,8 @@ class ShmTransport : public Transport {
   // A relayed run is consumed straight out of the ring it arrived in (no copy into a
   // receive), and its result queued for the relay's peer at once.
   bool relays() const override { return true; }
+  // Whether a waiting worker yields its core between polls (Connect's `crowded`).
+  bool yields_core() const { return yield_; }
   // Small pieces: a message here is a copy into a ring that stays in cache, with no
   // handshake, so the finer the pipeline the more the reduction overlaps the copies (1 MiB
   // all-reduces between two workers took 0.57x the time of the default cutting, 4 MiB 0.55x;
@@ -101,7 +108,7 @@ class ShmTransport : public Transport {
   };
 
   ShmTransport(CoordinationClient& coordination, int32_t rank, std::vector<std::string> task_names,
-               std::vector<Peer> peers);
+               std::vector<Peer> peers, bool crowded);
 
   // Moves what can move: queued sends into the peers' rings, records out of this worker's
   // rings into the posted receives. True when anything moved.

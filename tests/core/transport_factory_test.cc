@@ -5,12 +5,15 @@
 #include "core/backend/transport_factory.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/collective/transport.h"
+#include "core/shm/shm_transport.h"
 #include "status_test_util.h"
 #include "worker_threads.h"
 
@@ -89,6 +92,47 @@ TEST(TransportFactoryTest, DifferentChoicesFailEveryWorkerAtOnceNamingEachChoice
         EXPECT_TRUE(absl::StrContains(outcome.status.message(), choice)) << outcome.status << " lacks " << choice;
       }
     }
+  }
+}
+
+// Shared memory between worker threads pinned to `cpus` (one CPU each; -1: left as they
+// are): whether each worker's transport yields its core while it waits.
+std::vector<int> YieldsWhenPinnedTo(const std::vector<int>& cpus) {
+  std::vector<int> yields(cpus.size(), -1);
+  ::distribute::testing::RunWorkerThreads(
+      static_cast<int32_t>(cpus.size()),
+      [&](int32_t w, CoordinationClient& client, const std::vector<std::string>& names, const std::string& prefix) {
+        const int cpu = cpus[static_cast<size_t>(w)];
+        if (cpu >= 0) {
+          cpu_set_t set;
+          CPU_ZERO(&set);
+          CPU_SET(cpu, &set);
+          ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof set, &set), 0);
+        }
+        const TransportRequest request{&client, prefix, w, names, "127.0.0.1", ""};
+        absl::StatusOr<std::unique_ptr<Transport>> transport =
+            ConnectTransport(TransportKind::kSharedMemory, request, Deadline::AfterMs(kDeadlineMs));
+        ASSERT_TRUE(IsOk(transport.status()));
+        const auto* shared = dynamic_cast<const shm::ShmTransport*>(transport->get());
+        ASSERT_NE(shared, nullptr);
+        yields[static_cast<size_t>(w)] = shared->yields_core() ? 1 : 0;
+      });
+  return yields;
+}
+
+TEST(TransportFactoryTest, SharedMemoryWaitersYieldWhereTheirWorkersShareTooFewCores) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (!CPU_ISSET(0, &mine) || !CPU_ISSET(1, &mine)) GTEST_SKIP() << "needs CPUs 0 and 1";
+  // One core each: spin.
+  EXPECT_EQ(YieldsWhenPinnedTo({0, 1}), (std::vector<int>{0, 0}));
+  // Both on CPU 0: each waits for a worker that needs its core. (Counting workers against
+  // this process's cores, as before the census, said 2 workers fit 2 cores and spun.)
+  EXPECT_EQ(YieldsWhenPinnedTo({0, 0}), (std::vector<int>{1, 1}));
+  // One on CPU 0 and one on CPUs 0 and 1 (unpinned, on a 2-CPU process): 2 workers, 2 CPUs.
+  if (CPU_COUNT(&mine) == 2) {
+    EXPECT_EQ(YieldsWhenPinnedTo({0, -1}), (std::vector<int>{0, 0}));
   }
 }
 
