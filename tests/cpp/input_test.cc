@@ -1,8 +1,9 @@
 // Datasets, iterators and distributed input through the wrapper (cpp/input.hpp): each
 // source and transformation yields what tf.data's does (written out here), a lambda maps
 // elements (in order with parallel calls; its failures and exceptions reach get_next; the
-// dataset destroys it exactly once, also when creation fails), and a Mirrored strategy
-// splits each global batch across its replicas.
+// dataset destroys it exactly once, also when creation fails), a lambda generates elements
+// by index, a Mirrored strategy splits each global batch across its replicas, and a lambda
+// builds each input pipeline's dataset from its input context.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -217,6 +218,89 @@ TEST(DatasetTest, AnEmptyHandleIsRefusedNotCrashed) {
   EXPECT_EQ(Drain(taken), (Ints{0, 1, 2}));
 }
 
+// A generator of index * 10 for index < 4, counting its live copies.
+struct Tens {
+  explicit Tens(std::shared_ptr<std::atomic<int>> live) : live_(std::move(live)) { ++*live_; }
+  Tens(const Tens& other) : live_(other.live_) { ++*live_; }
+  ~Tens() { --*live_; }
+  bool operator()(int64_t index, dist::Results out) const {
+    if (index >= 4) return false;
+    return out.set(0, dist::scalar<int64_t>(index * 10).value()).ok();
+  }
+  std::shared_ptr<std::atomic<int>> live_;
+};
+
+TEST(DatasetTest, AGeneratorLambdaMakesElementsByIndexAndIsFreedOnce) {
+  auto live = std::make_shared<std::atomic<int>>(0);
+  {
+    dist::Dataset tens = dist::Dataset::from_generator(Tens(live), 1).value();
+    EXPECT_EQ(live->load(), 1);
+    EXPECT_EQ(tens.num_components().value(), 1);
+    EXPECT_EQ(Drain(tens), (Ints{0, 10, 20, 30}));
+    EXPECT_EQ(Drain(tens), (Ints{0, 10, 20, 30}));  // every iterator starts again at index 0
+    EXPECT_EQ(Drain(tens.batch(3).value()), (Ints{0, 10, 20, 30}));
+  }
+  EXPECT_EQ(live->load(), 0);
+  // A refused generator destroys the callable too.
+  EXPECT_EQ(dist::Dataset::from_generator(Tens(live), 0).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(live->load(), 0);
+  // Two components, from a lambda returning Result<bool>.
+  dist::Dataset pairs = dist::Dataset::from_generator(
+      [](int64_t index, dist::Results out) -> dist::Result<bool> {
+        if (index == 3) return false;
+        dist::Status first = out.set(0, dist::scalar<int64_t>(index).value());
+        if (!first.ok()) return first;
+        dist::Status second = out.set(1, dist::scalar<float>(0.5f * static_cast<float>(index)).value());
+        if (!second.ok()) return second;
+        return true;
+      },
+      2).value();
+  dist::Iterator it = pairs.make_iterator().value();
+  for (int64_t i = 0; i < 3; ++i) {
+    std::vector<dist::Value> element = it.get_next(2).value();
+    EXPECT_EQ(element[0].scalar<int64_t>().value(), i);
+    EXPECT_EQ(element[1].scalar<float>().value(), 0.5f * static_cast<float>(i));
+  }
+  EXPECT_EQ(it.get_next(2).status().code(), DIST_OUT_OF_RANGE);
+}
+
+TEST(DatasetTest, AGeneratorsFailureReachesGetNext) {
+  dist::Dataset failing = dist::Dataset::from_generator(
+      [](int64_t index, dist::Results out) -> dist::Result<bool> {
+        if (index == 1) return dist::Status(DIST_UNAVAILABLE, "the sensor went away");
+        return out.set(0, dist::scalar<int64_t>(index).value()).ok();
+      },
+      1).value();
+  dist::Iterator it = failing.make_iterator().value();
+  EXPECT_EQ(it.get_next(1).value()[0].scalar<int64_t>().value(), 0);
+  const dist::Status status = it.get_next(1).status();
+  EXPECT_EQ(status.code(), DIST_UNAVAILABLE);
+  EXPECT_NE(status.message().find("the sensor went away"), std::string::npos) << status.to_string();
+  // Returning true without setting the components is the library's error, not a crash.
+  dist::Dataset empty = dist::Dataset::from_generator([](int64_t, dist::Results) { return true; }, 1).value();
+  EXPECT_EQ(empty.make_iterator().value().get_next(1).status().code(), DIST_INVALID_ARGUMENT);
+#if DIST_CPP_EXCEPTIONS
+  dist::Dataset throwing = dist::Dataset::from_generator(
+      [](int64_t, dist::Results) -> bool { throw std::runtime_error("no more frames"); }, 1).value();
+  const dist::Status thrown = throwing.make_iterator().value().get_next(1).status();
+  EXPECT_EQ(thrown.code(), DIST_UNKNOWN);
+  EXPECT_NE(thrown.message().find("no more frames"), std::string::npos) << thrown.to_string();
+#endif
+}
+
+TEST(InputContextTest, AnOwnedContextAnswersAndRefusesBadArguments) {
+  dist::InputContext context = dist::InputContext::create(3, 1, 6).value();
+  EXPECT_EQ(context.num_input_pipelines().value(), 3);
+  EXPECT_EQ(context.input_pipeline_id().value(), 1);
+  EXPECT_EQ(context.num_replicas_in_sync().value(), 6);
+  EXPECT_EQ(context.per_replica_batch_size(12).value(), 2);
+  EXPECT_EQ(context.per_replica_batch_size(7).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(context.view().input_pipeline_id().value(), 1);
+  EXPECT_EQ(dist::InputContext::create(2, 2, 1).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::InputContext::create(0, 0, 1).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::InputContext().num_input_pipelines().status().code(), DIST_INVALID_ARGUMENT);
+}
+
 TEST(InputOptionsTest, SettersCheckTheirValues) {
   dist::InputOptions o = dist::InputOptions::create().value();
   EXPECT_TRUE(o.set_prefetch_depth(0).ok());
@@ -268,6 +352,61 @@ TEST_F(DistributeDatasetTest, EachGlobalBatchIsSplitAcrossTheReplicas) {
   EXPECT_EQ(scalars.make_iterator().value().get_next(1).status().code(), DIST_INVALID_ARGUMENT);
   // An empty dataset handle is refused.
   EXPECT_EQ(dist::distribute_dataset(strategy(), dist::Dataset()).status().code(), DIST_INVALID_ARGUMENT);
+}
+
+// distribute_datasets_from_function: the lambda sees one pipeline of two replicas (or one
+// per replica with PER_REPLICA) and batches by the per-replica size; the replicas take
+// consecutive batches.
+TEST_F(DistributeDatasetTest, ALambdaBuildsEachInputPipeline) {
+  std::vector<std::vector<int64_t>> contexts;  // pipelines, id, replicas, per-replica batch
+  auto build = [&](dist::InputContextView context) -> dist::Result<dist::Dataset> {
+    const int32_t id = context.input_pipeline_id().value();
+    contexts.push_back({context.num_input_pipelines().value(), id, context.num_replicas_in_sync().value(),
+                        context.per_replica_batch_size(4).value()});
+    return dist::Dataset::range(100 * id, 100 * id + 6).value().batch(context.per_replica_batch_size(4).value());
+  };
+  dist::DistributedDataset per_worker = dist::distribute_datasets_from_function(strategy(), build).value();
+  EXPECT_EQ(contexts, (std::vector<std::vector<int64_t>>{{1, 0, 2, 2}}));
+  EXPECT_EQ(Steps(per_worker), (std::vector<Ints>{{0, 1}, {2, 3}, {4, 5}, {}}));
+
+  contexts.clear();
+  dist::InputOptions per_replica = dist::InputOptions::create().value();
+  ASSERT_TRUE(per_replica.set_replication_mode(DIST_INPUT_PER_REPLICA).ok());
+  dist::DistributedDataset own = dist::distribute_datasets_from_function(strategy(), build, &per_replica).value();
+  std::sort(contexts.begin(), contexts.end());
+  EXPECT_EQ(contexts, (std::vector<std::vector<int64_t>>{{2, 0, 2, 2}, {2, 1, 2, 2}}));
+  EXPECT_EQ(Steps(own), (std::vector<Ints>{{0, 1}, {100, 101}, {2, 3}, {102, 103}, {4, 5}, {104, 105}}));
+
+  // The contrib iterators: the same splits.
+  dist::Iterator from_fn = dist::make_input_fn_iterator(strategy(), build).value();
+  std::vector<dist::Value> first = from_fn.get_next(1).value();
+  EXPECT_EQ(first[0].component(1).value().data<int64_t>().value()[0], 2);
+  dist::Iterator from_dataset =
+      dist::make_dataset_iterator(strategy(), dist::Dataset::range(0, 8).value().batch(4).value()).value();
+  EXPECT_EQ(from_dataset.get_next(1).value()[0].component(1).value().data<int64_t>().value()[0], 2);
+}
+
+TEST_F(DistributeDatasetTest, ADatasetFunctionsFailureIsTheCallers) {
+  const dist::Status refused =
+      dist::distribute_datasets_from_function(strategy(), [](dist::InputContextView) -> dist::Result<dist::Dataset> {
+        return dist::Status(DIST_NOT_FOUND, "no shard files for this worker");
+      }).status();
+  EXPECT_EQ(refused.code(), DIST_NOT_FOUND);
+  EXPECT_NE(refused.message().find("no shard files for this worker"), std::string::npos) << refused.to_string();
+  const dist::Status empty =
+      dist::distribute_datasets_from_function(strategy(), [](dist::InputContextView) { return dist::Dataset(); })
+          .status();
+  EXPECT_EQ(empty.code(), DIST_INVALID_ARGUMENT);
+  EXPECT_NE(empty.message().find("empty dist::Dataset"), std::string::npos) << empty.to_string();
+#if DIST_CPP_EXCEPTIONS
+  const dist::Status thrown =
+      dist::make_input_fn_iterator(strategy(), [](dist::InputContextView) -> dist::Dataset {
+        throw std::runtime_error("the input fn threw");
+      }).status();
+  EXPECT_EQ(thrown.code(), DIST_UNKNOWN);
+  EXPECT_NE(thrown.message().find("the input fn threw"), std::string::npos) << thrown.to_string();
+#endif
+  EXPECT_EQ(dist::make_dataset_iterator(strategy(), dist::Dataset()).status().code(), DIST_INVALID_ARGUMENT);
 }
 
 }  // namespace

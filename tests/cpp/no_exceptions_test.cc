@@ -64,6 +64,33 @@ int main() {
   Expect(it->get_next(element).ok() && element[0].scalar<int64_t>().value_or(-1) == 0, "0 doubled");
   Expect(it->get_next(element).ok() && element[0].scalar<int64_t>().value_or(-1) == 2, "1 doubled");
   Expect(it->get_next(element).code() == DIST_DATA_LOSS, "the map's status at element 2");
+
+  // A generator lambda, and a dataset function building each replica's batches from it.
+  dist::Result<dist::DistributedDataset> generated = dist::distribute_datasets_from_function(
+      *strategy, [](dist::InputContextView context) -> dist::Result<dist::Dataset> {
+        dist::Result<int64_t> per_replica = context.per_replica_batch_size(4);
+        if (!per_replica) return per_replica.status();
+        dist::Result<dist::Dataset> squares = dist::Dataset::from_generator(
+            [](int64_t index, dist::Results out) -> dist::Result<bool> {
+              if (index == 4) return false;
+              dist::Result<dist::Value> square = dist::scalar<int64_t>(index * index);
+              if (!square) return square.status();
+              dist::Status set = out.set(0, std::move(*square));
+              if (!set.ok()) return set;
+              return true;
+            },
+            1);
+        if (!squares) return squares.status();
+        return squares->batch(*per_replica);
+      });
+  if (!generated) return 1;
+  dist::Result<dist::Iterator> steps = generated->make_iterator();
+  if (!steps) return 1;
+  Expect(steps->get_next(element).ok(), "the first step of generated squares");
+  dist::Result<dist::Value> second_replica = element[0].component(1);
+  dist::Result<dist::Span<int64_t>> rows =
+      second_replica ? second_replica->data<int64_t>() : dist::Result<dist::Span<int64_t>>(second_replica.status());
+  Expect(rows && rows->size() == 2 && (*rows)[0] == 4 && (*rows)[1] == 9, "replica 1's batch [4 9]");
   if (failures == 0) std::printf("no-exceptions build OK\n");
   return failures == 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 // distribute C++ wrapper — datasets and distributed input: Dataset (tf.data's sources and
-// transformations, a lambda as the map function), Iterator, InputOptions and
-// DistributedDataset (Strategy.experimental_distribute_dataset). Each owns its C handle,
+// transformations, lambdas as generator and map functions), Iterator, InputOptions,
+// InputContext and DistributedDataset (Strategy.experimental_distribute_dataset and
+// distribute_datasets_from_function, and the contrib iterators). Each owns its C handle,
 // is move-only, and destroys it with the object.
 #ifndef DISTRIBUTE_CPP_INPUT_HPP_
 #define DISTRIBUTE_CPP_INPUT_HPP_
@@ -82,6 +83,26 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
   static Result<Dataset> range(int64_t start, int64_t stop, int64_t step = 1) {
     return detail::make_owned<Dataset, dist_dataset_t>(dist_dataset_range, start, stop, step);
   }
+  // Elements from fn(int64_t index, Results components) -> bool (or Result<bool>): it sets
+  // each of `num_components` components of element `index` and returns true, or returns
+  // false at the end. Every iterator calls it with 0, 1, 2, ... on its own threads, and
+  // several iterators of one dataset call it at once, so it is called as const: make each
+  // element a function of its index (capture by value). Its copy lives and dies as a map
+  // function's (below); an error or an exception fails that element's get_next.
+  template <class F>
+  static Result<Dataset> from_generator(F fn, int32_t num_components) {
+    using Fn = std::decay_t<F>;
+    auto* owned = new Fn(std::move(fn));
+    dist_dataset_t* out = nullptr;
+    const dist_status_t code =
+        dist_dataset_from_generator(&generator_trampoline<Fn>, owned, &free_callable<Fn>, num_components, &out);
+    if (code != DIST_OK) {
+      Status status = Status::FromCall(code);  // before fn's destructor can touch the last error
+      delete owned;                            // a failed dist_dataset_from_generator does not call free_fn
+      return status;
+    }
+    return Dataset(out);
+  }
   static Result<Dataset> from_text_files(Span<const char* const> paths) {
     return detail::make_owned<Dataset, dist_dataset_t>(dist_dataset_from_text_files, paths.data(),
                                                        static_cast<int32_t>(paths.size()));
@@ -155,6 +176,21 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
   }
 
   template <class Fn>
+  static dist_status_t generator_trampoline(int64_t index, dist_value_t** components, int32_t num_components,
+                                            int32_t* out_end, void* user_data) {
+    const Fn& fn = *static_cast<const Fn*>(user_data);
+    return detail::guarded("the generator", [&]() -> Status {
+      using R = std::invoke_result_t<const Fn&, int64_t, Results>;
+      static_assert(std::is_same_v<R, bool> || std::is_same_v<R, Result<bool>>,
+                    "a generator returns bool or dist::Result<bool>: true for an element, false at the end");
+      const Result<bool> produced = fn(index, Results(components, num_components));
+      if (!produced.ok()) return produced.status();
+      *out_end = *produced ? 0 : 1;
+      return Status();
+    });
+  }
+
+  template <class Fn>
   static void free_callable(void* user_data) {
     delete static_cast<Fn*>(user_data);
   }
@@ -187,6 +223,57 @@ class InputOptions : public detail::Owned<dist_input_options_t, dist_input_optio
   }
 };
 
+namespace detail {
+
+// The queries of an input context, owned or borrowed (Self::get() gives the handle).
+template <class Self>
+class InputContextQueries {
+ public:
+  // Workers (PER_WORKER) or replicas (PER_REPLICA) that build a dataset each.
+  Result<int32_t> num_input_pipelines() const {
+    return call_out<int32_t>(dist_input_context_num_input_pipelines, handle());
+  }
+  Result<int32_t> input_pipeline_id() const { return call_out<int32_t>(dist_input_context_input_pipeline_id, handle()); }
+  Result<int32_t> num_replicas_in_sync() const {
+    return call_out<int32_t>(dist_input_context_num_replicas_in_sync, handle());
+  }
+  // global_batch_size / num_replicas_in_sync; DIST_INVALID_ARGUMENT when it does not divide.
+  Result<int64_t> per_replica_batch_size(int64_t global_batch_size) const {
+    return call_out<int64_t>(dist_input_context_per_replica_batch_size, handle(), global_batch_size);
+  }
+
+ private:
+  const dist_input_context_t* handle() const { return static_cast<const Self&>(*this).get(); }
+};
+
+}  // namespace detail
+
+// The input context a dataset function receives (tf.distribute.InputContext), borrowed
+// for the call.
+class InputContextView : public detail::InputContextQueries<InputContextView> {
+ public:
+  explicit InputContextView(const dist_input_context_t* context) : context_(context) {}
+  const dist_input_context_t* get() const { return context_; }
+
+ private:
+  const dist_input_context_t* context_;
+};
+
+// An input context of one's own (dist_input_context_create): to build one input pipeline's
+// dataset outside distribute_datasets_from_function, or to test a dataset function.
+class InputContext : public detail::Owned<dist_input_context_t, dist_input_context_destroy>,
+                     public detail::InputContextQueries<InputContext> {
+ public:
+  using Owned::Owned;
+  using Owned::get;
+  static Result<InputContext> create(int32_t num_input_pipelines, int32_t input_pipeline_id,
+                                     int32_t num_replicas_in_sync) {
+    return detail::make_owned<InputContext, dist_input_context_t>(dist_input_context_create, num_input_pipelines,
+                                                                 input_pipeline_id, num_replicas_in_sync);
+  }
+  InputContextView view() const { return InputContextView(get()); }
+};
+
 // A dataset split across a strategy's replicas (dist_distributed_dataset_t): each element
 // of its iterators is one PerReplica value per component.
 class DistributedDataset : public detail::Owned<dist_distributed_dataset_t, dist_distributed_dataset_destroy> {
@@ -209,6 +296,59 @@ inline Result<DistributedDataset> distribute_dataset(Strategy& strategy, const D
   return detail::make_owned<DistributedDataset, dist_distributed_dataset_t>(
       dist_strategy_distribute_dataset, strategy.get(), static_cast<const dist_dataset_t*>(dataset.get()),
       static_cast<const dist_input_options_t*>(options ? options->get() : nullptr));
+}
+
+namespace detail {
+
+// The C dataset function over a C++ one: fn(InputContextView) -> Dataset or Result<Dataset>.
+template <class Fn>
+dist_status_t dataset_fn_trampoline(const dist_input_context_t* context, dist_dataset_t** out, void* user_data) {
+  Fn& fn = *static_cast<Fn*>(user_data);
+  return guarded("the dataset function", [&]() -> Status {
+    using R = std::invoke_result_t<Fn&, InputContextView>;
+    static_assert(std::is_same_v<R, Dataset> || std::is_same_v<R, Result<Dataset>>,
+                  "a dataset function returns dist::Dataset or dist::Result<dist::Dataset>");
+    Result<Dataset> made = fn(InputContextView(context));
+    if (!made.ok()) return made.status();
+    if (!*made) return Status(DIST_INVALID_ARGUMENT, "the dataset function returned an empty dist::Dataset");
+    *out = made->release();
+    return Status();
+  });
+}
+
+}  // namespace detail
+
+// Strategy.distribute_datasets_from_function: fn(InputContextView) -> Dataset (or
+// Result<Dataset>) builds the dataset of one input pipeline, batched by the per-replica
+// batch size; it is called on this thread during this call, once per worker (PER_WORKER,
+// the default: the worker's replicas take consecutive batches) or once per replica
+// (options' PER_REPLICA). An error or exception it raises is this call's.
+template <class F>
+Result<DistributedDataset> distribute_datasets_from_function(Strategy& strategy, F&& fn,
+                                                             const InputOptions* options = nullptr) {
+  using Fn = std::remove_reference_t<F>;
+  dist_distributed_dataset_t* out = nullptr;
+  const dist_status_t code = dist_strategy_distribute_datasets_from_function(
+      strategy.get(), &detail::dataset_fn_trampoline<Fn>, const_cast<void*>(static_cast<const void*>(&fn)), nullptr,
+      static_cast<const dist_input_options_t*>(options ? options->get() : nullptr), &out);
+  if (code != DIST_OK) return Status::FromCall(code);
+  return DistributedDataset(out);
+}
+
+// The contrib entry points of the reference pages: distribute_dataset then make_iterator,
+// and distribute_datasets_from_function (PER_WORKER) then make_iterator.
+inline Result<Iterator> make_dataset_iterator(Strategy& strategy, const Dataset& dataset) {
+  return detail::make_owned<Iterator, dist_iterator_t>(dist_strategy_make_dataset_iterator, strategy.get(),
+                                                       static_cast<const dist_dataset_t*>(dataset.get()));
+}
+template <class F>
+Result<Iterator> make_input_fn_iterator(Strategy& strategy, F&& fn) {
+  using Fn = std::remove_reference_t<F>;
+  dist_iterator_t* out = nullptr;
+  const dist_status_t code = dist_strategy_make_input_fn_iterator(
+      strategy.get(), &detail::dataset_fn_trampoline<Fn>, const_cast<void*>(static_cast<const void*>(&fn)), &out);
+  if (code != DIST_OK) return Status::FromCall(code);
+  return Iterator(out);
 }
 
 }  // namespace dist
