@@ -7,16 +7,19 @@
 //
 // It wraps tensors, values and variables, strategies (creation, scopes, run, joined
 // replicas, the cross-replica reductions, update, saving), replica contexts (the
-// collectives and merge_call), clusters, communication options, cross-device ops, and
-// datasets with distributed input (cpp/input.hpp). Everything else (functions as
-// datasets per input pipeline, servers, parameter servers, the coordinator) is used
-// through the C API: every wrapper exposes its handle with get(), and Value::adopt /
-// Strategy::adopt take ownership of handles the C API returned.
+// collectives and merge_call), clusters, communication options, cross-device ops,
+// datasets with distributed input (cpp/input.hpp), servers (cpp/server.hpp),
+// ParameterServerStrategy with registered update functions (cpp/parameter_server.hpp) and
+// the ClusterCoordinator (cpp/coordinator.hpp). Every wrapper exposes its handle with
+// get(), and Value::adopt / Strategy::adopt take ownership of handles the C API returned.
 #ifndef DISTRIBUTE_DISTRIBUTE_HPP_
 #define DISTRIBUTE_DISTRIBUTE_HPP_
 
+#include "distribute/cpp/coordinator.hpp"
 #include "distribute/cpp/input.hpp"
 #include "distribute/cpp/options.hpp"
+#include "distribute/cpp/parameter_server.hpp"
+#include "distribute/cpp/server.hpp"
 #include "distribute/cpp/span.hpp"
 #include "distribute/cpp/status.hpp"
 #include "distribute/cpp/strategy.hpp"

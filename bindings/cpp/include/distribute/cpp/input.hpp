@@ -21,17 +21,18 @@
 
 namespace dist {
 
-// An iterator over a dataset or a distributed dataset (dist_iterator_t). One thread at a
-// time.
-class Iterator : public detail::Owned<dist_iterator_t, dist_iterator_destroy> {
+namespace detail {
+
+// The calls of an iterator, owned or lent (Self::get() gives the handle).
+template <class Self>
+class IteratorCalls {
  public:
-  using Owned::Owned;
   // The next element into `outs`, one Value per component (tensors, or PerReplica values
   // for a distributed dataset), with no allocation; OUT_OF_RANGE at the end, and at every
   // call after it.
   Status get_next(Span<Value> outs) {
     detail::RawOuts raw(outs.size());
-    const Status status = Status::FromCall(dist_iterator_get_next(get(), raw.data(), raw.size()));
+    const Status status = Status::FromCall(dist_iterator_get_next(handle(), raw.data(), raw.size()));
     if (status.ok()) raw.move_to(outs);
     return status;
   }
@@ -40,14 +41,14 @@ class Iterator : public detail::Owned<dist_iterator_t, dist_iterator_destroy> {
     detail::RawOuts raw(outs.size());
     int32_t has_value = 0;
     const Status status =
-        Status::FromCall(dist_iterator_get_next_as_optional(get(), raw.data(), raw.size(), &has_value));
+        Status::FromCall(dist_iterator_get_next_as_optional(handle(), raw.data(), raw.size(), &has_value));
     if (!status.ok()) return status;
     raw.move_to(outs);
     return has_value != 0;
   }
   // The same, returning a new vector of `num_components` values.
   Result<std::vector<Value>> get_next(int32_t num_components) {
-    if (num_components <= 0) return Status::FromCall(dist_iterator_get_next(get(), nullptr, num_components));
+    if (num_components <= 0) return Status::FromCall(dist_iterator_get_next(handle(), nullptr, num_components));
     std::vector<Value> values(static_cast<size_t>(num_components));
     const Status status = get_next(Span<Value>(values));
     if (!status.ok()) return status;
@@ -56,7 +57,7 @@ class Iterator : public detail::Owned<dist_iterator_t, dist_iterator_destroy> {
   Result<std::optional<std::vector<Value>>> get_next_as_optional(int32_t num_components) {
     if (num_components <= 0) {
       int32_t has_value = 0;
-      return Status::FromCall(dist_iterator_get_next_as_optional(get(), nullptr, num_components, &has_value));
+      return Status::FromCall(dist_iterator_get_next_as_optional(handle(), nullptr, num_components, &has_value));
     }
     std::vector<Value> values(static_cast<size_t>(num_components));
     const Result<bool> has_value = get_next_as_optional(Span<Value>(values));
@@ -64,6 +65,31 @@ class Iterator : public detail::Owned<dist_iterator_t, dist_iterator_destroy> {
     if (!*has_value) return std::optional<std::vector<Value>>();
     return std::optional<std::vector<Value>>(std::move(values));
   }
+
+ private:
+  dist_iterator_t* handle() const { return static_cast<const Self&>(*this).get(); }
+};
+
+}  // namespace detail
+
+// An iterator over a dataset or a distributed dataset (dist_iterator_t). One thread at a
+// time.
+class Iterator : public detail::Owned<dist_iterator_t, dist_iterator_destroy>,
+                 public detail::IteratorCalls<Iterator> {
+ public:
+  using Owned::Owned;
+  using Owned::get;
+};
+
+// An iterator lent for a call (a per-worker iterator inside a closure function): the same
+// calls, nothing to destroy.
+class IteratorView : public detail::IteratorCalls<IteratorView> {
+ public:
+  explicit IteratorView(dist_iterator_t* iterator) : iterator_(iterator) {}
+  dist_iterator_t* get() const { return iterator_; }
+
+ private:
+  dist_iterator_t* iterator_;
 };
 
 // A dataset (tf.data.Dataset, dist_dataset_t). Transformations return new datasets and
@@ -95,7 +121,8 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
     auto* owned = new Fn(std::move(fn));
     dist_dataset_t* out = nullptr;
     const dist_status_t code =
-        dist_dataset_from_generator(&generator_trampoline<Fn>, owned, &free_callable<Fn>, num_components, &out);
+        dist_dataset_from_generator(&generator_trampoline<Fn>, owned, &detail::delete_callable<Fn>, num_components,
+                                    &out);
     if (code != DIST_OK) {
       Status status = Status::FromCall(code);  // before fn's destructor can touch the last error
       delete owned;                            // a failed dist_dataset_from_generator does not call free_fn
@@ -142,8 +169,8 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
     using Fn = std::decay_t<F>;
     auto* owned = new Fn(std::move(fn));
     dist_dataset_t* out = nullptr;
-    const dist_status_t code = dist_dataset_map(get(), &map_trampoline<Fn>, owned, &free_callable<Fn>, num_outputs,
-                                                num_parallel_calls, &out);
+    const dist_status_t code = dist_dataset_map(get(), &map_trampoline<Fn>, owned, &detail::delete_callable<Fn>,
+                                                num_outputs, num_parallel_calls, &out);
     if (code != DIST_OK) {
       Status status = Status::FromCall(code);  // before fn's destructor can touch the last error
       delete owned;                            // a failed dist_dataset_map does not call free_fn
@@ -188,11 +215,6 @@ class Dataset : public detail::Owned<dist_dataset_t, dist_dataset_destroy> {
       *out_end = *produced ? 0 : 1;
       return Status();
     });
-  }
-
-  template <class Fn>
-  static void free_callable(void* user_data) {
-    delete static_cast<Fn*>(user_data);
   }
 };
 

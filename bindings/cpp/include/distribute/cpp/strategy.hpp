@@ -101,6 +101,12 @@ Status guard(const char* what, Body&& body) {
 #endif
 }
 
+// The free_fn of a callable the library keeps (a map, generator or registered function).
+template <class Fn>
+void delete_callable(void* user_data) {
+  delete static_cast<Fn*>(user_data);
+}
+
 // What every trampoline returns to the library: `body`'s status, exceptions included,
 // handed over with report().
 template <class Body>
