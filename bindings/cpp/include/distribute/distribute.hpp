@@ -10,12 +10,14 @@
 // collectives and merge_call), clusters, communication options, cross-device ops,
 // datasets with distributed input (cpp/input.hpp), servers (cpp/server.hpp),
 // ParameterServerStrategy with registered update functions (cpp/parameter_server.hpp) and
-// the ClusterCoordinator (cpp/coordinator.hpp). Every wrapper exposes its handle with
-// get(), and Value::adopt / Strategy::adopt take ownership of handles the C API returned.
+// the ClusterCoordinator (cpp/coordinator.hpp), device names (cpp/device.hpp): every C
+// function but DLPack's. Every wrapper exposes its handle with get(), and Value::adopt /
+// Strategy::adopt take ownership of handles the C API returned.
 #ifndef DISTRIBUTE_DISTRIBUTE_HPP_
 #define DISTRIBUTE_DISTRIBUTE_HPP_
 
 #include "distribute/cpp/coordinator.hpp"
+#include "distribute/cpp/device.hpp"
 #include "distribute/cpp/input.hpp"
 #include "distribute/cpp/options.hpp"
 #include "distribute/cpp/parameter_server.hpp"

@@ -4,9 +4,11 @@
 #ifndef DISTRIBUTE_CPP_OPTIONS_HPP_
 #define DISTRIBUTE_CPP_OPTIONS_HPP_
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
+#include "distribute/cpp/span.hpp"
 #include "distribute/cpp/status.hpp"
 #include "distribute/distribute.h"
 
@@ -58,6 +60,23 @@ class Cluster : public detail::Owned<dist_cluster_t, dist_cluster_destroy> {
   static Result<Cluster> from_tf_config(const char* json = nullptr) {
     return detail::make_owned<Cluster, dist_cluster_t>(dist_cluster_from_tf_config, json);
   }
+  // From Slurm's environment (srun): `jobs` with `task_counts` tasks each, ports from
+  // `port_base` (0: DIST_SLURM_PORT_BASE, else 8888), `tasks_per_node` (0: Slurm's count).
+  static Result<Cluster> from_slurm(Span<const char* const> jobs, Span<const int32_t> task_counts,
+                                    int32_t port_base = 0, int32_t tasks_per_node = 0) {
+    if (jobs.size() != task_counts.size()) {
+      return Status(DIST_INVALID_ARGUMENT, "dist::Cluster::from_slurm: one task count for each job");
+    }
+    return detail::make_owned<Cluster, dist_cluster_t>(dist_cluster_from_slurm, jobs.data(), task_counts.data(),
+                                                       static_cast<int32_t>(jobs.size()), port_base, tasks_per_node);
+  }
+  // A Kubernetes StatefulSet's pods as the workers, this pod the current task; what is left
+  // null or 0 comes from the pod's environment (POD_NAME, DIST_K8S_SERVICE, ...).
+  static Result<Cluster> from_statefulset(const char* pod_name = nullptr, const char* service = nullptr,
+                                          int32_t replicas = 0, int32_t port = 0) {
+    return detail::make_owned<Cluster, dist_cluster_t>(dist_cluster_from_statefulset, pod_name, service, replicas,
+                                                       port);
+  }
   // An empty cluster to fill with add_task and set_task.
   static Result<Cluster> create() { return detail::make_owned<Cluster, dist_cluster_t>(dist_cluster_create); }
 
@@ -75,6 +94,21 @@ class Cluster : public detail::Owned<dist_cluster_t, dist_cluster_destroy> {
     return *r != 0;
   }
   Result<int32_t> num_workers() const { return detail::call_out<int32_t>(dist_cluster_num_workers, get()); }
+  // TF_CONFIG's "environment" and "rpc_layer" ("" when absent), and the master's address.
+  Result<const char*> environment() const {
+    return detail::call_out<const char*>(dist_cluster_environment, static_cast<const dist_cluster_t*>(get()));
+  }
+  Result<const char*> rpc_layer() const {
+    return detail::call_out<const char*>(dist_cluster_rpc_layer, static_cast<const dist_cluster_t*>(get()));
+  }
+  Result<const char*> master() const {
+    return detail::call_out<const char*>(dist_cluster_master, static_cast<const dist_cluster_t*>(get()));
+  }
+  // The task index at `position` of `job`'s tasks in index order.
+  Result<int32_t> task_index_at(const char* job, int32_t position) const {
+    return detail::call_out<int32_t>(dist_cluster_task_index_at, static_cast<const dist_cluster_t*>(get()), job,
+                                     position);
+  }
   Result<int32_t> num_tasks(const char* job) const {
     return detail::call_out<int32_t>(dist_cluster_num_tasks, static_cast<const dist_cluster_t*>(get()), job);
   }
@@ -108,6 +142,13 @@ class CommunicationOptions
   Status set_job_token(const char* token) {
     return Status::FromCall(dist_communication_options_set_job_token(get(), token));
   }
+  // DIST_SHARED_MEMORY_AUTO, _ON or _OFF between workers of one host.
+  Status set_shared_memory(dist_shared_memory_t mode) {
+    return Status::FromCall(dist_communication_options_set_shared_memory(get(), mode));
+  }
+  Status set_tls_files(const char* cert_path, const char* key_path, const char* ca_path) {
+    return Status::FromCall(dist_communication_options_set_tls_files(get(), cert_path, key_path, ca_path));
+  }
 };
 
 // A cross-device reduction algorithm for Mirrored (dist_cross_device_ops_t).
@@ -140,6 +181,14 @@ class CrossDeviceOps : public detail::Owned<dist_cross_device_ops_t, dist_cross_
 // The library's version ("MAJOR.MINOR.PATCH") and number (MAJOR*10000 + MINOR*100 + PATCH).
 inline const char* version() { return dist_version(); }
 inline int32_t version_number() { return dist_version_number(); }
+
+// The bytes of one element of `dtype`.
+inline Result<size_t> dtype_size(dist_dtype_t dtype) { return detail::call_out<size_t>(dist_dtype_size, dtype); }
+
+// Why no GPU is usable ("" when one is).
+inline Result<const char*> gpu_unavailable_reason() {
+  return detail::call_out<const char*>(dist_gpu_unavailable_reason);
+}
 
 // Exposes `count` logical CPU devices (CPU:0 ... CPU:count-1) for Mirrored replicas.
 inline Status set_logical_cpu_device_count(int32_t count) {

@@ -11,6 +11,7 @@
 #define DISTRIBUTE_CPP_STRATEGY_HPP_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -173,6 +174,24 @@ class ReplicaContext {
 
  private:
   dist_context_t* context_;
+};
+
+// A colocation of new variables on this thread (dist_strategy_colocate_vars_with_enter);
+// exits when destroyed, on the thread that made it, innermost first. Move-only.
+class Colocation {
+ public:
+  Colocation(Colocation&& other) noexcept : strategy_(std::exchange(other.strategy_, nullptr)) {}
+  Colocation& operator=(Colocation&&) = delete;
+  Colocation(const Colocation&) = delete;
+  Colocation& operator=(const Colocation&) = delete;
+  ~Colocation() {
+    if (strategy_ != nullptr) (void)dist_strategy_colocate_vars_with_exit(strategy_);
+  }
+
+ private:
+  friend class Strategy;
+  explicit Colocation(dist_strategy_t* strategy) : strategy_(strategy) {}
+  dist_strategy_t* strategy_;
 };
 
 // A scope of a strategy on this thread (dist_strategy_scope_enter); exits when destroyed.
@@ -354,6 +373,30 @@ class Strategy {
     return Status::FromCall(dist_strategy_restore_variables(strategy_, path));
   }
 
+  // ---- Placement (StrategyExtended) ----
+  // Variables created on this thread until the Colocation is destroyed go where `variable`
+  // lives (colocate_vars_with); inside this strategy's scope.
+  inline Result<Colocation> colocate_vars_with(ValueView variable);
+  Result<int32_t> parameter_device_count() const {
+    return detail::call_out<int32_t>(dist_strategy_parameter_device_count,
+                                     static_cast<const dist_strategy_t*>(strategy_));
+  }
+  Result<const char*> parameter_device(int32_t index) const {
+    return detail::call_out<const char*>(dist_strategy_parameter_device, static_cast<const dist_strategy_t*>(strategy_),
+                                         index);
+  }
+  // The distributed variable a component belongs to (value_container), else the value.
+  Result<Value> value_container(ValueView value) {
+    return detail::call_value(dist_strategy_value_container, strategy_, static_cast<const dist_value_t*>(value.get()));
+  }
+  Result<bool> variable_created_in_scope(ValueView variable) const {
+    Result<int32_t> created =
+        detail::call_out<int32_t>(dist_strategy_variable_created_in_scope, static_cast<const dist_strategy_t*>(strategy_),
+                                  static_cast<const dist_value_t*>(variable.get()));
+    if (!created) return created.status();
+    return *created != 0;
+  }
+
  private:
   Strategy(dist_strategy_t* strategy, bool owned) : strategy_(strategy), owned_(owned) {}
   template <class Fn, class... A>
@@ -367,6 +410,47 @@ class Strategy {
   dist_strategy_t* strategy_;
   bool owned_;
 };
+
+inline Result<Colocation> Strategy::colocate_vars_with(ValueView variable) {
+  const dist_status_t code =
+      dist_strategy_colocate_vars_with_enter(strategy_, static_cast<const dist_value_t*>(variable.get()));
+  if (code != DIST_OK) return Status::FromCall(code);
+  return Colocation(strategy_);
+}
+
+// ---- This thread's distribution context (tf.distribute's module functions) ----
+// The current strategy (the innermost scope's, the one set with experimental_set_strategy,
+// or the default), a new reference.
+inline Result<Strategy> get_strategy() {
+  dist_strategy_t* out = nullptr;
+  const dist_status_t code = dist_get_strategy(&out);
+  if (code != DIST_OK) return Status::FromCall(code);
+  return Strategy::adopt(out);
+}
+inline Result<bool> has_strategy() {
+  Result<int32_t> has = detail::call_out<int32_t>(dist_has_strategy);
+  if (!has) return has.status();
+  return *has != 0;
+}
+inline Result<bool> in_cross_replica_context() {
+  Result<int32_t> in_cross = detail::call_out<int32_t>(dist_in_cross_replica_context);
+  if (!in_cross) return in_cross.status();
+  return *in_cross != 0;
+}
+// The current replica context, none in cross-replica context; borrowed (valid until the
+// replica function returns).
+inline std::optional<ReplicaContext> current_replica_context() {
+  dist_context_t* context = dist_current_replica_context();
+  if (context == nullptr) return std::nullopt;
+  return ReplicaContext(context);
+}
+// Makes `strategy` current on this thread without a scope (null: the default again).
+inline Status experimental_set_strategy(Strategy* strategy) {
+  return Status::FromCall(dist_experimental_set_strategy(strategy != nullptr ? strategy->get() : nullptr));
+}
+inline Result<dist_reduce_op_t> get_loss_reduction() {
+  return detail::call_out<dist_reduce_op_t>(dist_get_loss_reduction);
+}
 
 inline Result<Strategy> ReplicaContext::strategy() const {
   dist_strategy_t* out = nullptr;

@@ -102,6 +102,22 @@ class ValueView {
     }
     return (*d)[0];
   }
+  // The same for float, double, int32_t and int64_t through the C getters, which also read
+  // a tensor on a GPU (copied to the host first).
+  template <class T>
+  Result<T> read_scalar() const {
+    const dist_value_t* tensor = value_;
+    if constexpr (std::is_same_v<T, float>) {
+      return detail::call_out<float>(dist_tensor_scalar_float32, tensor);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return detail::call_out<double>(dist_tensor_scalar_float64, tensor);
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      return detail::call_out<int32_t>(dist_tensor_scalar_int32, tensor);
+    } else {
+      static_assert(std::is_same_v<T, int64_t>, "read_scalar reads float, double, int32_t or int64_t");
+      return detail::call_out<int64_t>(dist_tensor_scalar_int64, tensor);
+    }
+  }
   // A copy on `device` (dist_tensor_copy_to_device).
   inline Result<Value> copy_to_device(const char* device) const;
 
@@ -118,6 +134,17 @@ class ValueView {
   Result<const char*> variable_name() const { return detail::call_out<const char*>(dist_variable_name, value_); }
   Result<int32_t> variable_device_count() const {
     return detail::call_out<int32_t>(dist_variable_device_count, value_);
+  }
+  Result<const char*> variable_device(int32_t index) const {
+    return detail::call_out<const char*>(dist_variable_device, static_cast<const dist_value_t*>(value_), index);
+  }
+  Result<dist_variable_sync_t> variable_synchronization() const {
+    return detail::call_out<dist_variable_sync_t>(dist_variable_synchronization,
+                                                  static_cast<const dist_value_t*>(value_));
+  }
+  Result<dist_variable_aggregation_t> variable_aggregation() const {
+    return detail::call_out<dist_variable_aggregation_t>(dist_variable_aggregation,
+                                                         static_cast<const dist_value_t*>(value_));
   }
 
  private:
