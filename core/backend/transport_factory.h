@@ -53,10 +53,13 @@ bool TransportChoicesAgree(std::span<const TransportKind> kinds, std::span<const
 // Connects this worker to every other one (until `deadline`, naming the tasks that did
 // not connect). Every worker first says which host it is on and which `kind` it chose,
 // through the coordination service: workers whose choices do not agree
-// (TransportChoicesAgree) all fail at once with kFailedPrecondition naming every choice; for kSharedMemoryOnOneHost all reach the
-// same choice from the hosts, and Gloo's transport runs its event loop in the background
-// where the workers that share this worker's cores, two busy threads each (the caller and
-// the loop), outnumber them (worker_place.h, core/gloo/gloo_device.h).
+// (TransportChoicesAgree) all fail at once with kFailedPrecondition naming every choice; for
+// kSharedMemoryOnOneHost all reach the same choice from the hosts. The workers also say
+// which CPUs they may run on: Gloo's transport runs its event loop in the background where
+// the workers that share this worker's cores, two busy threads each (the caller and the
+// loop), outnumber them (worker_place.h, core/gloo/gloo_device.h), and shared memory's
+// waiters yield their core instead of spinning where those workers, one busy thread each,
+// outnumber them.
 absl::StatusOr<std::unique_ptr<Transport>> ConnectTransport(TransportKind kind,
                                                             const TransportRequest& request,
                                                             const Deadline& deadline);

@@ -3,8 +3,9 @@
 // peer's. A send copies its bytes into the ring of the receiving worker's segment, record
 // by record; the receiver copies them out into the receive posted for the same channel.
 // Rings are small enough to stay in cache, so a message costs one copy through memory.
-// Waiters spin briefly (not at all when the host's workers outnumber its cores), then
-// sleep on their doorbell (a futex) until a peer rings it.
+// Waiters spin briefly (or yield their core between polls where the workers sharing this
+// worker's cores outnumber them: Connect's `crowded`), then sleep on their doorbell (a
+// futex) until a peer rings it.
 //
 // Segments are created through the coordination service's key-value store and unlinked as
 // soon as every worker has mapped them, so nothing is left in /dev/shm whatever happens to

@@ -34,8 +34,12 @@ PsVariableStorage::PsVariableStorage(std::shared_ptr<ParameterServers> servers,
 
 absl::Status PsVariableStorage::ForEachShard(absl::FunctionRef<absl::Status(int32_t)> call) const {
   if (shards_by_task_.size() == 1) {  // one task: its shards in order, no hand-off
-    for (int32_t i : shards_by_task_.front()) RETURN_IF_ERROR(call(i));
-    return absl::OkStatus();
+    absl::Status first_error;
+    for (int32_t i : shards_by_task_.front()) {
+      absl::Status status = call(i);
+      if (first_error.ok()) first_error = std::move(status);  // shards ascend: the lowest failing one
+    }
+    return first_error;
   }
   return servers_->shard_calls.Run(shards_by_task_, call);
 }
@@ -153,7 +157,7 @@ absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::R
   }
   std::vector<std::pair<std::string, Tensor>> out;
   for (const auto& [slot, names] : slots) {
-    // A slot only some shards have (an update that failed on a later shard) is not whole.
+    // A slot only some shards have (an update that failed on some of the tasks) is not whole.
     if (names.size() != placement_.shards.size()) continue;
     ASSIGN_OR_RETURN(Tensor whole, ReadShards(names, deadline));
     out.emplace_back(slot, std::move(whole));

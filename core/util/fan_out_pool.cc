@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <system_error>
 #include <utility>
 
 namespace distribute {
@@ -41,12 +42,15 @@ FanOutPool::~FanOutPool() {
   for (std::thread& t : threads) t.join();
 }
 
-void FanOutPool::EnsureThreads(size_t wanted) {
-  MutexLock lock(&mu_);
-  if (stopping_) return;
-  while (threads_.size() < wanted) {
+void FanOutPool::GrowForQueue() {
+  while (!stopping_ && queue_.size() > idle_ && threads_.size() < static_cast<size_t>(num_threads_)) {
     const auto id = static_cast<int32_t>(threads_.size());
-    threads_.emplace_back([this, id] { ThreadLoop(id); });
+    try {
+      threads_.emplace_back([this, id] { ThreadLoop(id); });
+    } catch (const std::system_error&) {
+      return;  // no thread to be had: the callers run their groups themselves
+    }
+    ++idle_;  // it takes the lock before its first wait, so count it as waiting already
   }
 }
 
@@ -69,8 +73,12 @@ void FanOutPool::ThreadLoop(int32_t id) {
       if (queue_.empty()) return;  // stopping, and nothing left to help with
       request = std::move(queue_.front());
       queue_.pop_front();
+      --idle_;
     }
     RunUnstartedGroups(*request);
+    request.reset();
+    MutexLock lock(&mu_);
+    ++idle_;
   }
 }
 
@@ -81,7 +89,9 @@ void FanOutPool::RunUnstartedGroups(Request& request) {
     std::pair<int32_t, absl::Status>& first_error = request.statuses[g];
     for (int32_t index : request.groups[g]) {
       absl::Status status = request.call(index);
-      if (!status.ok() && first_error.second.ok()) first_error = {index, std::move(status)};
+      if (!status.ok() && (first_error.second.ok() || index < first_error.first)) {
+        first_error = {index, std::move(status)};
+      }
     }
     MutexLock lock(&request.mu);
     if (++request.groups_done == request.groups.size()) request.done_cv.notify_all();
@@ -94,10 +104,10 @@ absl::Status FanOutPool::Run(std::span<const std::vector<int32_t>> groups,
   const size_t helpers = std::min<size_t>(groups.empty() ? 0 : groups.size() - 1,
                                           static_cast<size_t>(num_threads_));
   if (helpers > 0) {
-    EnsureThreads(helpers);
     {
       MutexLock lock(&mu_);
       for (size_t i = 0; i < helpers; ++i) queue_.push_back(request);
+      GrowForQueue();
     }
     if (helpers == 1) {
       work_cv_.notify_one();

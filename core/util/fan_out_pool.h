@@ -31,7 +31,8 @@ class FanOutPool {
   static constexpr int32_t kMaxThreads = 16;
 
   // At most `threads` helper threads (clamped to 0 ... kMaxThreads), started as requests
-  // need them (a request of n groups wants n - 1), named "dist-fanout-<i>".
+  // queue more groups than there are idle threads, named "dist-fanout-<i>". They inherit
+  // the CPU affinity of the thread whose request started them.
   explicit FanOutPool(int32_t threads);
   ~FanOutPool();  // waits for the groups its threads are running; none is queued then
   FanOutPool(const FanOutPool&) = delete;
@@ -47,8 +48,9 @@ class FanOutPool {
  private:
   struct Request;
 
-  // Starts threads until there are `wanted` (at most num_threads_).
-  void EnsureThreads(size_t wanted);
+  // Starts threads while queued helper slots outnumber idle threads (at most num_threads_;
+  // none when the system refuses a thread: the callers then run their groups themselves).
+  void GrowForQueue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ThreadLoop(int32_t id);
   // Runs groups of `request` until none is left unstarted.
   static void RunUnstartedGroups(Request& request);
@@ -59,6 +61,7 @@ class FanOutPool {
   std::deque<std::shared_ptr<Request>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+  size_t idle_ ABSL_GUARDED_BY(mu_) = 0;  // threads waiting for work
 };
 
 }  // namespace distribute

@@ -12,8 +12,10 @@
  * on every worker is the same variable, placed on the same task by the options' policy
  * (round-robin by creation order, as TF's default; or by bytes), or split into shards over
  * several tasks by the options' partitioner (then read and written as one variable, and
- * saved under one name). The first creator's initial value is kept; a later creator (a
- * restarted worker) reads the current value. Creating a name again with another dtype or
+ * saved under one name; the shards of different tasks are sent at once, and an assignment
+ * or update that fails on one task may be applied on the others, as with TF's partitioned
+ * variables: the error is the lowest failing shard's). The first creator's initial value
+ * is kept; a later creator (a restarted worker) reads the current value. Creating a name again with another dtype or
  * shape is DIST_INVALID_ARGUMENT naming both. Names are given by the caller here (NULL
  * names are numbered per process, "Variable", "Variable_1", ..., which agree across
  * workers only when every worker creates the same variables in the same order).

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/core/status_test_util.h"
 
@@ -104,6 +106,33 @@ TEST(FanOutPoolTest, ReturnsTheLowestFailingIndexAfterEveryCall) {
   })));
 }
 
+TEST(FanOutPoolTest, TheLowestFailingIndexWinsWithinAGroupToo) {
+  FanOutPool pool(2);
+  const absl::Status status = pool.Run(std::vector<std::vector<int32_t>>{{4, 2}, {3}}, [](int32_t i) {
+    return absl::InternalError(absl::StrCat("index ", i));
+  });
+  EXPECT_TRUE((HasError(status, absl::StatusCode::kInternal, {"index 2"})));
+}
+
+TEST(FanOutPoolTest, ConcurrentCallersGetHelpersOfTheirOwn) {
+  // Four callers, each with two groups that must meet: a pool that grows only to one
+  // request's need (one helper) could not hold all four rendezvous at once.
+  FanOutPool pool(8);
+  Rendezvous everyone(8);
+  std::atomic<int> met{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      EXPECT_TRUE(IsOk(pool.Run(std::vector<std::vector<int32_t>>{{0}, {1}}, [&](int32_t) {
+        if (everyone.ArriveAndWait()) met.fetch_add(1);
+        return absl::OkStatus();
+      })));
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(met.load(), 8);
+}
+
 TEST(FanOutPoolTest, MoreCallersThanThreadsAllFinish) {
   FanOutPool pool(1);
   constexpr int kCallers = 8;
@@ -131,11 +160,18 @@ TEST(FanOutPoolTest, ThreadCountIsClamped) {
   std::vector<std::vector<int32_t>> groups;
   for (int32_t g = 0; g < 40; ++g) groups.push_back({g});
   std::atomic<int> calls{0};
-  ASSERT_TRUE(IsOk(pool.Run(groups, [&](int32_t) {
-    calls.fetch_add(1);
-    return absl::OkStatus();
-  })));
-  EXPECT_EQ(calls.load(), 40);
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(IsOk(pool.Run(groups, [&](int32_t) {
+      calls.fetch_add(1);
+      std::lock_guard<std::mutex> lock(mu);
+      threads.insert(std::this_thread::get_id());
+      return absl::OkStatus();
+    })));
+  }
+  EXPECT_EQ(calls.load(), 20 * 40);
+  EXPECT_LE(threads.size(), static_cast<size_t>(FanOutPool::kMaxThreads) + 1);  // the helpers and the caller
   FanOutPool negative(-5);
   EXPECT_TRUE(IsOk(negative.Run(groups, [](int32_t) { return absl::OkStatus(); })));
 }

@@ -354,6 +354,9 @@ TEST_F(DistributeDatasetTest, EachGlobalBatchIsSplitAcrossTheReplicas) {
   EXPECT_EQ(dist::distribute_dataset(strategy(), dist::Dataset()).status().code(), DIST_INVALID_ARGUMENT);
 }
 
+// A plain function (not a lambda) as a dataset function.
+dist::Result<dist::Dataset> EightInPairs(dist::InputContextView) { return dist::Dataset::range(0, 8).value().batch(2); }
+
 // distribute_datasets_from_function: the lambda sees one pipeline of two replicas (or one
 // per replica with PER_REPLICA) and batches by the per-replica size; the replicas take
 // consecutive batches.
@@ -381,6 +384,10 @@ TEST_F(DistributeDatasetTest, ALambdaBuildsEachInputPipeline) {
   dist::Iterator from_fn = dist::make_input_fn_iterator(strategy(), build).value();
   std::vector<dist::Value> first = from_fn.get_next(1).value();
   EXPECT_EQ(first[0].component(1).value().data<int64_t>().value()[0], 2);
+  dist::Iterator from_plain_function = dist::make_input_fn_iterator(strategy(), EightInPairs).value();
+  EXPECT_EQ(from_plain_function.get_next(1).value()[0].component(1).value().data<int64_t>().value()[0], 2);
+  EXPECT_EQ(Steps(dist::distribute_datasets_from_function(strategy(), EightInPairs).value()),
+            (std::vector<Ints>{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
   dist::Iterator from_dataset =
       dist::make_dataset_iterator(strategy(), dist::Dataset::range(0, 8).value().batch(4).value()).value();
   EXPECT_EQ(from_dataset.get_next(1).value()[0].component(1).value().data<int64_t>().value()[0], 2);

@@ -18,14 +18,22 @@
 
 namespace dist {
 
-// A per-worker dataset or iterator (dist_per_worker_t): each worker's own, built there.
-class PerWorker : public detail::Owned<dist_per_worker_t, dist_per_worker_destroy> {
+// A per-worker iterator (a dist_per_worker_t made by make_iterator): a closure given it
+// sees the iterator of the worker it runs on.
+class PerWorkerIterator : public detail::Owned<dist_per_worker_t, dist_per_worker_destroy> {
  public:
   using Owned::Owned;
-  // A new per-worker iterator of this per-worker dataset (a fresh pass on every worker).
-  Result<PerWorker> make_iterator() const {
-    return detail::make_owned<PerWorker, dist_per_worker_t>(dist_per_worker_make_iterator,
-                                                           static_cast<const dist_per_worker_t*>(get()));
+};
+
+// A per-worker dataset (dist_per_worker_t): each worker's own, built there. Its own type,
+// so that passing a dataset where a closure wants an iterator does not compile.
+class PerWorkerDataset : public detail::Owned<dist_per_worker_t, dist_per_worker_destroy> {
+ public:
+  using Owned::Owned;
+  // A new per-worker iterator (a fresh pass on every worker).
+  Result<PerWorkerIterator> make_iterator() const {
+    return detail::make_owned<PerWorkerIterator, dist_per_worker_t>(dist_per_worker_make_iterator,
+                                                                   static_cast<const dist_per_worker_t*>(get()));
   }
 };
 
@@ -64,7 +72,7 @@ class ClosureArgs : public detail::Owned<dist_closure_args_t, dist_closure_args_
     return detail::make_owned<ClosureArgs, dist_closure_args_t>(dist_closure_args_create);
   }
   Status add(ValueView value) { return Status::FromCall(dist_closure_args_add_value(get(), value.get())); }
-  Status add(const PerWorker& iterator) {
+  Status add(const PerWorkerIterator& iterator) {
     return Status::FromCall(
         dist_closure_args_add_per_worker(get(), static_cast<const dist_per_worker_t*>(iterator.get())));
   }
@@ -135,15 +143,16 @@ class Coordinator : public detail::Owned<dist_coordinator_t, dist_coordinator_de
   }
   // Every worker builds registered dataset function `dataset_function`'s dataset,
   // auto-sharded across the workers by the options' policy and distributed over its replicas.
-  Result<PerWorker> create_per_worker_dataset(const char* dataset_function, const InputOptions* options = nullptr) {
-    return detail::make_owned<PerWorker, dist_per_worker_t>(
+  Result<PerWorkerDataset> create_per_worker_dataset(const char* dataset_function,
+                                                     const InputOptions* options = nullptr) {
+    return detail::make_owned<PerWorkerDataset, dist_per_worker_t>(
         dist_coordinator_create_per_worker_dataset, get(), dataset_function,
         static_cast<const dist_input_options_t*>(options ? options->get() : nullptr));
   }
   // The same, the function sharding by its input context itself.
-  Result<PerWorker> create_per_worker_dataset_from_function(const char* dataset_function,
-                                                            const InputOptions* options = nullptr) {
-    return detail::make_owned<PerWorker, dist_per_worker_t>(
+  Result<PerWorkerDataset> create_per_worker_dataset_from_function(const char* dataset_function,
+                                                                   const InputOptions* options = nullptr) {
+    return detail::make_owned<PerWorkerDataset, dist_per_worker_t>(
         dist_coordinator_create_per_worker_dataset_from_function, get(), dataset_function,
         static_cast<const dist_input_options_t*>(options ? options->get() : nullptr));
   }

@@ -349,12 +349,17 @@ template <class F>
 Result<DistributedDataset> distribute_datasets_from_function(Strategy& strategy, F&& fn,
                                                              const InputOptions* options = nullptr) {
   using Fn = std::remove_reference_t<F>;
-  dist_distributed_dataset_t* out = nullptr;
-  const dist_status_t code = dist_strategy_distribute_datasets_from_function(
-      strategy.get(), &detail::dataset_fn_trampoline<Fn>, const_cast<void*>(static_cast<const void*>(&fn)), nullptr,
-      static_cast<const dist_input_options_t*>(options ? options->get() : nullptr), &out);
-  if (code != DIST_OK) return Status::FromCall(code);
-  return DistributedDataset(out);
+  if constexpr (std::is_function_v<Fn>) {  // a plain function: passed on as a pointer to it
+    Fn* pointer = &fn;
+    return distribute_datasets_from_function(strategy, pointer, options);
+  } else {
+    dist_distributed_dataset_t* out = nullptr;
+    const dist_status_t code = dist_strategy_distribute_datasets_from_function(
+        strategy.get(), &detail::dataset_fn_trampoline<Fn>, const_cast<void*>(static_cast<const void*>(&fn)), nullptr,
+        static_cast<const dist_input_options_t*>(options ? options->get() : nullptr), &out);
+    if (code != DIST_OK) return Status::FromCall(code);
+    return DistributedDataset(out);
+  }
 }
 
 // The contrib entry points of the reference pages: distribute_dataset then make_iterator,
@@ -366,11 +371,16 @@ inline Result<Iterator> make_dataset_iterator(Strategy& strategy, const Dataset&
 template <class F>
 Result<Iterator> make_input_fn_iterator(Strategy& strategy, F&& fn) {
   using Fn = std::remove_reference_t<F>;
-  dist_iterator_t* out = nullptr;
-  const dist_status_t code = dist_strategy_make_input_fn_iterator(
-      strategy.get(), &detail::dataset_fn_trampoline<Fn>, const_cast<void*>(static_cast<const void*>(&fn)), &out);
-  if (code != DIST_OK) return Status::FromCall(code);
-  return Iterator(out);
+  if constexpr (std::is_function_v<Fn>) {  // a plain function: passed on as a pointer to it
+    Fn* pointer = &fn;
+    return make_input_fn_iterator(strategy, pointer);
+  } else {
+    dist_iterator_t* out = nullptr;
+    const dist_status_t code = dist_strategy_make_input_fn_iterator(
+        strategy.get(), &detail::dataset_fn_trampoline<Fn>, const_cast<void*>(static_cast<const void*>(&fn)), &out);
+    if (code != DIST_OK) return Status::FromCall(code);
+    return Iterator(out);
+  }
 }
 
 }  // namespace dist

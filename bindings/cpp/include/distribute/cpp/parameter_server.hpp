@@ -75,6 +75,7 @@ class Hyperparameters {
   double value(int32_t index) const { return values_[index]; }
   // The value named `name`; NOT_FOUND when the function declared no such number.
   Result<double> find(const char* name) const {
+    if (name == nullptr) return Status(DIST_INVALID_ARGUMENT, "dist::Hyperparameters::find: a null name");
     for (int32_t i = 0; i < count_; ++i) {
       if (std::strcmp(names_[i], name) == 0) return values_[i];
     }
@@ -89,13 +90,13 @@ class Hyperparameters {
 
 // What a registered update function declares besides itself (dist_function_register):
 // its argument count, its slots with their initial values, its hyperparameters with
-// defaults (NaN: required).
+// defaults (NaN: required). It owns its lists, so braced lists are safe to assign.
 struct UpdateFunctionSignature {
   int32_t num_args = 1;
-  Span<const char* const> slot_names;
-  Span<const double> slot_initial_values;
-  Span<const char* const> hyperparameter_names;
-  Span<const double> hyperparameter_defaults;
+  std::vector<std::string> slot_names;
+  std::vector<double> slot_initial_values;
+  std::vector<std::string> hyperparameter_names;
+  std::vector<double> hyperparameter_defaults;
 };
 
 namespace detail {
@@ -119,8 +120,11 @@ dist_status_t update_function_trampoline(dist_value_t* const* variables, int32_t
 // Hyperparameters) -> Status or void writes the variable (variables[0]) and its slots
 // (variables[1...]) in place through their data. It runs where the variable lives, as
 // const and possibly on several variables at once; every process of the job registers the
-// same functions before its servers and strategies start. The registry keeps one copy of
-// fn until it is unregistered.
+// same functions before its servers and strategies start. An error (or exception) must
+// come before the first write: the C contract is "an error after writing nothing", so
+// check everything first. The registry keeps one copy of fn until it is unregistered, and
+// destroys it inside unregister_update_function (under the registry's lock: its
+// destructor must not call the registry).
 template <class F>
 Status register_update_function(const char* name, F fn, const UpdateFunctionSignature& signature = {}) {
   using Fn = std::decay_t<F>;
@@ -129,12 +133,17 @@ Status register_update_function(const char* name, F fn, const UpdateFunctionSign
     return Status(DIST_INVALID_ARGUMENT,
                   "dist::register_update_function: each slot and each hyperparameter needs one value");
   }
+  std::vector<const char*> slots;
+  for (const std::string& slot : signature.slot_names) slots.push_back(slot.c_str());
+  std::vector<const char*> hyperparameters;
+  for (const std::string& hyperparameter : signature.hyperparameter_names) {
+    hyperparameters.push_back(hyperparameter.c_str());
+  }
   auto* owned = new Fn(std::move(fn));
   const dist_status_t code = dist_function_register(
       name, &detail::update_function_trampoline<Fn>, owned, &detail::delete_callable<Fn>, signature.num_args,
-      signature.slot_names.data(), signature.slot_initial_values.data(),
-      static_cast<int32_t>(signature.slot_names.size()), signature.hyperparameter_names.data(),
-      signature.hyperparameter_defaults.data(), static_cast<int32_t>(signature.hyperparameter_names.size()));
+      slots.data(), signature.slot_initial_values.data(), static_cast<int32_t>(slots.size()), hyperparameters.data(),
+      signature.hyperparameter_defaults.data(), static_cast<int32_t>(hyperparameters.size()));
   if (code != DIST_OK) {
     Status status = Status::FromCall(code);
     delete owned;  // a refused registration does not call free_fn
