@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <system_error>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace distribute {
 
@@ -82,13 +85,30 @@ void FanOutPool::ThreadLoop(int32_t id) {
   }
 }
 
+namespace {
+
+// A call's status, an escaping exception (an allocation that failed) turned into one: it
+// must not unwind a pool thread (std::terminate) or the caller while helpers still run the
+// caller's other groups.
+absl::Status CallCatching(absl::FunctionRef<absl::Status(int32_t)> call, int32_t index) {
+  try {
+    return call(index);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("call ", index, " of a fan-out threw: ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat("call ", index, " of a fan-out threw"));
+  }
+}
+
+}  // namespace
+
 void FanOutPool::RunUnstartedGroups(Request& request) {
   for (;;) {
     const size_t g = request.next_group.fetch_add(1, std::memory_order_relaxed);
     if (g >= request.groups.size()) return;
     std::pair<int32_t, absl::Status>& first_error = request.statuses[g];
     for (int32_t index : request.groups[g]) {
-      absl::Status status = request.call(index);
+      absl::Status status = CallCatching(request.call, index);
       if (!status.ok() && (first_error.second.ok() || index < first_error.first)) {
         first_error = {index, std::move(status)};
       }

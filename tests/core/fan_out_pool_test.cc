@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,18 @@ TEST(FanOutPoolTest, TheLowestFailingIndexWinsWithinAGroupToo) {
     return absl::InternalError(absl::StrCat("index ", i));
   });
   EXPECT_TRUE((HasError(status, absl::StatusCode::kInternal, {"index 2"})));
+}
+
+TEST(FanOutPoolTest, AThrowingCallIsAnErrorNotAnEscape) {
+  FanOutPool pool(2);
+  std::atomic<int> calls{0};
+  const absl::Status status = pool.Run(std::vector<std::vector<int32_t>>{{0}, {1}, {2}}, [&](int32_t i) {
+    calls.fetch_add(1);
+    if (i == 1) throw std::runtime_error("out of memory, say");
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE((HasError(status, absl::StatusCode::kInternal, {"call 1", "out of memory, say"})));
+  EXPECT_EQ(calls.load(), 3);
 }
 
 TEST(FanOutPoolTest, ConcurrentCallersGetHelpersOfTheirOwn) {
