@@ -379,4 +379,26 @@ TEST(ClosureRegistrationTest, RoundTripsAndRefusals) {
   EXPECT_EQ(dist::ClosureArgsView(args.get()).iterator(0).status().code(), DIST_INVALID_ARGUMENT);
 }
 
+// Every new handle class, empty (default-constructed or moved from): refused, not crashed.
+TEST(ClosureRegistrationTest, EmptyHandlesAreRefusedNotCrashed) {
+  EXPECT_EQ(dist::Server().port().status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::Server().barrier("b", 0).code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::Server().key_value_get("k", 0).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::ParameterServerOptions().set_fixed_shards(2).code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::Coordinator().join().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::Coordinator().schedule("f").status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::RemoteValue().fetch().status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::RemoteValue().is_ready().status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::PerWorkerDataset().make_iterator().status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::ClosureArgs().add(dist::PerWorkerIterator()).code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::ClosureArgs().count().status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::ClosureArgsView(nullptr).iterator(0).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::apply_update(dist::ValueView(), "sgd", {}).code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::num_shards(dist::ValueView()).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::register_closure(nullptr, [](dist::Strategy&, dist::ClosureArgsView) {}).code(),
+            DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::register_update_function(nullptr, [](dist::Args, dist::Args, dist::Hyperparameters) {}).code(),
+            DIST_INVALID_ARGUMENT);
+}
+
 }  // namespace
