@@ -33,14 +33,7 @@ PsVariableStorage::PsVariableStorage(std::shared_ptr<ParameterServers> servers,
       shards_by_task_(ShardsByTask(placement_)) {}
 
 absl::Status PsVariableStorage::ForEachShard(absl::FunctionRef<absl::Status(int32_t)> call) const {
-  if (shards_by_task_.size() == 1) {  // one task: its shards in order, no hand-off
-    absl::Status first_error;
-    for (int32_t i : shards_by_task_.front()) {
-      absl::Status status = call(i);
-      if (first_error.ok()) first_error = std::move(status);  // shards ascend: the lowest failing one
-    }
-    return first_error;
-  }
+  // One task's shards run on this thread alone (the pool hands off only a second group).
   return servers_->shard_calls.Run(shards_by_task_, call);
 }
 

@@ -176,41 +176,33 @@ class ReplicaContext {
   dist_context_t* context_;
 };
 
-// A colocation of new variables on this thread (dist_strategy_colocate_vars_with_enter);
-// exits when destroyed, on the thread that made it, innermost first. Move-only.
-class Colocation {
+namespace detail {
+
+// Something a strategy entered on this thread and `Exit` leaves when the guard is
+// destroyed, on the thread that made it, innermost first. Move-only; made by Strategy.
+template <dist_status_t (*Exit)(dist_strategy_t*)>
+class StrategyGuard {
  public:
-  Colocation(Colocation&& other) noexcept : strategy_(std::exchange(other.strategy_, nullptr)) {}
-  Colocation& operator=(Colocation&&) = delete;
-  Colocation(const Colocation&) = delete;
-  Colocation& operator=(const Colocation&) = delete;
-  ~Colocation() {
-    if (strategy_ != nullptr) (void)dist_strategy_colocate_vars_with_exit(strategy_);
+  StrategyGuard(StrategyGuard&& other) noexcept : strategy_(std::exchange(other.strategy_, nullptr)) {}
+  StrategyGuard& operator=(StrategyGuard&&) = delete;
+  StrategyGuard(const StrategyGuard&) = delete;
+  StrategyGuard& operator=(const StrategyGuard&) = delete;
+  ~StrategyGuard() {
+    if (strategy_ != nullptr) (void)Exit(strategy_);
   }
 
  private:
-  friend class Strategy;
-  explicit Colocation(dist_strategy_t* strategy) : strategy_(strategy) {}
+  friend class ::dist::Strategy;
+  explicit StrategyGuard(dist_strategy_t* strategy) : strategy_(strategy) {}
   dist_strategy_t* strategy_;
 };
 
-// A scope of a strategy on this thread (dist_strategy_scope_enter); exits when destroyed.
-// Move-only; destroy it on the thread that made it, innermost first.
-class Scope {
- public:
-  Scope(Scope&& other) noexcept : strategy_(std::exchange(other.strategy_, nullptr)) {}
-  Scope& operator=(Scope&&) = delete;
-  Scope(const Scope&) = delete;
-  Scope& operator=(const Scope&) = delete;
-  ~Scope() {
-    if (strategy_ != nullptr) (void)dist_strategy_scope_exit(strategy_);
-  }
+}  // namespace detail
 
- private:
-  friend class Strategy;
-  explicit Scope(dist_strategy_t* strategy) : strategy_(strategy) {}
-  dist_strategy_t* strategy_;
-};
+// A scope of a strategy on this thread (dist_strategy_scope_enter).
+using Scope = detail::StrategyGuard<dist_strategy_scope_exit>;
+// A colocation of new variables on this thread (dist_strategy_colocate_vars_with_enter).
+using Colocation = detail::StrategyGuard<dist_strategy_colocate_vars_with_exit>;
 
 // This thread acting as one replica (bring your own threads): the engine pattern. Leaves
 // the replica when destroyed, which must happen on the joining thread. Move-only.
