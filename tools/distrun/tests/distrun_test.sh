@@ -247,7 +247,16 @@ double_sigint)
 ps_tasks)
   # --ps 2: the TF_CONFIG of every task names both jobs; ps tasks have type "ps", their
   # own index, no DIST_RANK and the prefix "[ps:i] ".
-  DIST_RANK=9 run_distrun -n 2 --ps 2 sh -c 'echo "$TF_CONFIG rank=${DIST_RANK-none} size=$DIST_WORLD_SIZE"'
+  # A ps task that exits while the workers run stops the job (and could take the other ps
+  # task's line with it): the ps tasks serve after printing, and the workers end only once
+  # both have printed.
+  DIST_RANK=9 run_distrun -n 2 --ps 2 --timeout 20 sh -c '
+    echo "$TF_CONFIG rank=${DIST_RANK-none} size=$DIST_WORLD_SIZE"
+    case "$TF_CONFIG" in
+      *"\"type\": \"ps\", \"index\": 0"*) : >"$1/ps0_printed"; exec "$0" 30 ;;
+      *"\"type\": \"ps\", \"index\": 1"*) : >"$1/ps1_printed"; exec "$0" 30 ;;
+      *) while [ ! -e "$1/ps0_printed" ] || [ ! -e "$1/ps1_printed" ]; do sleep 0.05; done ;;
+    esac' "$SLEEP" "$T"
   expect_rc 0
   [ "$(wc -l <"$T/out")" -eq 4 ] || fail "expected 4 lines"
   jobs='{"cluster": {"worker": \["127\.0\.0\.1:[0-9]*", "127\.0\.0\.1:[0-9]*"\], "ps": \["127\.0\.0\.1:[0-9]*", "127\.0\.0\.1:[0-9]*"\]}'
