@@ -16,7 +16,9 @@
 using distribute::PsStorageOf;
 using distribute::PsVariableStorage;
 using distribute::Tensor;
+using distribute::c_api::CheckBatchCount;
 using distribute::c_api::CheckHandle;
+using distribute::c_api::EntryError;
 using distribute::c_api::ClearOut;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
@@ -95,6 +97,38 @@ dist_status_t dist_variable_apply_update(dist_value_t* variable, const char* fun
     ASSIGN_OR_RETURN(distribute::ps::Hyperparameters hyperparameters,
                      HyperparametersOf(hyperparameter_names, hyperparameter_values, num_hyperparameters));
     return distribute::ApplyRegisteredUpdate(variable->value, function, arguments, hyperparameters);
+  });
+}
+
+dist_status_t dist_variables_apply_update(dist_value_t* const* variables, int32_t count, const char* function,
+                                          const dist_value_t* const* args, int32_t num_args,
+                                          const char* const* hyperparameter_names,
+                                          const double* hyperparameter_values, int32_t num_hyperparameters) {
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(CheckBatchCount(count));
+    if (variables == nullptr) return NullArgument("variables");
+    if (function == nullptr) return NullArgument("function");
+    RETURN_IF_ERROR(distribute::ps::CheckPsName("function", function));
+    if (num_args < 0 || num_args > distribute::ps::kMaxUpdateArguments) {
+      return absl::InvalidArgumentError(absl::StrCat("num_args is ", num_args, ": expected 0 to ",
+                                                     distribute::ps::kMaxUpdateArguments));
+    }
+    if (num_args > 0 && args == nullptr) return NullArgument("args");
+    std::vector<const distribute::Value*> values;
+    std::vector<std::vector<Tensor>> arguments;
+    values.reserve(static_cast<size_t>(count));
+    arguments.reserve(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) {
+      if (absl::Status handle = CheckHandle(variables[i], "variable"); !handle.ok()) return EntryError(i, handle);
+      values.push_back(&variables[i]->value);
+      absl::StatusOr<std::vector<Tensor>> own =
+          ArgumentTensors(num_args > 0 ? args + static_cast<ptrdiff_t>(i) * num_args : nullptr, num_args);
+      if (!own.ok()) return EntryError(i, own.status());
+      arguments.push_back(*std::move(own));
+    }
+    ASSIGN_OR_RETURN(distribute::ps::Hyperparameters hyperparameters,
+                     HyperparametersOf(hyperparameter_names, hyperparameter_values, num_hyperparameters));
+    return distribute::ApplyRegisteredUpdates(values, arguments, function, hyperparameters);
   });
 }
 

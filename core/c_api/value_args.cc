@@ -6,8 +6,19 @@
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handle_destroy.h"
 #include "core/util/status_macros.h"
+#include "distribute/variable.h"
 
 namespace distribute::c_api {
+
+absl::Status CheckBatchCount(int32_t count) {
+  if (count >= 1 && count <= DIST_MAX_BATCH_VARIABLES) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("count is ", count, ": expected 1 to ", DIST_MAX_BATCH_VARIABLES, " variables"));
+}
+
+absl::Status EntryError(int32_t index, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("variables[", index, "]: ", status.message()));
+}
 
 absl::StatusOr<std::vector<Value>> ValuesOf(const dist_value_t* const* handles, int32_t count,
                                             absl::string_view name) {

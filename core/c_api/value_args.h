@@ -21,6 +21,12 @@ namespace distribute::c_api {
 absl::StatusOr<std::vector<Value>> ValuesOf(const dist_value_t* const* handles, int32_t count,
                                             absl::string_view name);
 
+// For the calls that take a batch of variables (dist_variables_read, ..._apply_update):
+// InvalidArgument unless 1 <= count <= DIST_MAX_BATCH_VARIABLES;
+absl::Status CheckBatchCount(int32_t count);
+// `status` naming the entry it concerns: "variables[2]: <message>".
+absl::Status EntryError(int32_t index, const absl::Status& status);
+
 // Handles for `values` that the library lends to a callback (marked borrowed, so the
 // callback can neither destroy them nor hand them back as results), and their array.
 class HandleArray {

@@ -2,6 +2,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/c_api/api_guard.h"
 #include "core/c_api/handles.h"
+#include "core/c_api/value_args.h"
+#include "core/strategy/ps_variables.h"
 #include "core/strategy/variable_ops.h"
 #include "core/util/status_macros.h"
 #include "distribute/variable.h"
@@ -9,8 +11,10 @@
 using distribute::AssignKind;
 using distribute::Value;
 using distribute::Variable;
+using distribute::c_api::CheckBatchCount;
 using distribute::c_api::CheckHandle;
 using distribute::c_api::ClearOut;
+using distribute::c_api::EntryError;
 using distribute::c_api::Guard;
 using distribute::c_api::NullArgument;
 
@@ -76,6 +80,27 @@ dist_status_t dist_variable_read(const dist_value_t* variable, dist_value_t** ou
     if (out == nullptr) return NullArgument("out");
     ASSIGN_OR_RETURN(distribute::Tensor value, distribute::ReadVariable(variable->value));
     *out = new dist_value(Value(std::move(value)));
+    return absl::OkStatus();
+  });
+}
+
+dist_status_t dist_variables_read(const dist_value_t* const* variables, int32_t count, dist_value_t** outs) {
+  if (outs != nullptr && count > 0 && count <= DIST_MAX_BATCH_VARIABLES) {
+    for (int32_t i = 0; i < count; ++i) outs[i] = nullptr;
+  }
+  return Guard(__func__, [&]() -> absl::Status {
+    RETURN_IF_ERROR(CheckBatchCount(count));
+    if (variables == nullptr) return NullArgument("variables");
+    if (outs == nullptr) return NullArgument("outs");
+    std::vector<const Value*> values;
+    values.reserve(static_cast<size_t>(count));
+    for (int32_t i = 0; i < count; ++i) {
+      absl::StatusOr<const Variable*> variable = VariableOf(variables[i]);
+      if (!variable.ok()) return EntryError(i, variable.status());
+      values.push_back(&variables[i]->value);
+    }
+    ASSIGN_OR_RETURN(std::vector<distribute::Tensor> read, distribute::ReadVariables(values));
+    for (int32_t i = 0; i < count; ++i) outs[i] = new dist_value(Value(std::move(read[static_cast<size_t>(i)])));
     return absl::OkStatus();
   });
 }

@@ -8,6 +8,8 @@
 #ifndef DISTRIBUTE_CORE_PS_VARIABLE_HOST_H_
 #define DISTRIBUTE_CORE_PS_VARIABLE_HOST_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -51,6 +53,45 @@ class VariableHost {
                                    const Deadline& deadline) = 0;
   virtual absl::Status AssignSlot(absl::string_view name, absl::string_view slot,
                                   const Tensor& value, const Deadline& deadline) = 0;
+
+  // Many variables (or shards) at once, in the order of `names`: one call to the task
+  // where the host is remote (the strategy keeps a batch within kMaxBatchEntries names and
+  // the byte bound). Each value is read atomically; the batch is not one snapshot. Any
+  // name that fails fails the call. By default, one Read after another.
+  virtual absl::StatusOr<std::vector<Tensor>> ReadMany(std::span<const std::string> names,
+                                                       const Deadline& deadline);
+
+  // One variable's part of ApplyUpdates: its name and its arguments.
+  struct UpdateEntry {
+    std::string name;
+    std::vector<Tensor> arguments;
+  };
+  // What ApplyUpdates came to: OK, or how many entries failed and the first of them.
+  struct UpdatesOutcome {
+    int32_t failed = 0;
+    int32_t first_failed = -1;
+    absl::Status first_error;
+  };
+  // `function` run on every entry, in order, with the same hyperparameters; every entry is
+  // applied whatever the others' outcome (one call to the task where the host is remote).
+  // An error of the call itself (a bad request, the task unreachable) comes back as the
+  // status: then which entries were applied is not known. By default, one ApplyUpdate
+  // after another.
+  virtual absl::StatusOr<UpdatesOutcome> ApplyUpdates(std::span<const UpdateEntry> entries,
+                                                      absl::string_view function,
+                                                      const Hyperparameters& hyperparameters,
+                                                      const Deadline& deadline);
+
+  // How much one ReadMany or ApplyUpdates call may carry: entries, tensor bytes, and the
+  // bytes of names and tensor headers in its first message (a caller cuts a larger batch
+  // into several calls). By default nothing but memory bounds a call.
+  struct BatchLimits {
+    size_t entries = SIZE_MAX;
+    uint64_t tensor_bytes = UINT64_MAX;
+    size_t header_bytes = SIZE_MAX;
+  };
+  virtual BatchLimits batch_limits() const { return {}; }
+
   // Every variable and slot the task holds (for checkpoints), sorted by name.
   virtual absl::StatusOr<std::vector<StoredVariableInfo>> List(const Deadline& deadline) = 0;
 };

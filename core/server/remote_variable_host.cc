@@ -36,6 +36,12 @@ constexpr std::chrono::milliseconds kWaitReadyRetryDelay{50};
 // " (while reading variable 'w')"
 std::string While(absl::string_view doing) { return absl::StrCat(" (while ", doing, ")"); }
 
+// "variable 'w'", or "3 variables ('w' and 2 more)", for messages.
+std::string Batch(size_t count, absl::string_view first) {
+  if (count == 1) return absl::StrCat("variable ", ps::QuotedName(first));
+  return absl::StrCat(count, " variables (", ps::QuotedName(first), " and ", count - 1, " more)");
+}
+
 // What reading an answer stream came to: `status` says what was wrong with the answer, and
 // `ended` whether the stream was read to its end (or abandoned part-way).
 struct Received {
@@ -43,24 +49,35 @@ struct Received {
   bool ended = false;
 };
 
-// Receives the tensor the first message of an answer stream declares, and the bytes of the
-// stream's later messages, into `*tensor`. Allocates only once the header passed (within
-// `max_bytes`).
+// Receives the tensors `headers` (of the first message of an answer stream) declare, the
+// first message's bytes and those of the stream's later messages, into `*tensors`.
+// Allocates only once the headers passed (within `max_bytes`).
 template <typename Message, typename Stream>
-Received ReceiveAnswer(const Message& first, Stream* stream, uint64_t max_bytes, std::optional<Tensor>* tensor) {
-  if (!first.has_tensor()) return {absl::InvalidArgumentError("its first message declares no tensor"), false};
-  const pb::TensorHeader* header = &first.tensor();
-  absl::StatusOr<TensorAssembler> assembler =
-      TensorAssembler::Start(std::span<const pb::TensorHeader* const>(&header, 1), max_bytes);
+Received ReceiveTensors(std::span<const pb::TensorHeader* const> headers, const Message& first, Stream* stream,
+                        uint64_t max_bytes, std::vector<Tensor>* tensors) {
+  absl::StatusOr<TensorAssembler> assembler = TensorAssembler::Start(headers, max_bytes);
   if (!assembler.ok()) return {assembler.status(), false};
   if (absl::Status appended = assembler->Append(first.data()); !appended.ok()) return {appended, false};
   absl::Status read =
       ReadChunks<Message>(*assembler, [stream](Message* message) { return stream->Read(message); });
   if (!read.ok()) return {read, false};
-  absl::StatusOr<std::vector<Tensor>> tensors = std::move(*assembler).Finish();
-  if (!tensors.ok()) return {tensors.status(), true};
-  tensor->emplace(std::move(tensors->front()));
+  absl::StatusOr<std::vector<Tensor>> received = std::move(*assembler).Finish();
+  if (!received.ok()) return {received.status(), true};
+  *tensors = *std::move(received);
   return {absl::OkStatus(), true};
+}
+
+// Receives the tensor the first message of an answer stream declares, and the bytes of the
+// stream's later messages, into `*tensor`.
+template <typename Message, typename Stream>
+Received ReceiveAnswer(const Message& first, Stream* stream, uint64_t max_bytes, std::optional<Tensor>* tensor) {
+  if (!first.has_tensor()) return {absl::InvalidArgumentError("its first message declares no tensor"), false};
+  const pb::TensorHeader* header = &first.tensor();
+  std::vector<Tensor> tensors;
+  Received received =
+      ReceiveTensors(std::span<const pb::TensorHeader* const>(&header, 1), first, stream, max_bytes, &tensors);
+  if (received.status.ok()) tensor->emplace(std::move(tensors.front()));
+  return received;
 }
 
 // Ends a call whose answer stream was read as `received` says. The call's own error wins
@@ -230,6 +247,84 @@ class RemoteVariableHost final : public ps::VariableHost {
                   });
   }
 
+  BatchLimits batch_limits() const override {
+    return BatchLimits{kMaxBatchEntries, max_tensor_bytes_, max_message_bytes_ - kTensorMessageReserveBytes};
+  }
+
+  absl::StatusOr<std::vector<Tensor>> ReadMany(std::span<const std::string> names,
+                                               const Deadline& deadline) override {
+    RETURN_IF_ERROR(CheckBatch(names.size()));
+    pb::ReadManyRequest request;
+    for (const std::string& name : names) {
+      RETURN_IF_ERROR(ps::CheckPsName("variable name", name));
+      request.add_names(name);
+    }
+    std::vector<Tensor> values;
+    RETURN_IF_ERROR(Invoke(deadline, absl::StrCat("reading ", Batch(names.size(), names.front())),
+                           [&](grpc::ClientContext* context, absl::Status* answer) {
+                             auto stream = stub_->ReadMany(context, request);
+                             pb::ReadManyResponse first;
+                             Received received{absl::InvalidArgumentError("it is empty"), true};
+                             if (stream->Read(&first)) {
+                               std::vector<const pb::TensorHeader*> headers;
+                               for (const pb::TensorHeader& header : first.tensors()) headers.push_back(&header);
+                               received = headers.size() == names.size()
+                                              ? ReceiveTensors(std::span<const pb::TensorHeader* const>(headers),
+                                                               first, stream.get(), max_tensor_bytes_, &values)
+                                              : Received{absl::InvalidArgumentError(absl::StrCat(
+                                                             "it declares ", headers.size(), " tensors for ",
+                                                             names.size(), " names")),
+                                                         false};
+                             }
+                             return FinishAnswer(context, stream.get(), received, answer);
+                           }));
+    return values;
+  }
+
+  absl::StatusOr<UpdatesOutcome> ApplyUpdates(std::span<const UpdateEntry> entries, absl::string_view function,
+                                              const ps::Hyperparameters& hyperparameters,
+                                              const Deadline& deadline) override {
+    RETURN_IF_ERROR(CheckBatch(entries.size()));
+    RETURN_IF_ERROR(ps::CheckPsName("function name", function));
+    pb::UpdatesRequest first;
+    first.set_function(function.data(), function.size());
+    for (const auto& [key, value] : hyperparameters) (*first.mutable_hyperparameters())[key] = value;
+    std::vector<Tensor> host;
+    uint64_t total = 0;
+    for (const UpdateEntry& entry : entries) {
+      RETURN_IF_ERROR(ps::CheckPsName("variable name", entry.name));
+      pb::UpdateEntry* wire = first.add_entries();
+      wire->set_name(entry.name);
+      for (const Tensor& argument : entry.arguments) {
+        ASSIGN_OR_RETURN(Tensor on_host, ps::OnHost(argument));
+        SetTensorHeader(on_host, wire->add_arguments());
+        total += on_host.byte_size();
+        host.push_back(std::move(on_host));
+      }
+    }
+    RETURN_IF_ERROR(CheckTensorBytes(total));
+    RETURN_IF_ERROR(CheckHeaderFits(first.ByteSizeLong(), max_message_bytes_));
+    pb::UpdatesResponse response;
+    RETURN_IF_ERROR(Invoke(deadline,
+                           absl::StrCat("updating ", Batch(entries.size(), entries.front().name), " with ",
+                                        ps::QuotedName(function)),
+                           [&](grpc::ClientContext* context, absl::Status* answer) {
+                             response.Clear();
+                             auto stream = stub_->ApplyUpdates(context, &response);
+                             WriteChunked(first, std::span<const Tensor>(host), max_message_bytes_, stream.get());
+                             const grpc::Status status = stream->Finish();
+                             if (status.ok()) *answer = CheckUpdatesResponse(response, entries.size());
+                             return status;
+                           }));
+    UpdatesOutcome outcome;
+    outcome.failed = response.failed();
+    if (outcome.failed > 0) {
+      outcome.first_failed = response.first_failed();
+      outcome.first_error = absl::Status(static_cast<absl::StatusCode>(response.code()), response.message());
+    }
+    return outcome;
+  }
+
   absl::StatusOr<std::vector<ps::StoredVariableInfo>> List(const Deadline& deadline) override {
     std::vector<ps::StoredVariableInfo> infos;
     RETURN_IF_ERROR(Invoke(deadline, "listing its variables", [&](grpc::ClientContext* context, absl::Status* answer) {
@@ -288,6 +383,35 @@ class RemoteVariableHost final : public ps::VariableHost {
     return absl::InvalidArgumentError(absl::StrCat("the call carries ", bytes, " tensor bytes: at most ",
                                                    max_tensor_bytes_, " (max_tensor_bytes, the ps task's ",
                                                    "max_variable_request_bytes) travel in one call"));
+  }
+
+  static absl::Status CheckBatch(size_t count) {
+    if (count >= 1 && count <= kMaxBatchEntries) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("a batch of ", count, " variables: one call takes 1 to ", kMaxBatchEntries));
+  }
+
+  // An ApplyUpdates answer for `entries` entries, checked: a count and an index within
+  // them, a known error code that is not OK, a bounded message.
+  static absl::Status CheckUpdatesResponse(const pb::UpdatesResponse& response, size_t entries) {
+    if (response.failed() == 0) {
+      if (response.first_failed() != 0 || response.code() != 0 || !response.message().empty()) {
+        return absl::InvalidArgumentError("it reports the error of a failed entry but no failure");
+      }
+      return absl::OkStatus();
+    }
+    const auto count = static_cast<size_t>(entries);
+    if (response.failed() < 0 || static_cast<size_t>(response.failed()) > count || response.first_failed() < 0 ||
+        static_cast<size_t>(response.first_failed()) >= count) {
+      return absl::InvalidArgumentError(absl::StrCat("it reports ", response.failed(), " failures, the first at entry ",
+                                                     response.first_failed(), ", of ", count, " entries"));
+    }
+    if (response.code() <= 0 || response.code() > static_cast<int32_t>(absl::StatusCode::kUnauthenticated) ||
+        response.message().size() > kMaxEntryErrorBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("it reports a failure with code ", response.code(), " and a ",
+                                                     response.message().size(), "-byte message"));
+    }
+    return absl::OkStatus();
   }
 
   // An entry of a List answer, checked; `count` entries came before it.

@@ -124,6 +124,80 @@ class VariableGrpcService final : public pb::VariableService::Service {
                        store_->ApplyUpdate(first.name(), first.function(), *arguments, *hyperparameters));
   }
 
+  grpc::Status ReadMany(grpc::ServerContext* context, const pb::ReadManyRequest* request,
+                        grpc::ServerWriter<pb::ReadManyResponse>* writer) override {
+    DIST_AUTHENTICATE(context);
+    absl::Status counted = CheckBatchSize(static_cast<size_t>(request->names_size()), "names");
+    if (!counted.ok()) return ReplyStatus(context, counted);
+    for (const std::string& name : request->names()) {
+      if (absl::Status checked = ps::CheckPsName("variable name", name); !checked.ok()) {
+        return ReplyStatus(context, checked);
+      }
+    }
+    // The sizes first, so that a request for more than the bound copies nothing.
+    uint64_t total = 0;
+    for (const std::string& name : request->names()) {
+      absl::StatusOr<ps::StoredVariableInfo> info = store_->Info(name);
+      if (!info.ok()) return ReplyStatus(context, info.status());
+      total += DTypeSize(info->dtype) * static_cast<uint64_t>(info->shape.num_elements());
+    }
+    // What one call may make either side buffer bounds the answer as it bounds requests.
+    if (total > max_request_bytes_) {
+      return ReplyStatus(context, absl::InvalidArgumentError(absl::StrCat(
+                                      "the ", request->names_size(), " variables asked for take ", total,
+                                      " bytes together: at most ", max_request_bytes_,
+                                      " (max_variable_request_bytes) travel in one answer")));
+    }
+    std::vector<Tensor> values;
+    values.reserve(static_cast<size_t>(request->names_size()));
+    pb::ReadManyResponse first;
+    for (const std::string& name : request->names()) {
+      absl::StatusOr<Tensor> value = store_->Read(name);
+      if (!value.ok()) return ReplyStatus(context, value.status());
+      SetTensorHeader(*value, first.add_tensors());
+      values.push_back(*std::move(value));
+    }
+    if (absl::Status fits = CheckHeaderFits(first.ByteSizeLong(), max_message_bytes_); !fits.ok()) {
+      return ReplyStatus(context, absl::InvalidArgumentError(absl::StrCat(
+                                      "the answer's tensor headers do not fit one message: ", fits.message(),
+                                      "; ask for fewer variables per call")));
+    }
+    WriteChunked(std::move(first), std::span<const Tensor>(values), max_message_bytes_, writer);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ApplyUpdates(grpc::ServerContext* context, grpc::ServerReader<pb::UpdatesRequest>* reader,
+                            pb::UpdatesResponse* response) override {
+    DIST_AUTHENTICATE(context);
+    pb::UpdatesRequest first;
+    if (!reader->Read(&first)) return ReplyStatus(context, EmptyStream());
+    absl::StatusOr<ps::Hyperparameters> hyperparameters = CheckUpdates(first);
+    if (!hyperparameters.ok()) return ReplyStatus(context, hyperparameters.status());
+    std::vector<const pb::TensorHeader*> headers;
+    for (const pb::UpdateEntry& entry : first.entries()) {
+      for (const pb::TensorHeader& header : entry.arguments()) headers.push_back(&header);
+    }
+    absl::StatusOr<std::vector<Tensor>> arguments = ReceiveTensors(headers, first.data(), reader);
+    if (!arguments.ok()) return ReplyStatus(context, arguments.status());
+    size_t next = 0;  // the first argument of the current entry
+    for (int index = 0; index < first.entries_size(); ++index) {
+      const pb::UpdateEntry& entry = first.entries(index);
+      const auto count = static_cast<size_t>(entry.arguments_size());
+      const absl::Status applied =
+          store_->ApplyUpdate(entry.name(), first.function(),
+                              std::span<const Tensor>(arguments->data() + next, count), *hyperparameters);
+      next += count;
+      if (applied.ok()) continue;
+      if (response->failed() == 0) {
+        response->set_first_failed(index);
+        response->set_code(static_cast<int32_t>(applied.code()));
+        response->set_message(std::string(applied.message().substr(0, kMaxEntryErrorBytes)));
+      }
+      response->set_failed(response->failed() + 1);
+    }
+    return grpc::Status::OK;
+  }
+
   // The variables in pages that fit a message, sorted by name (as Names() gives them).
   grpc::Status List(grpc::ServerContext* context, const pb::ListRequest*,
                     grpc::ServerWriter<pb::ListResponse>* writer) override {
@@ -206,17 +280,42 @@ class VariableGrpcService final : public pb::VariableService::Service {
   // hyperparameters it names.
   static absl::StatusOr<ps::Hyperparameters> CheckUpdate(const pb::UpdateRequest& first) {
     RETURN_IF_ERROR(ps::CheckPsName("variable name", first.name()));
-    RETURN_IF_ERROR(ps::CheckPsName("function name", first.function()));
-    if (first.arguments_size() > ps::kMaxUpdateArguments) {
-      return absl::InvalidArgumentError(absl::StrCat("the update declares ", first.arguments_size(),
-                                                     " argument tensors: at most ", ps::kMaxUpdateArguments));
+    RETURN_IF_ERROR(CheckArgumentCount(first.arguments_size()));
+    return CheckHyperparameters(first.function(), first.hyperparameters());
+  }
+
+  static absl::Status CheckBatchSize(size_t count, absl::string_view what) {
+    if (count >= 1 && count <= kMaxBatchEntries) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request carries ", count, " ", what, ": expected 1 to ", kMaxBatchEntries));
+  }
+
+  // The first message of a batch of updates, but for its tensors: the function, the
+  // entries' names and argument counts, and the hyperparameters.
+  static absl::StatusOr<ps::Hyperparameters> CheckUpdates(const pb::UpdatesRequest& first) {
+    RETURN_IF_ERROR(CheckBatchSize(static_cast<size_t>(first.entries_size()), "entries"));
+    for (const pb::UpdateEntry& entry : first.entries()) {
+      RETURN_IF_ERROR(ps::CheckPsName("variable name", entry.name()));
+      RETURN_IF_ERROR(CheckArgumentCount(entry.arguments_size()));
     }
-    if (static_cast<size_t>(first.hyperparameters_size()) > kMaxUpdateHyperparameters) {
-      return absl::InvalidArgumentError(absl::StrCat("the update names ", first.hyperparameters_size(),
+    return CheckHyperparameters(first.function(), first.hyperparameters());
+  }
+
+  static absl::Status CheckArgumentCount(int count) {
+    if (count <= ps::kMaxUpdateArguments) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("the update declares ", count, " argument tensors: at most ", ps::kMaxUpdateArguments));
+  }
+
+  template <typename Map>
+  static absl::StatusOr<ps::Hyperparameters> CheckHyperparameters(const std::string& function, const Map& given) {
+    RETURN_IF_ERROR(ps::CheckPsName("function name", function));
+    if (static_cast<size_t>(given.size()) > kMaxUpdateHyperparameters) {
+      return absl::InvalidArgumentError(absl::StrCat("the update names ", given.size(),
                                                      " hyperparameters: at most ", kMaxUpdateHyperparameters));
     }
     ps::Hyperparameters hyperparameters;
-    for (const auto& [name, value] : first.hyperparameters()) {
+    for (const auto& [name, value] : given) {
       RETURN_IF_ERROR(ps::CheckPsName("hyperparameter name", name));
       hyperparameters.emplace(name, value);
     }

@@ -30,6 +30,14 @@ inline constexpr uint64_t kDefaultMaxVariableRequestBytes = uint64_t{1} << 30;
 // through them, and a client accepts no more.
 inline constexpr int64_t kMaxVariablesPerTask = int64_t{1} << 22;
 
+// The most variables (or shards) one ReadMany or ApplyUpdates call may name. A client
+// cuts a larger batch into several calls (and fewer entries when their names and headers
+// would not fit one message, or their tensors the byte bound).
+inline constexpr size_t kMaxBatchEntries = 1024;
+
+// The longest error message an ApplyUpdates answer carries for its first failed entry.
+inline constexpr size_t kMaxEntryErrorBytes = 1024;
+
 // The most hyperparameters one update may name (registered functions declare a handful).
 inline constexpr size_t kMaxUpdateHyperparameters = 64;
 

@@ -55,11 +55,18 @@ absl::StatusOr<Tensor> PsVariableStorage::ReadShards(std::span<const std::string
     ASSIGN_OR_RETURN(read[at], HostOf(placement_.shards[at]).Read(names[at], deadline));
     return absl::OkStatus();
   }));
-  if (!placement_.layout.has_value()) return std::move(*read.front());
   std::vector<Tensor> parts;
   parts.reserve(read.size());
   for (std::optional<Tensor>& part : read) parts.push_back(std::move(*part));
-  return ps::ConcatenateShards(parts, *placement_.layout);
+  return Assemble(std::move(parts));
+}
+
+absl::StatusOr<Tensor> PsVariableStorage::Assemble(std::vector<Tensor> shards) const {
+  if (shards.size() != placement_.shards.size()) {
+    return absl::InternalError("a variable's value assembled from another number of shards than it has");
+  }
+  if (!placement_.layout.has_value()) return std::move(shards.front());
+  return ps::ConcatenateShards(shards, *placement_.layout);
 }
 
 absl::StatusOr<bool> PsVariableStorage::CreateIfAbsent(const Tensor& initial) {
@@ -113,18 +120,23 @@ absl::Status PsVariableStorage::AssignSub(const Tensor& delta) { return WriteSha
 absl::Status PsVariableStorage::ApplyUpdate(absl::string_view function,
                                             std::span<const Tensor> arguments,
                                             const ps::Hyperparameters& hyperparameters) {
-  // Per shard, its rows of every argument.
-  std::vector<std::vector<Tensor>> per_shard(placement_.shards.size());
-  for (const Tensor& argument : arguments) {
-    ASSIGN_OR_RETURN(std::vector<Tensor> parts, Split(argument));
-    for (size_t i = 0; i < parts.size(); ++i) per_shard[i].push_back(std::move(parts[i]));
-  }
+  ASSIGN_OR_RETURN(const std::vector<std::vector<Tensor>> per_shard, ShardArguments(arguments));
   const Deadline deadline = servers_->NewDeadline();
   return ForEachShard([&](int32_t i) {
     const ps::ShardPlacement& shard = placement_.shards[static_cast<size_t>(i)];
     return HostOf(shard).ApplyUpdate(shard.name, function, per_shard[static_cast<size_t>(i)],
                                      hyperparameters, deadline);
   });
+}
+
+absl::StatusOr<std::vector<std::vector<Tensor>>> PsVariableStorage::ShardArguments(
+    std::span<const Tensor> arguments) const {
+  std::vector<std::vector<Tensor>> per_shard(placement_.shards.size());
+  for (const Tensor& argument : arguments) {
+    ASSIGN_OR_RETURN(std::vector<Tensor> parts, Split(argument));
+    for (size_t i = 0; i < parts.size(); ++i) per_shard[i].push_back(std::move(parts[i]));
+  }
+  return per_shard;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, Tensor>>> PsVariableStorage::ReadSlots(

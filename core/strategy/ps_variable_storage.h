@@ -61,6 +61,13 @@ class PsVariableStorage final : public VariableStorage {
 
   int32_t num_shards() const { return static_cast<int32_t>(placement_.shards.size()); }
   const ps::VariablePlacement& placement() const { return placement_; }
+  const std::shared_ptr<ParameterServers>& servers() const { return servers_; }
+
+  // For calls that cover several variables at once (ps_variable_batch.h):
+  // per shard, its rows of every argument (on the host), as ApplyUpdate sends them;
+  absl::StatusOr<std::vector<std::vector<Tensor>>> ShardArguments(std::span<const Tensor> arguments) const;
+  // the variable's value from its shards' values, in shard order, as Read makes it.
+  absl::StatusOr<Tensor> Assemble(std::vector<Tensor> shards) const;
 
  private:
   enum class Write { kAssign, kAdd, kSub };

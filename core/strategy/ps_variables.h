@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -35,6 +36,19 @@ absl::StatusOr<PsVariableStorage*> PsStorageOf(const Value& value);
 absl::Status ApplyRegisteredUpdate(const Value& variable, absl::string_view function,
                                    std::span<const Tensor> arguments,
                                    const ps::Hyperparameters& hyperparameters);
+
+// dist_variables_read: every variable's value as ReadVariable reads it; those of a
+// ParameterServerStrategy in one batch (ps_variable_batch.h), the others one by one.
+absl::StatusOr<std::vector<Tensor>> ReadVariables(std::span<const Value* const> variables);
+
+// dist_variables_apply_update: ApplyRegisteredUpdate on every variable (all of a
+// ParameterServerStrategy) with its own arguments, sent as one batch. In replica context
+// the arguments of all the variables are aggregated in one collective per reduction (SUM,
+// MEAN), and replica 0 sends the batch. Every variable's update is attempted; the error of
+// the first that failed is returned.
+absl::Status ApplyRegisteredUpdates(std::span<const Value* const> variables,
+                                    std::span<const std::vector<Tensor>> arguments,
+                                    absl::string_view function, const ps::Hyperparameters& hyperparameters);
 
 }  // namespace distribute
 

@@ -173,6 +173,25 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_apply_update(
     int32_t num_args, const char* const* hyperparameter_names,
     const double* hyperparameter_values, int32_t num_hyperparameters);
 
+/* dist_variable_apply_update on `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables of
+ * ParameterServerStrategies at once: variable i with its own `num_args` arguments
+ * args[i * num_args .. i * num_args + num_args - 1], every one with the same function and
+ * hyperparameters. Each ps task gets one call carrying the updates of every shard it holds
+ * (a few when they exceed what one call carries), the tasks at once. In replica context
+ * every replica of this worker calls it with the same variables: the arguments of all of
+ * them are aggregated in one collective per aggregation (SUM, MEAN; ONLY_FIRST_REPLICA by
+ * broadcast; NONE is DIST_INVALID_ARGUMENT before anything is sent) and the first replica
+ * sends the batch. Each shard's update is atomic; every update is attempted whatever the
+ * others' outcome, and the error of the first variable (then shard) that failed is
+ * returned, the others staying applied (as the shards of one variable do). A bad handle,
+ * argument or hyperparameter is refused before anything is sent.
+ * Errors: those of dist_variable_apply_update, naming the entry ("variables[2]: ...").
+ * Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variables_apply_update(
+    dist_value_t* const* variables, int32_t count, const char* function,
+    const dist_value_t* const* args, int32_t num_args, const char* const* hyperparameter_names,
+    const double* hyperparameter_values, int32_t num_hyperparameters);
+
 /* The number of shards of a variable of a ParameterServerStrategy (1 when unpartitioned),
  * and the ps task index holding shard `index`. DIST_INVALID_ARGUMENT for another variable;
  * DIST_OUT_OF_RANGE for a bad index. Thread-safety: safe. */

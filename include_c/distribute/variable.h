@@ -60,6 +60,21 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* i
 DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* variable,
                                                          dist_value_t** out);
 
+/* The most variables one dist_variables_read or dist_variables_apply_update takes. */
+#define DIST_MAX_BATCH_VARIABLES 65536
+
+/* Reads `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables, each as dist_variable_read
+ * reads it, into outs[0 .. count-1] (new tensors). The variables of a
+ * ParameterServerStrategy are fetched together: each ps task holding any of their shards
+ * is asked once for all of them (a few times when they exceed what one call carries), the
+ * tasks at once; a step that reads 4 variables of 2 shards each makes 2 calls instead of 8.
+ * Each variable's value is a snapshot, as from dist_variable_read, but the batch is not
+ * one snapshot of all of them. Other variables are read one by one. The same variable may
+ * appear more than once. On error every outs[i] is NULL and the message names the failing
+ * entry ("variables[2]: ..."), or the ps task. Thread-safety: safe. */
+DIST_API DIST_NODISCARD dist_status_t dist_variables_read(const dist_value_t* const* variables,
+                                                          int32_t count, dist_value_t** outs);
+
 /* Assigns `value`, adds it, or subtracts it, with TF's rules:
  * - replica context, MirroredVariable: the replicas' values are aggregated with the
  *   variable's aggregation (a collective: every replica must call it; the wait is bounded
