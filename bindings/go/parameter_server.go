@@ -214,18 +214,61 @@ func goRegisteredUpdateCall(variables **C.dist_value_t, numVariables C.int32_t, 
 func (v *Value) ApplyUpdate(function string, args []*Value, hyperparameters ...Hyperparameter) error {
 	cFunction := C.CString(function)
 	defer C.free(unsafe.Pointer(cFunction))
+	cNames, values, freeNames := cHyperparameters(hyperparameters)
+	defer freeNames()
+	a := cValues(args)
+	return call("dist_variable_apply_update", func() C.dist_status_t {
+		return C.dist_variable_apply_update(v.ptr(), cFunction, firstPtr(a), C.int32_t(len(a)), cNames,
+			firstDouble(values), C.int32_t(len(values)))
+	})
+}
+
+// ApplyUpdates is ApplyUpdate on 1 ... MaxBatchVariables variables of
+// ParameterServerStrategies at once (dist_variables_apply_update): variables[i] with its
+// arguments args[i], every one with the same function and hyperparameters, each ps task
+// getting one call for all the shards it holds. args has one row per variable, all of the
+// same length (a function without arguments: rows of none); another shape is
+// ErrInvalidArgument before anything is sent. Every update is attempted and the first
+// failure is returned, naming its entry ("variables[2]: ..."); the others stay applied.
+func ApplyUpdates(variables []*Value, function string, args [][]*Value, hyperparameters ...Hyperparameter) error {
+	const op = "dist_variables_apply_update"
+	if len(args) != len(variables) {
+		return argError(op, "%d rows of args for %d variables: expected one row per variable", len(args), len(variables))
+	}
+	numArgs := 0
+	if len(args) > 0 {
+		numArgs = len(args[0])
+	}
+	// Row-major, as the C call reads it: variable i's arguments at i*numArgs.
+	a := make([]*C.dist_value_t, 0, len(variables)*numArgs)
+	for i, row := range args {
+		if len(row) != numArgs {
+			return argError(op, "args[%d] has %d values but args[0] has %d: every variable takes the same number of arguments",
+				i, len(row), numArgs)
+		}
+		a = append(a, cValues(row)...)
+	}
+	vs := cValues(variables)
+	cFunction := C.CString(function)
+	defer C.free(unsafe.Pointer(cFunction))
+	cNames, values, freeNames := cHyperparameters(hyperparameters)
+	defer freeNames()
+	return call(op, func() C.dist_status_t {
+		return C.dist_variables_apply_update(firstPtr(vs), C.int32_t(len(vs)), cFunction, firstPtr(a),
+			C.int32_t(numArgs), cNames, firstDouble(values), C.int32_t(len(values)))
+	})
+}
+
+// cHyperparameters is hyperparameters as the C calls take them: a C array of C strings
+// (free it with the function returned) and the values, a Go array without Go pointers.
+func cHyperparameters(hyperparameters []Hyperparameter) (**C.char, []C.double, func()) {
 	names := make([]string, len(hyperparameters))
 	values := make([]C.double, len(hyperparameters))
 	for i, h := range hyperparameters {
 		names[i], values[i] = h.Name, C.double(h.Value)
 	}
-	cNames, freeNames := cStrings(names)
-	defer freeNames()
-	a := cValues(args)
-	return call("dist_variable_apply_update", func() C.dist_status_t {
-		return C.dist_variable_apply_update(v.ptr(), cFunction, firstPtr(a), C.int32_t(len(a)), cNames,
-			firstDouble(values), C.int32_t(len(names)))
-	})
+	cNames, free := cStrings(names)
+	return cNames, values, free
 }
 
 // NumShards (dist_variable_num_shards): 1 for an unpartitioned variable.

@@ -47,6 +47,27 @@ func (v *Value) Read() (*Value, error) {
 	return ownedValue(out), err
 }
 
+// MaxBatchVariables is DIST_MAX_BATCH_VARIABLES: the most variables ReadVariables and
+// ApplyUpdates take.
+const MaxBatchVariables = C.DIST_MAX_BATCH_VARIABLES
+
+// ReadVariables reads 1 ... MaxBatchVariables variables at once, each as Read reads it
+// (dist_variables_read): a ParameterServerStrategy's are fetched with one call per ps task,
+// the tasks at once; others are read one by one. Each result is a new tensor (a snapshot of
+// its variable, not of the batch), in the order of variables; on error there is none, and
+// the message names the failing entry ("variables[2]: ...").
+func ReadVariables(variables ...*Value) ([]*Value, error) {
+	a := cValues(variables)
+	outs := make([]*C.dist_value_t, len(a))
+	err := call("dist_variables_read", func() C.dist_status_t {
+		return C.dist_variables_read(firstPtr(a), C.int32_t(len(a)), firstPtr(outs))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ownedValues(outs), nil
+}
+
 // Assign (dist_variable_assign).
 func (v *Value) Assign(x *Value) error {
 	return call("dist_variable_assign", func() C.dist_status_t { return C.dist_variable_assign(v.ptr(), x.ptr()) })

@@ -45,6 +45,8 @@ HAND_WRITTEN = {
     "dist_server_key_value_set": "NativeHand.serverKeyValueSet (Server.keyValueSet)",
     "dist_function_register": "NativeHand.functionRegister (UpdateFunctions.register)",
     "dist_variable_apply_update": "NativeHand.variableApplyUpdate (Variable.applyUpdate)",
+    "dist_variables_apply_update": "NativeHand.variablesApplyUpdate (Variable.applyUpdates)",
+    "dist_variables_read": "NativeHand.variablesRead (Variable.readAll)",
     "dist_closure_register": "NativeHand.closureRegister (Coordinator.registerClosure)",
     "dist_dataset_function_register": "NativeHand.datasetFunctionRegister (Coordinator.registerDatasetFunction)",
     "dist_last_error_message": "NativeHand.lastErrorMessage (Distribute.lastErrorMessage; every DistributeException's message)",

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/ps/names.h"
 #include "core/ps/variable_host.h"
 #include "core/strategy/parameter_servers.h"
 #include "core/tensor/dtype.h"
@@ -202,7 +203,11 @@ absl::Status ApplyPsUpdates(std::span<PsVariableStorage* const> variables,
       if (!lowest.has_value() || at < lowest->first) lowest.emplace(at, std::move(failure->second));
     }
   }
-  return lowest.has_value() ? lowest->second : absl::OkStatus();
+  if (!lowest.has_value()) return absl::OkStatus();
+  const size_t v = lowest->first.first;
+  return absl::Status(lowest->second.code(),
+                      absl::StrCat("variables[", v, "] (", ps::QuotedName(variables[v]->placement().declaration.name),
+                                   "): ", lowest->second.message()));
 }
 
 }  // namespace distribute

@@ -30,7 +30,8 @@ absl::StatusOr<std::vector<Tensor>> ReadPsVariables(std::span<PsVariableStorage*
 // Registered `function` run on every variable with its own `arguments[i]` (split by its
 // shard layout) and the same hyperparameters. Every shard's update is attempted whatever
 // the others' outcome; returns OK, or the error of the first variable (by position, then
-// shard) that failed; the others stay applied (as for a sharded variable's shards).
+// shard) that failed, naming it ("variables[2] ('w'): ..."); the others stay applied (as
+// for a sharded variable's shards).
 absl::Status ApplyPsUpdates(std::span<PsVariableStorage* const> variables,
                             std::span<const std::vector<Tensor>> arguments, absl::string_view function,
                             const ps::Hyperparameters& hyperparameters);

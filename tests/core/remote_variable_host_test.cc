@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/variables.grpc.pb.h"  // generated
+#include "core/server/variable_service_limits.h"
 #include "tests/core/status_test_util.h"
 
 namespace distribute {
@@ -131,6 +132,118 @@ TEST(RemoteVariableHostTest, MalformedAnswersAreInternalErrorsNamingTheTask) {
   EXPECT_TRUE(HasError(ReadFromFake({undeclared}), absl::StatusCode::kInternal, {"declares no tensor"}));
   EXPECT_TRUE(HasError(ReadFromFake({Answer({2}, 8, "abcd"), Answer({1}, 4, "efgh")}), absl::StatusCode::kInternal,
                        {"message 1 of the stream carries more than tensor bytes"}));
+}
+
+// A service that answers every ReadMany with `reads` and every ApplyUpdates with
+// `updates` (protocol breaches to test the client on).
+class FakeBatchService final : public pb::VariableService::Service {
+ public:
+  FakeBatchService(std::vector<pb::ReadManyResponse> reads, pb::UpdatesResponse updates)
+      : reads_(std::move(reads)), updates_(std::move(updates)) {}
+  grpc::Status ReadMany(grpc::ServerContext*, const pb::ReadManyRequest*,
+                        grpc::ServerWriter<pb::ReadManyResponse>* writer) override {
+    for (const pb::ReadManyResponse& message : reads_) writer->Write(message);
+    return grpc::Status::OK;
+  }
+  grpc::Status ApplyUpdates(grpc::ServerContext*, grpc::ServerReader<pb::UpdatesRequest>* reader,
+                            pb::UpdatesResponse* response) override {
+    pb::UpdatesRequest request;
+    while (reader->Read(&request)) {
+    }
+    *response = updates_;
+    return grpc::Status::OK;
+  }
+
+ private:
+  const std::vector<pb::ReadManyResponse> reads_;
+  const pb::UpdatesResponse updates_;
+};
+
+// What a host makes of `reads` answering a ReadMany of two names, or of `updates`
+// answering ApplyUpdates of two entries.
+absl::Status BatchFromFake(std::vector<pb::ReadManyResponse> reads, pb::UpdatesResponse updates, bool read) {
+  FakeBatchService service(std::move(reads), std::move(updates));
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:7", address, RemoteVariableHostOptions());
+  EXPECT_TRUE(IsOk(host));
+  absl::Status status;
+  if (read) {
+    status = (*host)->ReadMany(std::vector<std::string>{"a", "b"}, Long()).status();
+  } else {
+    const std::vector<ps::VariableHost::UpdateEntry> entries = {{"a", {}}, {"b", {}}};
+    status = (*host)->ApplyUpdates(entries, "sgd", {}, Long()).status();
+  }
+  server->Shutdown();
+  return status;
+}
+
+pb::ReadManyResponse Declaring(int tensors) {
+  pb::ReadManyResponse message;
+  for (int i = 0; i < tensors; ++i) {
+    pb::TensorHeader* header = message.add_tensors();
+    header->set_dtype(static_cast<int32_t>(DType::kFloat32));
+    header->add_dims(1);
+    header->set_byte_size(4);
+  }
+  message.set_data(std::string(4 * static_cast<size_t>(tensors), 'x'));
+  return message;
+}
+
+pb::UpdatesResponse Failures(int32_t failed, int32_t first, int32_t code, std::string message) {
+  pb::UpdatesResponse response;
+  response.set_failed(failed);
+  response.set_first_failed(first);
+  response.set_code(code);
+  response.set_message(std::move(message));
+  return response;
+}
+
+TEST(RemoteVariableHostTest, MalformedBatchAnswersAreInternalErrorsNamingTheTask) {
+  EXPECT_TRUE(IsOk(BatchFromFake({Declaring(2)}, {}, true)));
+  EXPECT_TRUE(HasError(BatchFromFake({}, {}, true), absl::StatusCode::kInternal,
+                       {"parameter server ps:7", "it is empty", "reading 2 variables ('a' and 1 more)"}));
+  EXPECT_TRUE(HasError(BatchFromFake({Declaring(3)}, {}, true), absl::StatusCode::kInternal,
+                       {"it declares 3 tensors for 2 names"}));
+  EXPECT_TRUE(HasError(BatchFromFake({Declaring(1)}, {}, true), absl::StatusCode::kInternal,
+                       {"it declares 1 tensors for 2 names"}));
+
+  constexpr auto kNotFound = static_cast<int32_t>(absl::StatusCode::kNotFound);
+  EXPECT_TRUE(IsOk(BatchFromFake({}, Failures(0, 0, 0, ""), false)));
+  EXPECT_TRUE(IsOk(BatchFromFake({}, Failures(2, 1, kNotFound, "gone"), false)));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(3, 0, kNotFound, "x"), false), absl::StatusCode::kInternal,
+                       {"it reports 3 failures, the first at entry 0, of 2 entries",
+                        "updating 2 variables ('a' and 1 more) with 'sgd'"}));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(1, 2, kNotFound, "x"), false), absl::StatusCode::kInternal,
+                       {"the first at entry 2, of 2 entries"}));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(1, -1, kNotFound, "x"), false), absl::StatusCode::kInternal,
+                       {"the first at entry -1"}));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(1, 0, 0, "x"), false), absl::StatusCode::kInternal,
+                       {"a failure with code 0"}));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(1, 0, 99, "x"), false), absl::StatusCode::kInternal,
+                       {"a failure with code 99"}));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(1, 0, kNotFound, std::string(kMaxEntryErrorBytes + 1, 'm')), false),
+                       absl::StatusCode::kInternal, {"1025-byte message"}));
+  EXPECT_TRUE(HasError(BatchFromFake({}, Failures(0, 1, kNotFound, ""), false), absl::StatusCode::kInternal,
+                       {"reports the error of a failed entry but no failure"}));
+}
+
+// The outcome a well-formed answer reports comes back as it was sent.
+TEST(RemoteVariableHostTest, ABatchOutcomeCarriesTheFirstFailure) {
+  FakeBatchService service({}, Failures(2, 1, static_cast<int32_t>(absl::StatusCode::kNotFound), "no variable 'b'"));
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:7", address, RemoteVariableHostOptions());
+  ASSERT_TRUE(IsOk(host));
+  const std::vector<ps::VariableHost::UpdateEntry> entries = {{"a", {}}, {"b", {}}};
+  absl::StatusOr<ps::VariableHost::UpdatesOutcome> outcome = (*host)->ApplyUpdates(entries, "sgd", {}, Long());
+  server->Shutdown();
+  ASSERT_TRUE(IsOk(outcome));
+  EXPECT_EQ(outcome->failed, 2);
+  EXPECT_EQ(outcome->first_failed, 1);
+  EXPECT_TRUE(HasError(outcome->first_error, absl::StatusCode::kNotFound, {"no variable 'b'"}));
 }
 
 }  // namespace

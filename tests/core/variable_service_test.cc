@@ -602,5 +602,164 @@ TEST(VariableServiceTest, RequestsPastTheBoundsAreRefusedBeforeTheyAreSent) {
                        {"parameter server ps:1", "sent a malformed answer", "bytes one call may carry"}));
 }
 
+// ReadMany and ApplyUpdates: one call for several variables of the task.
+TEST(VariableServiceTest, ReadManyAndApplyUpdatesInOneCall) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ps::VariableHost& host = *cluster.host;
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("a", Floats(DType::kFloat64, {1.0, 2.0}), Long())));
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("b", Ints({7}), Long())));
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("c", Floats(DType::kFloat32, {}), Long())));  // empty
+
+  const std::vector<std::string> names = {"b", "a", "c", "a"};
+  absl::StatusOr<std::vector<Tensor>> read = host.ReadMany(names, Long());
+  ASSERT_TRUE(IsOk(read));
+  ASSERT_EQ(read->size(), 4u);
+  EXPECT_EQ(IntsOf((*read)[0]), (std::vector<int64_t>{7}));
+  EXPECT_EQ(FloatsOf((*read)[1]), (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ((*read)[2].shape().num_elements(), 0);
+  EXPECT_EQ((*read)[2].dtype(), DType::kFloat32);
+  EXPECT_EQ(FloatsOf((*read)[3]), (std::vector<double>{1.0, 2.0}));
+
+  // A name the task lacks fails the whole read, naming it.
+  EXPECT_TRUE(HasError(host.ReadMany(std::vector<std::string>{"a", "missing"}, Long()), absl::StatusCode::kNotFound,
+                       {"no variable 'missing'"}));
+
+  // sgd on two variables in one call: w -= lr * g, each with its own gradient.
+  ASSERT_TRUE(IsOk(host.CreateIfAbsent("d", Floats(DType::kFloat64, {10.0}), Long())));
+  std::vector<ps::VariableHost::UpdateEntry> entries = {
+      {"a", {Floats(DType::kFloat64, {0.5, -1.0})}},
+      {"d", {Floats(DType::kFloat64, {4.0})}},
+  };
+  absl::StatusOr<ps::VariableHost::UpdatesOutcome> applied =
+      host.ApplyUpdates(entries, "sgd", {{"learning_rate", 0.25}}, Long());
+  ASSERT_TRUE(IsOk(applied));
+  EXPECT_EQ(applied->failed, 0);
+  EXPECT_EQ(FloatsOf(*cluster.store().Read("a")), (std::vector<double>{1.0 - 0.25 * 0.5, 2.0 + 0.25 * 1.0}));
+  EXPECT_EQ(FloatsOf(*cluster.store().Read("d")), (std::vector<double>{10.0 - 0.25 * 4.0}));
+
+  // Entries that fail (a missing variable, a wrong shape) leave the others applied, and the
+  // answer names the first of them.
+  entries = {
+      {"a", {Floats(DType::kFloat64, {1.0, 1.0})}},
+      {"missing", {Floats(DType::kFloat64, {1.0})}},
+      {"d", {Floats(DType::kFloat64, {1.0, 2.0, 3.0})}},
+      {"d", {Floats(DType::kFloat64, {2.0})}},
+  };
+  applied = host.ApplyUpdates(entries, "sgd", {{"learning_rate", 1.0}}, Long());
+  ASSERT_TRUE(IsOk(applied));
+  EXPECT_EQ(applied->failed, 2);
+  EXPECT_EQ(applied->first_failed, 1);
+  EXPECT_TRUE(HasError(applied->first_error, absl::StatusCode::kNotFound, {"missing"}));
+  EXPECT_EQ(FloatsOf(*cluster.store().Read("a")), (std::vector<double>{1.0 - 0.25 * 0.5 - 1.0, 2.0 + 0.25 - 1.0}));
+  EXPECT_EQ(FloatsOf(*cluster.store().Read("d")), (std::vector<double>{10.0 - 1.0 - 2.0}));
+
+  // Refused before anything is sent: no entries, too many, a bad name.
+  EXPECT_TRUE(HasError(host.ReadMany({}, Long()), absl::StatusCode::kInvalidArgument, {"a batch of 0 variables"}));
+  EXPECT_TRUE(HasError(host.ReadMany(std::vector<std::string>(kMaxBatchEntries + 1, "a"), Long()),
+                       absl::StatusCode::kInvalidArgument, {"1 to 1024"}));
+  EXPECT_TRUE(HasError(host.ApplyUpdates({}, "sgd", {}, Long()), absl::StatusCode::kInvalidArgument,
+                       {"a batch of 0 variables"}));
+  const std::vector<ps::VariableHost::UpdateEntry> bad_name = {{"bad\x01", {Floats(DType::kFloat64, {1.0})}}};
+  EXPECT_TRUE(
+      HasError(host.ApplyUpdates(bad_name, "sgd", {}, Long()), absl::StatusCode::kInvalidArgument, {"printable ASCII"}));
+}
+
+// The batch limits a remote host reports, and reads past the byte bound refused by the
+// task before it copies anything.
+TEST(VariableServiceTest, BatchesAreBounded) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  const ps::VariableHost::BatchLimits limits = cluster.host->batch_limits();
+  EXPECT_EQ(limits.entries, kMaxBatchEntries);
+  EXPECT_EQ(limits.tensor_bytes, kDefaultMaxVariableRequestBytes);
+  EXPECT_EQ(limits.header_bytes, kDefaultMaxMessageBytes - kTensorMessageReserveBytes);
+
+  Server::Options small_options;
+  small_options.max_variable_request_bytes = 16;
+  PsCluster small(small_options);
+  ASSERT_TRUE(small.host != nullptr);
+  ASSERT_TRUE(IsOk(small.host->CreateIfAbsent("w", Floats(DType::kFloat64, {1.0, 2.0}), Long())));
+  EXPECT_TRUE(IsOk(small.host->ReadMany(std::vector<std::string>{"w"}, Long())));
+  EXPECT_TRUE(HasError(small.host->ReadMany(std::vector<std::string>{"w", "w"}, Long()),
+                       absl::StatusCode::kInvalidArgument, {"take 32 bytes together: at most 16"}));
+}
+
+// Sends `request` as a ReadMany call through a raw stub, reading its answer to the end.
+RawOutcome RawReadMany(pb::VariableService::Stub& stub, const pb::ReadManyRequest& request) {
+  grpc::ClientContext context;
+  Prepare(context);
+  auto stream = stub.ReadMany(&context, request);
+  pb::ReadManyResponse response;
+  while (stream->Read(&response)) {
+  }
+  RawOutcome outcome{stream->Finish(), false};
+  outcome.from_service = IsServiceError(context);
+  return outcome;
+}
+
+// Sends `messages` as an ApplyUpdates stream.
+RawOutcome RawUpdates(pb::VariableService::Stub& stub, const std::vector<pb::UpdatesRequest>& messages) {
+  grpc::ClientContext context;
+  Prepare(context);
+  pb::UpdatesResponse response;
+  auto stream = stub.ApplyUpdates(&context, &response);
+  for (const pb::UpdatesRequest& message : messages) {
+    if (!stream->Write(message)) break;
+  }
+  stream->WritesDone();
+  RawOutcome outcome{stream->Finish(), false};
+  outcome.from_service = IsServiceError(context);
+  return outcome;
+}
+
+TEST(VariableServiceTest, MalformedBatchRequestsAreInvalidAndChangeNothing) {
+  PsCluster cluster;
+  ASSERT_TRUE(cluster.host != nullptr);
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("w", Floats(DType::kFloat32, {1, 2}), Long())));
+  auto stub = pb::VariableService::NewStub(grpc::CreateChannel(cluster.addresses[2], grpc::InsecureChannelCredentials()));
+  constexpr int32_t kFloat32 = static_cast<int32_t>(DType::kFloat32);
+
+  pb::ReadManyRequest none;
+  EXPECT_TRUE(RefusedAsInvalid(RawReadMany(*stub, none), "0 names: expected 1 to 1024"));
+  pb::ReadManyRequest too_many;
+  for (size_t i = 0; i <= kMaxBatchEntries; ++i) too_many.add_names("w");
+  EXPECT_TRUE(RefusedAsInvalid(RawReadMany(*stub, too_many), "1025 names"));
+  pb::ReadManyRequest bad_name;
+  bad_name.add_names("w");
+  bad_name.add_names("");
+  EXPECT_TRUE(RefusedAsInvalid(RawReadMany(*stub, bad_name), "variable name is empty"));
+
+  // Updates: no entries, too many, too many arguments for one entry, a bad name, bytes
+  // that do not match the headers.
+  pb::UpdatesRequest request;
+  request.set_function("sgd");
+  (*request.mutable_hyperparameters())["learning_rate"] = 1.0;
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdates(*stub, {request}), "0 entries"));
+  pb::UpdatesRequest many = request;
+  for (size_t i = 0; i <= kMaxBatchEntries; ++i) many.add_entries()->set_name("w");
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdates(*stub, {many}), "1025 entries"));
+  pb::UpdatesRequest many_arguments = request;
+  pb::UpdateEntry* entry = many_arguments.add_entries();
+  entry->set_name("w");
+  for (int i = 0; i < 17; ++i) entry->add_arguments()->set_dtype(kFloat32);
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdates(*stub, {many_arguments}), "17 argument tensors: at most 16"));
+  pb::UpdatesRequest unnamed = request;
+  unnamed.add_entries();
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdates(*stub, {unnamed}), "variable name is empty"));
+  pb::UpdatesRequest short_bytes = request;
+  pb::UpdateEntry* declared = short_bytes.add_entries();
+  declared->set_name("w");
+  pb::TensorHeader* header = declared->add_arguments();
+  header->set_dtype(kFloat32);
+  header->add_dims(2);
+  header->set_byte_size(8);
+  short_bytes.set_data("abcd");
+  EXPECT_TRUE(RefusedAsInvalid(RawUpdates(*stub, {short_bytes}), "ended after 4 of the 8 tensor bytes"));
+
+  EXPECT_EQ(FloatsOf(*cluster.store().Read("w")), (std::vector<double>{1, 2}));
+  EXPECT_EQ(cluster.store().size(), 1);
+}
+
 }  // namespace
 }  // namespace distribute

@@ -3,11 +3,13 @@ package tests
 // ParameterServerStrategy from Go: the placement options and their refusals, the registry
 // of update functions (a Go function registered and unregistered, the built-ins kept), and
 // a local-mode strategy (no TF_CONFIG) whose variable is updated by "sgd" and by a Go
-// function, with the values the TF rules give.
+// function, with the values the TF rules give; batches of its variables read and updated
+// at once (ReadVariables, ApplyUpdates) against one-by-one reads and sgd computed here.
 
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"unsafe"
 
@@ -212,4 +214,206 @@ func TestApplyUpdateRefusesAVariableOfAnotherStrategy(t *testing.T) {
 		distribute.ErrInvalidArgument, "variable")
 	_, err = v.NumShards()
 	wantErr(t, err, distribute.ErrInvalidArgument, "variable")
+}
+
+// psVariables is a local-mode ParameterServerStrategy (options may be nil) with one float32
+// variable per entry of initial, named after its index.
+func psVariables(t *testing.T, options *distribute.ParameterServerOptions, initial ...[]float32) (*distribute.Strategy, []*distribute.Value) {
+	t.Helper()
+	s, err := distribute.NewParameterServerStrategy(nil, nil, options)
+	ok(t, err)
+	vs := make([]*distribute.Value, len(initial))
+	ok(t, s.Scope(func() error {
+		for i, data := range initial {
+			x := f32(t, data, []int64{int64(len(data))}, "")
+			var err error
+			vs[i], err = distribute.NewVariable(x, distribute.SyncAuto, distribute.AggregationNone, fmt.Sprintf("v%d", i))
+			x.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return s, vs
+}
+
+// readAllF32 reads vs with ReadVariables and returns their data, closing the results.
+func readAllF32(t *testing.T, vs ...*distribute.Value) [][]float32 {
+	t.Helper()
+	read, err := distribute.ReadVariables(vs...)
+	ok(t, err)
+	defer distribute.CloseAll(read)
+	if len(read) != len(vs) {
+		t.Fatalf("ReadVariables returned %d values for %d variables", len(read), len(vs))
+	}
+	out := make([][]float32, len(read))
+	for i, r := range read {
+		if k := kindOf(t, r); k != distribute.KindTensor {
+			t.Fatalf("result %d is of kind %d, want a tensor", i, k)
+		}
+		out[i] = readF32(t, r)
+	}
+	return out
+}
+
+func TestReadVariablesMatchesReadingEachVariable(t *testing.T) {
+	// Two shards per variable of 2 or more rows, so the batch holds a sharded variable too.
+	o, err := distribute.NewParameterServerOptions()
+	ok(t, err)
+	defer o.Close()
+	ok(t, o.SetFixedShards(2, 0))
+	initial := [][]float32{{1, 2, 3, 4}, {-5}, {0.5, 0.25, 8}}
+	s, vs := psVariables(t, o, initial...)
+	defer s.Close()
+	defer distribute.CloseAll(vs)
+	if n, err := vs[0].NumShards(); err != nil || n != 2 {
+		t.Fatalf("variable 0 has %d shards (%v), want 2", n, err)
+	}
+	// A mirrored variable, read one by one by the library, in the same batch.
+	m := mirrored(t, 2)
+	defer m.Close()
+	var mv *distribute.Value
+	ok(t, m.Scope(func() error {
+		x := f32(t, []float32{7, 9}, []int64{2}, "")
+		defer x.Close()
+		var err error
+		mv, err = distribute.NewVariable(x, distribute.SyncOnWrite, distribute.AggregationSum, "mirrored")
+		return err
+	}))
+	defer mv.Close()
+
+	want := append(append([][]float32{}, initial...), []float32{7, 9})
+	all := append(append([]*distribute.Value{}, vs...), mv)
+	check := func(when string) {
+		t.Helper()
+		got := readAllF32(t, all...)
+		for i, v := range all {
+			one, err := v.Read()
+			ok(t, err)
+			single := readF32(t, one)
+			one.Close()
+			if !eqF32(got[i], want[i]) || !eqF32(single, want[i]) {
+				t.Fatalf("%s: variable %d: ReadVariables %v, Read %v, want %v", when, i, got[i], single, want[i])
+			}
+		}
+	}
+	check("initially")
+	// After assignments, and with a variable twice and another order.
+	delta := f32(t, []float32{10, 20, 30, 40}, []int64{4}, "")
+	defer delta.Close()
+	ok(t, vs[0].AssignAdd(delta))
+	want[0] = []float32{11, 22, 33, 44}
+	check("after assign_add")
+	got := readAllF32(t, vs[2], vs[0], vs[2])
+	for i, w := range [][]float32{want[2], want[0], want[2]} {
+		if !eqF32(got[i], w) {
+			t.Fatalf("reordered batch: result %d is %v, want %v", i, got[i], w)
+		}
+	}
+}
+
+func TestApplyUpdatesAppliesSgdToEachVariable(t *testing.T) {
+	s, vs := psVariables(t, nil, []float32{1, 2}, []float32{10, 20, 30})
+	defer s.Close()
+	defer distribute.CloseAll(vs)
+	g0 := f32(t, []float32{2, 4}, []int64{2}, "")
+	defer g0.Close()
+	g1 := f32(t, []float32{1, -2, 4}, []int64{3}, "")
+	defer g1.Close()
+	lr := func(x float64) distribute.Hyperparameter {
+		return distribute.Hyperparameter{Name: "learning_rate", Value: x}
+	}
+	// sgd, variable -= learning_rate * gradient, computed here in float64.
+	want := [][]float64{{1, 2}, {10, 20, 30}}
+	sgd := func(rate float64) {
+		for i, g := range [][]float64{{2, 4}, {1, -2, 4}} {
+			for j := range g {
+				want[i][j] -= rate * g[j]
+			}
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		got := readAllF32(t, vs...)
+		for i := range want {
+			for j := range want[i] {
+				if math.Abs(float64(got[i][j])-want[i][j]) > 1e-6 {
+					t.Fatalf("%s: variable %d is %v, want %v", when, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	args := [][]*distribute.Value{{g0}, {g1}}
+	ok(t, distribute.ApplyUpdates(vs, "sgd", args, lr(0.5)))
+	sgd(0.5)
+	check("after sgd 0.5") // [0, 0] and [9.5, 21, 28]
+	ok(t, distribute.ApplyUpdates(vs, "sgd", args, lr(0.25)))
+	sgd(0.25)
+	check("after sgd 0.25")
+	// One variable alone is ApplyUpdate.
+	ok(t, distribute.ApplyUpdates(vs[1:], "sgd", args[1:], lr(1)))
+	ok(t, vs[1].ApplyUpdate("sgd", []*distribute.Value{g1}, lr(1)))
+	for j, g := range []float64{1, -2, 4} {
+		want[1][j] -= 2 * g
+	}
+	check("after sgd on one variable")
+}
+
+func TestReadVariablesAndApplyUpdatesRefuseMisuse(t *testing.T) {
+	s, vs := psVariables(t, nil, []float32{1, 2}, []float32{3, 4, 5}, []float32{6})
+	defer s.Close()
+	defer distribute.CloseAll(vs)
+	w0, w1 := vs[0], vs[1]
+	closed := vs[2]
+	closed.Close()
+	tensor := f32(t, []float32{1, 1}, []int64{2}, "")
+	defer tensor.Close()
+	g0 := f32(t, []float32{1, 1}, []int64{2}, "")
+	defer g0.Close()
+	g1 := f32(t, []float32{1, 1, 1}, []int64{3}, "")
+	defer g1.Close()
+	// A variable of another strategy kind.
+	plain, err := distribute.NewVariable(g0, distribute.SyncAuto, distribute.AggregationNone, "not_on_a_ps")
+	ok(t, err)
+	defer plain.Close()
+	lr := distribute.Hyperparameter{Name: "learning_rate", Value: 0.5}
+
+	read := func(vs ...*distribute.Value) error {
+		t.Helper()
+		got, err := distribute.ReadVariables(vs...)
+		if got != nil {
+			t.Fatalf("ReadVariables returned %d values with error %v", len(got), err)
+		}
+		return err
+	}
+	wantErr(t, read(), distribute.ErrInvalidArgument, "count is 0")
+	wantErr(t, read(w0, closed), distribute.ErrInvalidArgument, "variables[1]")
+	wantErr(t, read(w0, nil), distribute.ErrInvalidArgument, "variables[1]")
+	wantErr(t, read(w0, w1, tensor), distribute.ErrInvalidArgument, "variables[2]")
+
+	apply := distribute.ApplyUpdates
+	both := []*distribute.Value{w0, w1}
+	wantErr(t, apply(nil, "sgd", nil, lr), distribute.ErrInvalidArgument, "count is 0")
+	// The rows of args: one per variable, all as long.
+	wantErr(t, apply(both, "sgd", [][]*distribute.Value{{g0}}, lr), distribute.ErrInvalidArgument, "1 rows of args for 2 variables")
+	wantErr(t, apply(both, "sgd", [][]*distribute.Value{{g0}, {g1, g1}}, lr), distribute.ErrInvalidArgument, "args[1] has 2 values")
+	wantErr(t, apply(both, "sgd", [][]*distribute.Value{{g0}, {}}, lr), distribute.ErrInvalidArgument, "args[1] has 0 values")
+	// Bad entries, named.
+	wantErr(t, apply([]*distribute.Value{w0, closed}, "sgd", [][]*distribute.Value{{g0}, {g1}}, lr),
+		distribute.ErrInvalidArgument, "variables[1]")
+	wantErr(t, apply([]*distribute.Value{w0, tensor}, "sgd", [][]*distribute.Value{{g0}, {g0}}, lr),
+		distribute.ErrInvalidArgument, "variables[1]")
+	wantErr(t, apply([]*distribute.Value{w0, plain}, "sgd", [][]*distribute.Value{{g0}, {g0}}, lr),
+		distribute.ErrInvalidArgument, "variables[1]")
+	wantErr(t, apply(both, "sgd", [][]*distribute.Value{{g0}, {g0}}, lr), distribute.ErrInvalidArgument, "variables[1]: args[0]")
+	wantErr(t, apply(both, "sgd", [][]*distribute.Value{{g0}, {nil}}, lr), distribute.ErrInvalidArgument, "variables[1]")
+	wantErr(t, apply(both, "sgd", [][]*distribute.Value{{g0}, {g1}}, distribute.Hyperparameter{Name: "rate", Value: 1}),
+		distribute.ErrInvalidArgument, "rate")
+	wantErr(t, apply(both, "no_such_function", [][]*distribute.Value{{g0}, {g1}}), distribute.ErrNotFound, "no_such_function")
+	// Nothing was applied.
+	got := readAllF32(t, w0, w1)
+	if !eqF32(got[0], []float32{1, 2}) || !eqF32(got[1], []float32{3, 4, 5}) {
+		t.Fatalf("refused updates changed the variables: %v", got)
+	}
 }

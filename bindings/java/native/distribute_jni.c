@@ -839,3 +839,42 @@ NATIVE(void, variableApplyUpdate)(JNIEnv* env, jclass cls, jlong variable, jstri
   strings_free(env, &hypers);
   CHECK_OR(st);
 }
+
+/* The variables' new tensors, in their order (none on error). */
+NATIVE(jlongArray, variablesRead)(JNIEnv* env, jclass cls, jlongArray variables) {
+  (void)cls;
+  int32_t n;
+  const dist_value_t** v = handles(env, variables, &n);
+  dist_value_t** outs = (dist_value_t**)calloc((size_t)(n ? n : 1), sizeof(void*));
+  dist_status_t st = v && outs ? dist_variables_read(v, n, outs) : DIST_RESOURCE_EXHAUSTED;
+  free(v);
+  if (st != DIST_OK) { free(outs); dj_throw_status(env, st); return NULL; }
+  jlongArray r = to_longs(env, outs, n);
+  if (!r) for (int32_t i = 0; i < n; i++) dist_value_destroy(outs[i]); /* OutOfMemoryError pending */
+  free(outs);
+  return r;
+}
+
+/* `args` holds num_args handles per variable, row-major, as the C call reads them. */
+NATIVE(void, variablesApplyUpdate)(JNIEnv* env, jclass cls, jlongArray variables, jstring function,
+                                   jlongArray args, jint num_args, jobjectArray hyperparameter_names,
+                                   jdoubleArray hyperparameter_values) {
+  (void)cls;
+  strings hypers;
+  if (!strings_get(env, hyperparameter_names, &hypers)) { strings_free(env, &hypers); return; }
+  int32_t n, num_handles;
+  const dist_value_t** v = handles(env, variables, &n);
+  const dist_value_t** a = handles(env, args, &num_handles);
+  jdouble* values =
+      hyperparameter_values ? (*env)->GetDoubleArrayElements(env, hyperparameter_values, NULL) : NULL;
+  const char* c_function = dj_utf(env, function);
+  dist_status_t st = v && a ? dist_variables_apply_update((dist_value_t* const*)v, n, c_function, a, num_args,
+                                                          hyperparameter_names ? hypers.c : NULL, values, hypers.n)
+                            : DIST_RESOURCE_EXHAUSTED;
+  dj_utf_release(env, function, c_function);
+  if (values) (*env)->ReleaseDoubleArrayElements(env, hyperparameter_values, values, JNI_ABORT);
+  free(a);
+  free(v);
+  strings_free(env, &hypers);
+  CHECK_OR(st);
+}

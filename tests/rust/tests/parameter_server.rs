@@ -1,8 +1,10 @@
 //! ParameterServerStrategy from Rust: the placement options and their refusals, the
 //! registry of update functions (a closure registered and unregistered, dropped once, the
 //! built-ins kept), and a local-mode strategy (no TF_CONFIG) whose variable is updated by
-//! "sgd" and by a Rust closure, with the values the TF rules give. Tests of this binary run
-//! in parallel in one process: each registers its own function names.
+//! "sgd" and by a Rust closure, with the values the TF rules give; the batch calls
+//! (`Value::read_variables`, `Value::apply_updates`) against one-by-one reads and sgd's rule
+//! written here, and their refusals. Tests of this binary run in parallel in one process:
+//! each registers its own function names.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -156,4 +158,157 @@ fn apply_update_refuses_a_variable_of_another_strategy() {
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("variable"), "{}", e);
     assert_eq!(code_of(v.num_shards()), Code::InvalidArgument);
+}
+
+/// A local ParameterServerStrategy (no TF_CONFIG): its variables live in this process.
+fn local_ps(options: Option<&ParameterServerOptions>) -> Strategy {
+    setup();
+    let s = Strategy::parameter_server(None, None, options).unwrap();
+    s.set_timeout_ms(TIMEOUT_MS).unwrap();
+    s
+}
+
+/// A float32 variable of `s` (created in its scope).
+fn ps_variable(s: &Strategy, data: &[f32], shape: &[i64], name: &str) -> Value {
+    let _scope = s.scope().unwrap();
+    let initial = Value::from_slice(data, shape, None).unwrap();
+    Value::new_variable(&initial, VariableSync::Auto, VariableAggregation::None, Some(name)).unwrap()
+}
+
+/// A local ParameterServerStrategy whose variables are split in 2 shards along axis 0.
+fn two_shard_ps() -> Strategy {
+    let mut options = ParameterServerOptions::new().unwrap();
+    options.set_fixed_shards(2, 0).unwrap();
+    local_ps(Some(&options))
+}
+
+fn f32s(v: &Value) -> Vec<f32> {
+    v.to_vec::<f32>().unwrap()
+}
+
+/// TF's sgd (`w -= learning_rate * g`), in double precision, rounded once to float32.
+fn sgd(w: &[f32], g: &[f32], learning_rate: f64) -> Vec<f32> {
+    w.iter().zip(g).map(|(w, g)| (*w as f64 - learning_rate * *g as f64) as f32).collect()
+}
+
+#[test]
+fn read_variables_gives_what_one_by_one_reads_give() {
+    let plain = local_ps(None);
+    let sharded = two_shard_ps();
+    let a = ps_variable(&plain, &[1.0, 2.0], &[2], "batch_read_a");
+    let b = ps_variable(&sharded, &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2], "batch_read_b");
+    let c = {
+        let _scope = sharded.scope().unwrap();
+        let initial = Value::from_slice(&[0.5f64, -1.5, 2.25, 8.0], &[4], None).unwrap();
+        Value::new_variable(&initial, VariableSync::Auto, VariableAggregation::None, Some("batch_read_c")).unwrap()
+    };
+    assert_eq!((a.num_shards().unwrap(), b.num_shards().unwrap(), c.num_shards().unwrap()), (1, 2, 2));
+    // A variable of no ParameterServerStrategy is read one by one, in the same batch.
+    let d = {
+        let initial = Value::from_slice(&[7i32, -7, 0], &[3], None).unwrap();
+        Value::new_variable(&initial, VariableSync::Auto, VariableAggregation::None, Some("batch_read_d")).unwrap()
+    };
+
+    let read = Value::read_variables(&[&a, &b, &c, &d]).unwrap();
+    assert_eq!(read.len(), 4);
+    // Against the initial values...
+    assert_eq!(f32s(&read[0]), vec![1.0, 2.0]);
+    assert_eq!(f32s(&read[1]), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(read[2].to_vec::<f64>().unwrap(), vec![0.5, -1.5, 2.25, 8.0]);
+    assert_eq!(read[3].to_vec::<i32>().unwrap(), vec![7, -7, 0]);
+    // ...and against one-by-one reads: same dtype, shape and elements.
+    for (batch, variable) in read.iter().zip([&a, &b, &c, &d]) {
+        let one = variable.read().unwrap();
+        assert_eq!(batch.dtype().unwrap(), one.dtype().unwrap());
+        assert_eq!(batch.shape().unwrap(), one.shape().unwrap());
+        assert_eq!(batch.to_bytes().unwrap(), one.to_bytes().unwrap());
+    }
+    assert_eq!(read[1].shape().unwrap(), vec![3, 2]);
+
+    // The current value, not the first one; the same variable twice; a batch of one.
+    let delta = Value::from_slice(&[10.0f32, 20.0, 30.0, 40.0, 50.0, 60.0], &[3, 2], None).unwrap();
+    b.assign_add(&delta).unwrap();
+    let read = Value::read_variables(&[&b, &a, &b]).unwrap();
+    assert_eq!(f32s(&read[0]), vec![10.0, 21.0, 32.0, 43.0, 54.0, 65.0]);
+    assert_eq!(f32s(&read[1]), vec![1.0, 2.0]);
+    assert_eq!(f32s(&read[2]), f32s(&read[0]));
+    assert_eq!(f32s(&read[0]), f32s(&b.read().unwrap()));
+    assert_eq!(f32s(&Value::read_variables(&[&a]).unwrap()[0]), vec![1.0, 2.0]);
+}
+
+#[test]
+fn apply_updates_runs_sgd_on_every_variable_of_the_batch() {
+    let plain = local_ps(None);
+    let sharded = two_shard_ps();
+    let (w1_0, w2_0) = ([1.0f32, 2.0, 3.0, 4.0], [10.0f32, -2.0]);
+    let w1 = ps_variable(&sharded, &w1_0, &[4], "batch_sgd_w1");
+    let w2 = ps_variable(&plain, &w2_0, &[2], "batch_sgd_w2");
+    let untouched = ps_variable(&plain, &[5.0, 6.0], &[2], "batch_sgd_untouched");
+    assert_eq!(w1.num_shards().unwrap(), 2);
+    let (g1_data, g2_data) = ([1.0f32, 1.0, 2.0, 2.0], [4.0f32, -8.0]);
+    let g1 = Value::from_slice(&g1_data, &[4], None).unwrap();
+    let g2 = Value::from_slice(&g2_data, &[2], None).unwrap();
+
+    Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1], &[&g2]], &[("learning_rate", 0.5)]).unwrap();
+    let w1_1 = sgd(&w1_0, &g1_data, 0.5);
+    let w2_1 = sgd(&w2_0, &g2_data, 0.5);
+    assert_eq!(w1_1, vec![0.5, 1.5, 2.0, 3.0]); // the rule by hand, as a check of sgd() itself
+    assert_eq!(f32s(&w1.read().unwrap()), w1_1);
+    assert_eq!(f32s(&w2.read().unwrap()), w2_1);
+    assert_eq!(f32s(&untouched.read().unwrap()), vec![5.0, 6.0]);
+
+    // Again with another rate and the rows the other way round (each row is its variable's).
+    Value::apply_updates(&[&w2, &w1], "sgd", &[&[&g2], &[&g1]], &[("learning_rate", 0.25)]).unwrap();
+    let read = Value::read_variables(&[&w1, &w2]).unwrap();
+    assert_eq!(f32s(&read[0]), sgd(&w1_1, &g1_data, 0.25));
+    assert_eq!(f32s(&read[1]), sgd(&w2_1, &g2_data, 0.25));
+}
+
+#[test]
+fn batch_calls_refuse_misuse() {
+    let s = local_ps(None);
+    let w1 = ps_variable(&s, &[1.0, 2.0], &[2], "batch_misuse_w1");
+    let w2 = ps_variable(&s, &[3.0, 4.0, 5.0], &[3], "batch_misuse_w2");
+    let tensor = Value::from_slice(&[1.0f32, 2.0], &[2], None).unwrap();
+    let elsewhere =
+        Value::new_variable(&tensor, VariableSync::Auto, VariableAggregation::None, Some("batch_misuse_d")).unwrap();
+    let g1 = Value::from_slice(&[1.0f32, 1.0], &[2], None).unwrap();
+    let g2 = Value::from_slice(&[1.0f32, 1.0, 1.0], &[3], None).unwrap();
+    let lr = [("learning_rate", 1.0)];
+    let unchanged = || {
+        assert_eq!(f32s(&w1.read().unwrap()), vec![1.0, 2.0]);
+        assert_eq!(f32s(&w2.read().unwrap()), vec![3.0, 4.0, 5.0]);
+    };
+    let refused = |r: Result<()>, needle: &str, from_library: bool| {
+        let e = r.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{}", e);
+        assert!(e.message().contains(needle), "{} does not name {}", e, needle);
+        assert_eq!(e.is_from_library(), from_library, "{}", e);
+    };
+
+    // read_variables: no variables, too many, an entry that is no variable.
+    refused(Value::read_variables(&[]).map(drop), "count is 0", true);
+    let too_many = vec![&w1; MAX_BATCH_VARIABLES + 1];
+    refused(Value::read_variables(&too_many).map(drop), &MAX_BATCH_VARIABLES.to_string(), true);
+    assert_eq!(MAX_BATCH_VARIABLES, 65536);
+    refused(Value::read_variables(&[&w1, &tensor]).map(drop), "variables[1]", true);
+
+    // apply_updates: the library's refusals, each before anything is applied.
+    refused(Value::apply_updates(&[], "sgd", &[], &lr), "count is 0", true);
+    refused(Value::apply_updates(&[&w1, &tensor], "sgd", &[&[&g1], &[&g1]], &lr), "variables[1]", true);
+    refused(Value::apply_updates(&[&w1, &elsewhere], "sgd", &[&[&g1], &[&g1]], &lr), "variables[1]", true);
+    refused(Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1], &[&g1]], &lr), "variables[1]: args[0]", true);
+    refused(Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1], &[&g2]], &[("rate", 1.0)]), "rate", true);
+    assert_eq!(code_of(Value::apply_updates(&[&w1, &w2], "no_such_function", &[&[&g1], &[&g2]], &lr)), Code::NotFound);
+    // The binding's: rows that do not match the variables, or one another (C is not called).
+    refused(Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1]], &lr), "one row of arguments per variable", false);
+    refused(Value::apply_updates(&[&w1], "sgd", &[&[&g1], &[&g2]], &lr), "args has 2 rows for 1 variables", false);
+    refused(Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1], &[&g2, &g2]], &lr), "args[1] has 2 arguments", false);
+    refused(Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1], &[]], &lr), "args[1] has 0 arguments", false);
+    unchanged();
+
+    // And the same batch well formed goes through.
+    Value::apply_updates(&[&w1, &w2], "sgd", &[&[&g1], &[&g2]], &lr).unwrap();
+    assert_eq!(f32s(&w1.read().unwrap()), vec![0.0, 1.0]);
+    assert_eq!(f32s(&w2.read().unwrap()), vec![2.0, 3.0, 4.0]);
 }

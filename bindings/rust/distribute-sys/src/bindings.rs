@@ -73,6 +73,7 @@ pub const DIST_AGGREGATION_NONE: i32 = 0;
 pub const DIST_AGGREGATION_SUM: i32 = 1;
 pub const DIST_AGGREGATION_MEAN: i32 = 2;
 pub const DIST_AGGREGATION_ONLY_FIRST_REPLICA: i32 = 3;
+pub const DIST_MAX_BATCH_VARIABLES: i32 = 65536;
 pub const DIST_COMPRESSION_NONE: i32 = 0;
 pub const DIST_COMPRESSION_ZLIB: i32 = 1;
 pub const DIST_COMPRESSION_GZIP: i32 = 2;
@@ -970,6 +971,14 @@ extern "C" {
 }
 extern "C" {
     #[must_use]
+    pub fn dist_variables_read(
+        variables: *const *const dist_value_t,
+        count: i32,
+        outs: *mut *mut dist_value_t,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
     pub fn dist_variable_assign(
         variable: *mut dist_value_t,
         value: *const dist_value_t,
@@ -1702,6 +1711,19 @@ extern "C" {
     #[must_use]
     pub fn dist_variable_apply_update(
         variable: *mut dist_value_t,
+        function: *const ::std::os::raw::c_char,
+        args: *const *const dist_value_t,
+        num_args: i32,
+        hyperparameter_names: *const *const ::std::os::raw::c_char,
+        hyperparameter_values: *const f64,
+        num_hyperparameters: i32,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_variables_apply_update(
+        variables: *const *mut dist_value_t,
+        count: i32,
         function: *const ::std::os::raw::c_char,
         args: *const *const dist_value_t,
         num_args: i32,

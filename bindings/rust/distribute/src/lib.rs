@@ -77,4 +77,4 @@ pub use options::*;
 pub use parameter_server::*;
 pub use strategy::*;
 pub use types::*;
-pub use value::Value;
+pub use value::{Value, MAX_BATCH_VARIABLES};

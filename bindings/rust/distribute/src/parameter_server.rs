@@ -189,6 +189,28 @@ pub fn is_update_function_registered(name: &str) -> Result<bool> {
     Ok(out != 0)
 }
 
+/// The C arrays of `(name, value)` hyperparameters: the names (owned, and their pointers),
+/// the values and their count.
+struct HyperparameterArrays {
+    _owned: Vec<std::ffi::CString>,
+    names: Vec<*const c_char>,
+    values: Vec<f64>,
+    count: i32,
+}
+
+impl HyperparameterArrays {
+    fn new(hyperparameters: &[(&str, f64)]) -> Result<HyperparameterArrays> {
+        let names: Vec<&str> = hyperparameters.iter().map(|h| h.0).collect();
+        let (owned, name_ptrs) = c_string_list(&names)?;
+        Ok(HyperparameterArrays {
+            _owned: owned,
+            names: name_ptrs,
+            values: hyperparameters.iter().map(|h| h.1).collect(),
+            count: len_i32(hyperparameters.len(), "hyperparameters")?,
+        })
+    }
+}
+
 impl Value {
     /// Applies registered update `function` to this ParameterServerStrategy variable where
     /// it lives (`dist_variable_apply_update`); `hyperparameters` override the defaults.
@@ -196,19 +218,71 @@ impl Value {
         let c_function = cstr(function)?;
         let a = raw_list(args);
         let n = len_i32(a.len(), "args")?;
-        let names: Vec<&str> = hyperparameters.iter().map(|h| h.0).collect();
-        let values: Vec<f64> = hyperparameters.iter().map(|h| h.1).collect();
-        let (_owned, name_ptrs) = c_string_list(&names)?;
-        let num_hyperparameters = len_i32(hyperparameters.len(), "hyperparameters")?;
+        let h = HyperparameterArrays::new(hyperparameters)?;
         check(unsafe {
             sys::dist_variable_apply_update(
                 self.as_ptr(),
                 c_function.as_ptr(),
                 null_if_empty(&a),
                 n,
-                null_if_empty(&name_ptrs),
-                null_if_empty(&values),
-                num_hyperparameters,
+                null_if_empty(&h.names),
+                null_if_empty(&h.values),
+                h.count,
+            )
+        })
+    }
+    /// [`Value::apply_update`] on 1 to [`MAX_BATCH_VARIABLES`](crate::MAX_BATCH_VARIABLES)
+    /// ParameterServerStrategy variables at once (`dist_variables_apply_update`): `args[i]`
+    /// are `variables[i]`'s arguments, one row per variable and every row of the same length;
+    /// one function and one set of hyperparameters for all. Each ps task gets one call for
+    /// the shards it holds. A bad variable, argument or hyperparameter is refused before
+    /// anything is applied; otherwise every update is attempted and the first failing
+    /// entry's error ("variables[2]: ...") comes back, the others staying applied. Rows of
+    /// another count or length are refused here (`InvalidArgument`) without calling C.
+    pub fn apply_updates(
+        variables: &[&Value],
+        function: &str,
+        args: &[&[&Value]],
+        hyperparameters: &[(&str, f64)],
+    ) -> Result<()> {
+        if args.len() != variables.len() {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "apply_updates: args has {} rows for {} variables: expected one row of arguments per variable",
+                    args.len(),
+                    variables.len()
+                ),
+            ));
+        }
+        let num_args = args.first().map_or(0, |row| row.len());
+        if let Some((i, row)) = args.iter().enumerate().find(|(_, row)| row.len() != num_args) {
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "apply_updates: args[{}] has {} arguments but args[0] has {}: every row must have the same length",
+                    i,
+                    row.len(),
+                    num_args
+                ),
+            ));
+        }
+        let c_function = cstr(function)?;
+        let v: Vec<*mut sys::dist_value_t> = variables.iter().map(|v| v.as_ptr()).collect();
+        let count = len_i32(v.len(), "variables")?;
+        let a: Vec<*const sys::dist_value_t> = args.iter().flat_map(|row| raw_list(row)).collect();
+        let n = len_i32(num_args, "args per variable")?;
+        let h = HyperparameterArrays::new(hyperparameters)?;
+        check(unsafe {
+            sys::dist_variables_apply_update(
+                v.as_ptr(),
+                count,
+                c_function.as_ptr(),
+                null_if_empty(&a),
+                n,
+                null_if_empty(&h.names),
+                null_if_empty(&h.values),
+                h.count,
             )
         })
     }

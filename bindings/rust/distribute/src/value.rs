@@ -4,8 +4,13 @@ use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
 
 use crate::error::{check, Code, Error, Result};
+use crate::strategy::collect_outs;
 use crate::sys;
 use crate::types::*;
+
+/// `DIST_MAX_BATCH_VARIABLES`: the most variables one [`Value::read_variables`] or
+/// [`Value::apply_updates`] takes.
+pub const MAX_BATCH_VARIABLES: usize = sys::DIST_MAX_BATCH_VARIABLES as usize;
 
 /// An owned `dist_value_t*`: a tensor, a distributed value (PerReplica, Mirrored) or a
 /// variable. `Drop` calls `dist_value_destroy`. `#[repr(transparent)]`, so a borrowed C
@@ -365,6 +370,18 @@ impl Value {
     }
     pub fn read(&self) -> Result<Value> {
         Value::out(|o| unsafe { sys::dist_variable_read(self.as_ptr(), o) })
+    }
+    /// Reads 1 to [`MAX_BATCH_VARIABLES`] variables at once (`dist_variables_read`), each as
+    /// [`Value::read`] does, in order. A ParameterServerStrategy's variables are fetched with
+    /// one call per ps task; others are read one by one. Each value is a snapshot, the batch
+    /// is not. A variable may appear more than once. An error names the entry
+    /// ("variables[2]: ...") and no value comes back.
+    pub fn read_variables(variables: &[&Value]) -> Result<Vec<Value>> {
+        let raw = raw_list(variables);
+        let n = len_i32(raw.len(), "variables")?;
+        let mut outs = vec![ptr::null_mut(); raw.len()];
+        let st = unsafe { sys::dist_variables_read(raw.as_ptr(), n, outs.as_mut_ptr()) };
+        collect_outs(st, outs)
     }
     pub fn assign(&self, value: &Value) -> Result<()> {
         check(unsafe { sys::dist_variable_assign(self.as_ptr(), value.as_ptr()) })

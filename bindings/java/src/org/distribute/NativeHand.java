@@ -41,4 +41,7 @@ final class NativeHand {
       double[] slotInitialValues, String[] hyperparameterNames, double[] hyperparameterDefaults);
   static native void variableApplyUpdate(long variable, String function, long[] args,
       String[] hyperparameterNames, double[] hyperparameterValues);
+  static native long[] variablesRead(long[] variables);
+  static native void variablesApplyUpdate(long[] variables, String function, long[] args, int numArgs,
+      String[] hyperparameterNames, double[] hyperparameterValues);
 }

@@ -15,8 +15,24 @@ public final class Variable extends Value {
     return create(initialValue, VariableSynchronization.AUTO, VariableAggregation.NONE, name);
   }
 
+  /** The most variables one {@link #readAll} or {@link #applyUpdates} takes (DIST_MAX_BATCH_VARIABLES). */
+  public static final int MAX_BATCH_VARIABLES = 65536;
+
   /** The variable's value (for a distributed variable, as TF reads it). */
   public Value read() { return Value.of(NativeGen.variableRead(h()), true); }
+
+  /**
+   * Reads 1 to {@link #MAX_BATCH_VARIABLES} variables in one call, each as {@link #read}
+   * reads it, in their order (new tensors). A ParameterServerStrategy's variables are
+   * fetched together, one call per ps task, the tasks at once; others are read one by one.
+   * Each value is a snapshot of its variable, not the batch one snapshot of all of them. A
+   * variable may appear more than once. On error nothing is returned and the message names
+   * the entry ("variables[2]: ...").
+   */
+  public static Value[] readAll(Variable... variables) {
+    return Value.ofAll(NativeHand.variablesRead(Value.handles(variables)), true);
+  }
+
   public void assign(Value v) { NativeGen.variableAssign(h(), h(v)); }
   public void assignAdd(Value v) { NativeGen.variableAssignAdd(h(), h(v)); }
   public void assignSub(Value v) { NativeGen.variableAssignSub(h(), h(v)); }
@@ -34,6 +50,40 @@ public final class Variable extends Value {
   public void applyUpdate(String function, Value[] args, String[] hyperparameterNames, double[] hyperparameterValues) {
     UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
     NativeHand.variableApplyUpdate(h(), function, Value.handles(args), hyperparameterNames, hyperparameterValues);
+  }
+
+  /**
+   * {@link #applyUpdate} on 1 to {@link #MAX_BATCH_VARIABLES} variables of
+   * ParameterServerStrategies at once: {@code variables[i]} with its arguments
+   * {@code args[i]} (one row per variable, every row of the same length; null: a function
+   * without arguments), every one with the same function and hyperparameters (null: none).
+   * Each ps task gets one call for all the shards it holds, the tasks at once. In replica
+   * context every replica calls it with the same variables. Every update is attempted: the
+   * first failure is thrown, naming its entry ("variables[2]: ..."), the others staying
+   * applied; a bad variable, argument or hyperparameter is refused before anything is sent.
+   * Another shape of {@code args}, or hyperparameter arrays of different lengths, is an
+   * {@code IllegalArgumentException}.
+   */
+  public static void applyUpdates(Variable[] variables, String function, Value[][] args,
+      String[] hyperparameterNames, double[] hyperparameterValues) {
+    UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
+    int count = variables == null ? 0 : variables.length;
+    int rows = args == null ? 0 : args.length;
+    if (args != null && rows != count) {
+      throw new IllegalArgumentException("args has " + rows + " rows but there are " + count + " variables: expected one row per variable");
+    }
+    int numArgs = rows == 0 || args[0] == null ? 0 : args[0].length;
+    // Row-major, as the C call reads it: variable i's arguments at i * numArgs.
+    long[] flat = new long[Math.multiplyExact(rows, numArgs)];
+    for (int i = 0; i < rows; i++) {
+      int n = args[i] == null ? 0 : args[i].length;
+      if (n != numArgs) {
+        throw new IllegalArgumentException("args[" + i + "] has " + n + " values but args[0] has " + numArgs
+            + ": every variable takes the same number of arguments");
+      }
+      for (int j = 0; j < n; j++) flat[i * numArgs + j] = h(args[i][j]);
+    }
+    NativeHand.variablesApplyUpdate(Value.handles(variables), function, flat, numArgs, hyperparameterNames, hyperparameterValues);
   }
 
   /** The number of shards of a ParameterServerStrategy's variable (1 when unpartitioned). */
