@@ -1,8 +1,9 @@
 // Reads and registered updates of many ParameterServerStrategy variables at once: every
 // shard of every variable goes to its ps task, and each task is asked once for all of them
-// (VariableHost::ReadMany and ApplyUpdates: one gRPC call, or a few when the batch exceeds
-// what one call may carry), the tasks at once through the servers' FanOutPool. A training
-// step that reads 4 variables of 2 shards each makes 2 calls instead of 8.
+// (VariableHost::ReadMany and ApplyUpdates: one gRPC call, or a few when the batch holds
+// more than 1 MiB of tensors or than one call may carry), the tasks at once through the
+// servers' FanOutPool. A training step that reads 4 variables of 2 shards each makes 2
+// calls instead of 8.
 //
 // Each variable's value is read, and each shard updated, atomically, as one variable's
 // read or update is; the batch as a whole is not one snapshot or one transaction (as

@@ -177,7 +177,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_apply_update(
  * ParameterServerStrategies at once: variable i with its own `num_args` arguments
  * args[i * num_args .. i * num_args + num_args - 1], every one with the same function and
  * hyperparameters. Each ps task gets one call carrying the updates of every shard it holds
- * (a few when they exceed what one call carries), the tasks at once. In replica context
+ * (a few when they carry more than 1 MiB), the tasks at once. In replica context
  * every replica of this worker calls it with the same variables: the arguments of all of
  * them are aggregated in one collective per aggregation (SUM, MEAN; ONLY_FIRST_REPLICA by
  * broadcast; NONE is DIST_INVALID_ARGUMENT before anything is sent) and the first replica

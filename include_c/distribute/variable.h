@@ -66,8 +66,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* var
 /* Reads `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables, each as dist_variable_read
  * reads it, into outs[0 .. count-1] (new tensors). The variables of a
  * ParameterServerStrategy are fetched together: each ps task holding any of their shards
- * is asked once for all of them (a few times when they exceed what one call carries), the
- * tasks at once; a step that reads 4 variables of 2 shards each makes 2 calls instead of 8.
+ * is asked once for all of them (a few times when they hold more than 1 MiB: large
+ * variables gain nothing from sharing a call), the tasks at once; a step that reads 4 variables of 2 shards each makes 2 calls instead of 8.
  * Each variable's value is a snapshot, as from dist_variable_read, but the batch is not
  * one snapshot of all of them. Other variables are read one by one. The same variable may
  * appear more than once. On error every outs[i] is NULL and the message names the failing

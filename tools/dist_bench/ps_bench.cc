@@ -16,6 +16,9 @@
 // next to the same calls made one shard after another through the same hosts (the
 // reference, and what the strategy did before).
 //
+// A third table times a training step's accesses to 4 such variables: read and updated
+// in one batch (one call per ps task) next to the same variables one after another.
+//
 // It links the C++ core directly, to time the hosts and the storage beneath the C API; a
 // program cannot link the core and libdistribute both (their gRPC protocols would be
 // registered twice). Timings are a report: exit 0 when every call succeeded and the final
@@ -48,6 +51,7 @@
 #include "core/server/remote_variable_host.h"
 #include "core/server/server.h"
 #include "core/strategy/parameter_servers.h"
+#include "core/strategy/ps_variable_batch.h"
 #include "core/strategy/ps_variable_storage.h"
 
 namespace {
@@ -189,10 +193,10 @@ void CheckEnds(const Tensor& value, float expected, const std::string& what) {
   }
 }
 
-// The second table: a variable in 2 shards over ps tasks 0 and 1.
-void ShardedTable(const Options& options, const std::string& ps0, const std::string& ps1,
-                  const distribute::RemoteVariableHostOptions& host_options, int min_calls,
-                  std::chrono::milliseconds budget) {
+// A worker's view of ps tasks 0 and 1 (at `ps0` and `ps1`), as ParameterServerStrategy
+// builds it, with round-robin placement.
+std::shared_ptr<distribute::ParameterServers> TwoTasks(const std::string& ps0, const std::string& ps1,
+                                                       const distribute::RemoteVariableHostOptions& host_options) {
   auto servers = std::make_shared<distribute::ParameterServers>();
   servers->timeout_ms.store(kCallTimeoutMs);
   for (const auto& [task, address] : {std::pair<std::string, std::string>{"ps:0", ps0}, {"ps:1", ps1}}) {
@@ -206,7 +210,82 @@ void ShardedTable(const Options& options, const std::string& ps0, const std::str
       distribute::ps::Placement::Create(2, distribute::ps::PlacementPolicy::kRoundRobin);
   Check(placement.status(), "making the placement");
   servers->placement = *std::move(placement);
+  return servers;
+}
 
+// A new variable `name` holding `initial`, in 2 shards.
+std::unique_ptr<distribute::PsVariableStorage> ShardedVariable(
+    const std::shared_ptr<distribute::ParameterServers>& servers, const std::string& name, const Tensor& initial) {
+  distribute::ps::VariableDeclaration declaration;
+  declaration.name = name;
+  declaration.shape = initial.shape();
+  declaration.partitioner = distribute::ps::Partitioner::FixedSize(2);
+  absl::StatusOr<distribute::ps::VariablePlacement> declared = servers->placement->Declare(declaration);
+  Check(declared.status(), "declaring a sharded variable");
+  auto storage = std::make_unique<distribute::PsVariableStorage>(servers, *std::move(declared));
+  Check(storage->CreateIfAbsent(initial).status(), "creating a sharded variable");
+  return storage;
+}
+
+// The third table: a training step's accesses, 4 variables of 2 shards each (the demo's
+// model), read and updated in one batch (one call per ps task: ps_variable_batch.h) next
+// to the same variables read and updated one after another (each variable's shards at
+// once: the single-variable calls).
+void BatchTable(const Options& options, const std::string& ps0, const std::string& ps1,
+                const distribute::RemoteVariableHostOptions& host_options, int min_calls,
+                std::chrono::milliseconds budget) {
+  constexpr int kVariables = 4;
+  const std::shared_ptr<distribute::ParameterServers> servers = TwoTasks(ps0, ps1, host_options);
+  std::printf("#\n# %d variables of 2 shards each on 2 ps tasks; median us per step of all %d; batch = one call\n"
+              "# per ps task (dist_variables_read / _apply_update), each = every variable's call in turn (the\n"
+              "# reference, and what a program makes without the batch calls); size = each variable's bytes\n",
+              kVariables, kVariables);
+  std::printf("#%11s %10s %10s %7s %10s %10s %7s\n", "size", "read(us)", "each_read", "ratio", "sgd(us)", "each_sgd",
+              "ratio");
+  const distribute::ps::Hyperparameters minus_one = {{"learning_rate", -1.0}};  // sgd then adds its argument
+  for (const int64_t bytes : Sizes(std::min<int64_t>(options.max_bytes, 16 * kMiB))) {
+    if (bytes < 16) continue;
+    const Tensor ones = Ones(bytes / 4);
+    std::vector<std::unique_ptr<distribute::PsVariableStorage>> owned;
+    std::vector<distribute::PsVariableStorage*> variables;
+    for (int v = 0; v < kVariables; ++v) {
+      owned.push_back(ShardedVariable(servers, absl::StrCat("batch", bytes, "_", v), ones));
+      variables.push_back(owned.back().get());
+    }
+    const std::vector<std::vector<Tensor>> arguments(kVariables, std::vector<Tensor>{ones});
+    int64_t adds = 0;
+    const double read_us = MedianUs(min_calls, budget, [&] {
+      Check(distribute::ReadPsVariables(variables).status(), "the batch read");
+    });
+    const double each_read_us = MedianUs(min_calls, budget, [&] {
+      for (distribute::PsVariableStorage* variable : variables) Check(variable->Read().status(), "a Read");
+    });
+    const double sgd_us = MedianUs(min_calls, budget, [&] {
+      Check(distribute::ApplyPsUpdates(variables, arguments, "sgd", minus_one), "the batch update");
+      ++adds;
+    });
+    const double each_sgd_us = MedianUs(min_calls, budget, [&] {
+      for (distribute::PsVariableStorage* variable : variables) {
+        Check(variable->ApplyUpdate("sgd", arguments.front(), minus_one), "an update");
+      }
+      ++adds;
+    });
+    absl::StatusOr<std::vector<Tensor>> values = distribute::ReadPsVariables(variables);
+    Check(values.status(), "the final batch read");
+    for (int v = 0; v < kVariables; ++v) {
+      CheckEnds((*values)[static_cast<size_t>(v)], static_cast<float>(1 + adds), absl::StrCat("batch variable ", v));
+    }
+    std::printf(" %11s %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f\n", FormatBytes(bytes).c_str(), read_us, each_read_us,
+                read_us / each_read_us, sgd_us, each_sgd_us, sgd_us / each_sgd_us);
+    std::fflush(stdout);
+  }
+}
+
+// The second table: a variable in 2 shards over ps tasks 0 and 1.
+void ShardedTable(const Options& options, const std::string& ps0, const std::string& ps1,
+                  const distribute::RemoteVariableHostOptions& host_options, int min_calls,
+                  std::chrono::milliseconds budget) {
+  const std::shared_ptr<distribute::ParameterServers> servers = TwoTasks(ps0, ps1, host_options);
   std::printf("#\n# a variable in 2 shards on 2 ps tasks; median us per call; sequential = each shard's call\n"
               "# in turn through the same hosts (the reference)\n");
   std::printf("#%11s %10s %10s %7s %10s %10s %7s\n", "size", "read(us)", "seq_read", "ratio", "add(us)", "seq_add",
@@ -214,17 +293,11 @@ void ShardedTable(const Options& options, const std::string& ps0, const std::str
   for (const int64_t bytes : Sizes(options.max_bytes)) {
     if (bytes < 16) continue;  // two shards of at least one float each
     const Tensor ones = Ones(bytes / 4);
-    distribute::ps::VariableDeclaration declaration;
-    declaration.name = absl::StrCat("sharded", bytes);
-    declaration.shape = ones.shape();
-    declaration.partitioner = distribute::ps::Partitioner::FixedSize(2);
-    absl::StatusOr<distribute::ps::VariablePlacement> declared = servers->placement->Declare(declaration);
-    Check(declared.status(), "declaring the sharded variable");
-    distribute::PsVariableStorage storage(servers, *declared);
-    Check(storage.CreateIfAbsent(ones).status(), "creating the sharded variable");
+    const std::string name = absl::StrCat("sharded", bytes);
+    const std::unique_ptr<distribute::PsVariableStorage> sharded = ShardedVariable(servers, name, ones);
+    distribute::PsVariableStorage& storage = *sharded;
+    const distribute::ps::VariablePlacement* declared = &storage.placement();
     const distribute::ps::ShardLayout& layout = *declared->layout;
-    absl::StatusOr<std::vector<Tensor>> parts = distribute::ps::SplitIntoShards(ones, layout);
-    Check(parts.status(), "splitting");
     const auto host_of = [&](size_t i) -> distribute::ps::VariableHost& {
       return *servers->hosts[static_cast<size_t>(declared->shards[i].task)];
     };
@@ -256,7 +329,7 @@ void ShardedTable(const Options& options, const std::string& ps0, const std::str
     });
     absl::StatusOr<Tensor> value = storage.Read();
     Check(value.status(), "the final Read");
-    CheckEnds(*value, static_cast<float>(1 + adds), declaration.name);
+    CheckEnds(*value, static_cast<float>(1 + adds), name);
     std::printf(" %11s %10.1f %10.1f %7.2f %10.1f %10.1f %7.2f\n", FormatBytes(bytes).c_str(), read_us, seq_read_us,
                 read_us / seq_read_us, add_us, seq_add_us, add_us / seq_add_us);
     std::fflush(stdout);
@@ -348,5 +421,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   ShardedTable(options, ps_address, ps1_address, host_options, min_calls, budget);
+  BatchTable(options, ps_address, ps1_address, host_options, min_calls, budget);
   return 0;
 }

@@ -58,23 +58,23 @@ dist_strategy_t* ps_create_strategy(int32_t* is_chief, int32_t* workers) {
   return strategy;
 }
 
-dist_status_t ps_apply_sgd(dist_value_t* variable, const double* gradient_sums, int64_t count,
-                           const int64_t* dims, int32_t rank, int64_t rows,
-                           double learning_rate, const char* device) {
-  dist_value_t* gradient = NULL;
+dist_status_t ps_mean_gradient(const double* gradient_sums, int64_t count, const int64_t* dims,
+                               int32_t rank, int64_t rows, const char* device, dist_value_t** out) {
   void* data = NULL;
-  dist_status_t status = dist_tensor_create(DIST_FLOAT32, dims, rank, NULL, 0, device, &gradient);
-  if (status == DIST_OK) status = dist_tensor_data(gradient, &data);
+  dist_status_t status = dist_tensor_create(DIST_FLOAT32, dims, rank, NULL, 0, device, out);
+  if (status == DIST_OK) status = dist_tensor_data(*out, &data);
   if (status == DIST_OK) {
     const double scale = rows > 0 ? 1.0 / (double)rows : 0.0;
     for (int64_t i = 0; i < count; ++i) ((float*)data)[i] = (float)(scale * gradient_sums[i]);
-    const dist_value_t* args[1] = {gradient};
-    const char* const names[1] = {"learning_rate"};
-    const double values[1] = {learning_rate};
-    status = dist_variable_apply_update(variable, "sgd", args, 1, names, values, 1);
   }
-  dist_value_destroy(gradient);
   return status;
+}
+
+dist_status_t ps_apply_sgd(dist_value_t* const* variables, const dist_value_t* const* gradients,
+                           int32_t count, double learning_rate) {
+  const char* const names[1] = {"learning_rate"};
+  const double values[1] = {learning_rate};
+  return dist_variables_apply_update(variables, count, "sgd", gradients, 1, names, values, 1);
 }
 
 static float read_first_element(const dist_value_t* variable) {

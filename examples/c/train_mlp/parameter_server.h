@@ -23,14 +23,19 @@ int ps_serve_if_ps_task(void);
  * comes from TF_CONFIG; without it, local mode (one process, variables on CPU:0). */
 dist_strategy_t* ps_create_strategy(int32_t* is_chief, int32_t* workers);
 
-/* In replica context: one SGD step, variable -= learning_rate * gradient, run on the ps
- * tasks that hold the variable. `gradient_sums` are this replica's float64 sums over its
- * `rows` rows; each replica sends its mean, the variable's MEAN aggregation averages them
- * over the worker's replicas (which have equal rows: the global batch is split evenly),
- * and the first replica sends one "sgd" update. */
-dist_status_t ps_apply_sgd(dist_value_t* variable, const double* gradient_sums, int64_t count,
-                           const int64_t* dims, int32_t rank, int64_t rows,
-                           double learning_rate, const char* device);
+/* This replica's mean gradient as a new float32 tensor of shape `dims` (`count`
+ * elements): its float64 `gradient_sums` over its `rows` rows, divided by `rows`. */
+dist_status_t ps_mean_gradient(const double* gradient_sums, int64_t count, const int64_t* dims,
+                               int32_t rank, int64_t rows, const char* device, dist_value_t** out);
+
+/* In replica context: one SGD step on `count` variables at once, variables[i] -=
+ * learning_rate * gradients[i], run on the ps tasks that hold them. Each replica sends its
+ * mean gradients; the variables' MEAN aggregation averages them over the worker's
+ * replicas (which have equal rows: the global batch is split evenly), and the first
+ * replica sends one "sgd" batch: one call to each ps task for every shard it holds
+ * (dist_variables_apply_update). */
+dist_status_t ps_apply_sgd(dist_value_t* const* variables, const dist_value_t* const* gradients,
+                           int32_t count, double learning_rate);
 
 /* The end of asynchronous training: every worker adds 1 to the variable
  * "train_mlp/workers_done"; the chief then waits (polling, 600 s at most) until all

@@ -535,9 +535,10 @@ static dist_status_t replica_step(dist_context_t* context, const dist_value_t* c
   TRY(dist_tensor_data(args[ARG_FEATURES], &features));
   TRY(dist_tensor_data(args[ARG_LABELS], &labels));
   const int64_t rows = dims[0];
+  /* In replica context a read gives this replica's copy; under ParameterServerStrategy the
+   * batch asks each ps task once for every shard it holds. */
+  TRY(dist_variables_read(args + ARG_PARAMS, MLP_NUM_PARAMS, weights));
   for (int p = 0; p < MLP_NUM_PARAMS; ++p) {
-    /* In replica context a read gives this replica's copy. */
-    TRY(dist_variable_read(args[ARG_PARAMS + p], &weights[p]));
     TRY(dist_tensor_data(weights[p], &data));
     params[p] = data;
     if (training) {
@@ -560,9 +561,10 @@ static dist_status_t replica_step(dist_context_t* context, const dist_value_t* c
       int64_t pdims[2];
       int32_t rank;
       const int64_t n = mlp_param_size(config->shape, p, pdims, &rank);
-      TRY(ps_apply_sgd((dist_value_t*)args[ARG_PARAMS + p], grad_data[p], n, pdims, rank, rows,
-                       config->learning_rate, device));
+      TRY(ps_mean_gradient(grad_data[p], n, pdims, rank, rows, device, &updates[p]));
     }
+    TRY(ps_apply_sgd((dist_value_t* const*)(args + ARG_PARAMS), (const dist_value_t* const*)updates,
+                     MLP_NUM_PARAMS, config->learning_rate));
   } else if (training) {
     /* The gradient sums and row counts of all replicas, in one fused all-reduce. */
     const double local_rows = (double)rows;
