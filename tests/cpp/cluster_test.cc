@@ -198,6 +198,36 @@ TEST(ParameterServerCppTest, ALambdaUpdatesAShardedVariableWhereItLives) {
   EXPECT_EQ(dist::apply_update(w, "cpp_scaled_add", {delta}, scale_name, {}).code(), DIST_INVALID_ARGUMENT);
   EXPECT_EQ(dist::num_shards(delta).status().code(), DIST_INVALID_ARGUMENT);
 
+  // The batches: w and a second variable read and updated at once.
+  dist::Value b;
+  {
+    dist::Scope scope = strategy.scope().value();
+    b = dist::variable(dist::tensor<float>({100, 200}, {2}).value(), DIST_SYNC_AUTO, DIST_AGGREGATION_SUM, "cpp_b")
+            .value();
+  }
+  const float w_before = w.read().value().data<float>().value()[4];
+  dist::Result<std::vector<dist::Value>> both = dist::read_variables({w, b, w});
+  ASSERT_TRUE(both.ok()) << both.status().to_string();
+  ASSERT_EQ(both->size(), 3u);
+  EXPECT_EQ((*both)[0].data<float>().value()[4], w_before);
+  EXPECT_EQ((*both)[1].data<float>().value()[1], 200.0f);
+  EXPECT_EQ((*both)[2].data<float>().value()[4], w_before);
+  const dist::Value b_delta = dist::tensor<float>({4, 8}, {2}).value();
+  const double quarter[] = {0.25};
+  ASSERT_TRUE(dist::apply_updates({w, b}, "sgd", {{delta}, {b_delta}}, lr_name, quarter).ok());
+  EXPECT_FLOAT_EQ(w.read().value().data<float>().value()[4], w_before - 0.25f * 50);
+  EXPECT_FLOAT_EQ(b.read().value().data<float>().value()[0], 100.0f - 0.25f * 4);
+  EXPECT_FLOAT_EQ(b.read().value().data<float>().value()[1], 200.0f - 0.25f * 8);
+  // Refusals: rows that do not match the variables, a lopsided row, a tensor as a variable.
+  EXPECT_EQ(dist::apply_updates({w, b}, "sgd", {{delta}}, lr_name, quarter).code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::apply_updates({w, b}, "sgd", {{delta}, {b_delta, b_delta}}, lr_name, quarter).code(),
+            DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::apply_updates({w, delta}, "sgd", {{delta}, {delta}}, lr_name, quarter).code(),
+            DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::read_variables({w, delta}).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::read_variables({}).status().code(), DIST_INVALID_ARGUMENT);
+  EXPECT_FLOAT_EQ(b.read().value().data<float>().value()[0], 100.0f - 0.25f * 4);
+
   ASSERT_TRUE(dist::unregister_update_function("cpp_scaled_add").ok());
   EXPECT_EQ(live->load(), 0);
   EXPECT_FALSE(dist::is_update_function_registered("cpp_scaled_add").value());

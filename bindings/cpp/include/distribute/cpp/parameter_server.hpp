@@ -1,7 +1,7 @@
 // distribute C++ wrapper — ParameterServerStrategy (distribute/parameter_server.h):
 // ParameterServerOptions (placement and TF's partitioners), the strategy's constructor,
 // registered update functions as lambdas, and the calls on its variables (apply_update,
-// where each shard lives). The options own their C handle, are move-only, and destroy it
+// the batches read_variables and apply_updates, where each shard lives). The options own their C handle, are move-only, and destroy it
 // with the object.
 #ifndef DISTRIBUTE_CPP_PARAMETER_SERVER_HPP_
 #define DISTRIBUTE_CPP_PARAMETER_SERVER_HPP_
@@ -173,6 +173,51 @@ inline Status apply_update(ValueView variable, const char* function, Span<const 
                                                      static_cast<int32_t>(raw.size()), hyperparameter_names.data(),
                                                      hyperparameter_values.data(),
                                                      static_cast<int32_t>(hyperparameter_names.size())));
+}
+
+// Reads every variable as ValueView::read does, in one batch: each ps task holding shards
+// of them is asked once (dist_variables_read). On error nothing is returned.
+inline Result<std::vector<Value>> read_variables(Span<const ValueView> variables) {
+  detail::RawValues raw(variables);
+  detail::RawOuts outs(variables.size());
+  const Status status = Status::FromCall(dist_variables_read(raw.data(), raw.size(), outs.data()));
+  if (!status.ok()) return status;
+  std::vector<Value> values(variables.size());
+  outs.move_to(Span<Value>(values));
+  return values;
+}
+
+// apply_update on every variable at once (dist_variables_apply_update): variable i with
+// its own arguments args[i] (every row the same length), all with the same function and
+// hyperparameters; one call per ps task.
+inline Status apply_updates(Span<const ValueView> variables, const char* function,
+                            const std::vector<std::vector<ValueView>>& args,
+                            Span<const char* const> hyperparameter_names = {},
+                            Span<const double> hyperparameter_values = {}) {
+  if (hyperparameter_names.size() != hyperparameter_values.size()) {
+    return Status(DIST_INVALID_ARGUMENT, "dist::apply_updates: one value for each hyperparameter name");
+  }
+  if (args.size() != variables.size()) {
+    return Status(DIST_INVALID_ARGUMENT, "dist::apply_updates: " + std::to_string(args.size()) +
+                                             " rows of arguments for " + std::to_string(variables.size()) +
+                                             " variables: one row for each variable");
+  }
+  const size_t num_args = args.empty() ? 0 : args.front().size();
+  std::vector<const dist_value_t*> flat;
+  flat.reserve(args.size() * num_args);
+  for (const std::vector<ValueView>& row : args) {
+    if (row.size() != num_args) {
+      return Status(DIST_INVALID_ARGUMENT, "dist::apply_updates: rows of " + std::to_string(num_args) + " and " +
+                                               std::to_string(row.size()) + " arguments: every row the same length");
+    }
+    for (const ValueView& arg : row) flat.push_back(arg.get());
+  }
+  std::vector<dist_value_t*> raw;
+  raw.reserve(variables.size());
+  for (const ValueView& variable : variables) raw.push_back(variable.get());
+  return Status::FromCall(dist_variables_apply_update(
+      raw.data(), static_cast<int32_t>(raw.size()), function, flat.data(), static_cast<int32_t>(num_args),
+      hyperparameter_names.data(), hyperparameter_values.data(), static_cast<int32_t>(hyperparameter_names.size())));
 }
 
 // The number of shards of a ParameterServerStrategy variable, and the ps task of shard `index`.
