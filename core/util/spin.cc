@@ -1,30 +1,33 @@
 #include "core/util/spin.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <thread>
 
 namespace distribute {
 namespace {
 
-// The cores this process may run on (its affinity mask), not every online CPU.
-int32_t UsableCores() {
+int32_t Cores() {
+  static const int32_t cores = ProcessCores();
+  return cores;
+}
+
+}  // namespace
+
+int32_t ProcessCores() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+  // getpid() names the main thread; 0 would name the calling thread, whose own pinning is
+  // not the process's (a pinned worker thread asking first made every later thread look
+  // crowded).
+  if (sched_getaffinity(getpid(), sizeof set, &set) == 0) {
     const int count = CPU_COUNT(&set);
     if (count > 0) return count;
   }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int32_t>(hw);
 }
-
-int32_t Cores() {
-  static const int32_t cores = UsableCores();
-  return cores;
-}
-
-}  // namespace
 
 bool Oversubscribed(int32_t threads) { return threads > Cores(); }
 

@@ -33,6 +33,10 @@ inline constexpr int64_t kYieldBudgetNs = 200'000;
 // 10 us of an 8-byte all-reduce step when another process holds the other core.
 inline constexpr int64_t kSharedCorePauseNs = 2'000;
 
+// The cores this process may run on: its main thread's affinity mask (what taskset or a
+// container set), whichever thread asks; every online CPU where the mask cannot be read.
+int32_t ProcessCores();
+
 // Whether `threads` busy threads are more than this process's usable cores: waiters then
 // yield their core (to the very thread they wait for, often) instead of spinning on it.
 bool Oversubscribed(int32_t threads);
