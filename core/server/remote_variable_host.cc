@@ -259,6 +259,7 @@ class RemoteVariableHost final : public ps::VariableHost {
       RETURN_IF_ERROR(ps::CheckPsName("variable name", name));
       request.add_names(name);
     }
+    RETURN_IF_ERROR(CheckHeaderFits(request.ByteSizeLong(), max_message_bytes_));
     std::vector<Tensor> values;
     RETURN_IF_ERROR(Invoke(deadline, absl::StrCat("reading ", Batch(names.size(), names.front())),
                            [&](grpc::ClientContext* context, absl::Status* answer) {

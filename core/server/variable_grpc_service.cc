@@ -134,12 +134,19 @@ class VariableGrpcService final : public pb::VariableService::Service {
         return ReplyStatus(context, checked);
       }
     }
-    // The sizes first, so that a request for more than the bound copies nothing.
+    // The headers first, from the variables' sizes, so that a request for more than the
+    // bounds copies nothing.
+    pb::ReadManyResponse first;
     uint64_t total = 0;
     for (const std::string& name : request->names()) {
       absl::StatusOr<ps::StoredVariableInfo> info = store_->Info(name);
       if (!info.ok()) return ReplyStatus(context, info.status());
-      total += DTypeSize(info->dtype) * static_cast<uint64_t>(info->shape.num_elements());
+      const uint64_t bytes = DTypeSize(info->dtype) * static_cast<uint64_t>(info->shape.num_elements());
+      pb::TensorHeader* header = first.add_tensors();
+      header->set_dtype(static_cast<int32_t>(info->dtype));
+      header->mutable_dims()->Assign(info->shape.dims().begin(), info->shape.dims().end());
+      header->set_byte_size(bytes);
+      total += bytes;
     }
     // What one call may make either side buffer bounds the answer as it bounds requests.
     if (total > max_request_bytes_) {
@@ -148,19 +155,17 @@ class VariableGrpcService final : public pb::VariableService::Service {
                                       " bytes together: at most ", max_request_bytes_,
                                       " (max_variable_request_bytes) travel in one answer")));
     }
-    std::vector<Tensor> values;
-    values.reserve(static_cast<size_t>(request->names_size()));
-    pb::ReadManyResponse first;
-    for (const std::string& name : request->names()) {
-      absl::StatusOr<Tensor> value = store_->Read(name);
-      if (!value.ok()) return ReplyStatus(context, value.status());
-      SetTensorHeader(*value, first.add_tensors());
-      values.push_back(*std::move(value));
-    }
     if (absl::Status fits = CheckHeaderFits(first.ByteSizeLong(), max_message_bytes_); !fits.ok()) {
       return ReplyStatus(context, absl::InvalidArgumentError(absl::StrCat(
                                       "the answer's tensor headers do not fit one message: ", fits.message(),
                                       "; ask for fewer variables per call")));
+    }
+    std::vector<Tensor> values;
+    values.reserve(static_cast<size_t>(request->names_size()));
+    for (const std::string& name : request->names()) {
+      absl::StatusOr<Tensor> value = store_->Read(name);  // its shape is the one declared above
+      if (!value.ok()) return ReplyStatus(context, value.status());
+      values.push_back(*std::move(value));
     }
     WriteChunked(std::move(first), std::span<const Tensor>(values), max_message_bytes_, writer);
     return grpc::Status::OK;
@@ -181,6 +186,8 @@ class VariableGrpcService final : public pb::VariableService::Service {
     if (!arguments.ok()) return ReplyStatus(context, arguments.status());
     size_t next = 0;  // the first argument of the current entry
     for (int index = 0; index < first.entries_size(); ++index) {
+      // A caller that gave up (its deadline, a cancel) no longer holds a thread here.
+      if (context->IsCancelled()) return ReplyStatus(context, absl::CancelledError("the call was cancelled"));
       const pb::UpdateEntry& entry = first.entries(index);
       const auto count = static_cast<size_t>(entry.arguments_size());
       const absl::Status applied =

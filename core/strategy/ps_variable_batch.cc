@@ -11,6 +11,7 @@
 #include "core/ps/variable_host.h"
 #include "core/strategy/parameter_servers.h"
 #include "core/tensor/dtype.h"
+#include "core/tensor/shape.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -43,6 +44,13 @@ size_t HeaderBytes(size_t name_bytes, size_t tensors, const Shape& shape) {
   return name_bytes + 16 + tensors * (32 + 11 * shape.dims().size());
 }
 
+// What an update's function name and hyperparameters take in every call's first message.
+size_t UpdateHeaderBytes(absl::string_view function, const ps::Hyperparameters& hyperparameters) {
+  size_t bytes = function.size() + 16;
+  for (const auto& [name, value] : hyperparameters) bytes += name.size() + 32;
+  return bytes;
+}
+
 uint64_t ShardBytes(const ps::VariablePlacement& placement, size_t shard) {
   return DTypeSize(placement.declaration.dtype) *
          static_cast<uint64_t>(placement.shards[shard].shape.num_elements());
@@ -65,13 +73,16 @@ std::vector<std::pair<ParameterServers*, std::vector<size_t>>> ByServers(
 // Each task's items, in batch order, cut into calls within its host's limits and
 // kMaxBatchCallBytes (an item larger than a limit goes alone, in a call of its own, which
 // the host refuses only past its own bound).
-std::vector<Call> PlanCalls(const ParameterServers& servers, std::span<const Item> items) {
+// `shared_header_bytes`: what every call's first message carries besides its items.
+std::vector<Call> PlanCalls(const ParameterServers& servers, std::span<const Item> items,
+                            size_t shared_header_bytes) {
   std::map<int32_t, std::vector<size_t>> by_task;
   for (size_t i = 0; i < items.size(); ++i) by_task[items[i].placement->task].push_back(i);
   std::vector<Call> calls;
   for (const auto& [task, indices] : by_task) {
     ps::VariableHost::BatchLimits limits = servers.hosts[static_cast<size_t>(task)]->batch_limits();
     limits.tensor_bytes = std::min(limits.tensor_bytes, kMaxBatchCallBytes);
+    limits.header_bytes -= std::min(limits.header_bytes, shared_header_bytes);
     uint64_t bytes = 0;
     size_t header = 0;
     for (size_t index : indices) {
@@ -118,21 +129,31 @@ absl::StatusOr<std::vector<Tensor>> ReadPsVariables(std::span<PsVariableStorage*
         items.push_back(Item{v, s, &shard, ShardBytes(placement, s), HeaderBytes(shard.name.size(), 1, shard.shape)});
       }
     }
-    const std::vector<Call> calls = PlanCalls(*servers, items);
-    const Deadline deadline = servers->NewDeadline();
+    const std::vector<Call> calls = PlanCalls(*servers, items, 0);
     RETURN_IF_ERROR(servers->shard_calls.Run(GroupByTask(calls), [&](int32_t c) -> absl::Status {
       const Call& call = calls[static_cast<size_t>(c)];
       std::vector<std::string> names;
       names.reserve(call.items.size());
       for (size_t index : call.items) names.push_back(items[index].placement->name);
       ps::VariableHost& host = *servers->hosts[static_cast<size_t>(call.task)];
-      ASSIGN_OR_RETURN(std::vector<Tensor> values, host.ReadMany(names, deadline));
+      // Each call its own deadline, as one call per variable would have.
+      ASSIGN_OR_RETURN(std::vector<Tensor> values, host.ReadMany(names, servers->NewDeadline()));
       if (values.size() != names.size()) {
         return absl::InternalError(absl::StrCat(host.task(), " answered ", values.size(), " values for ",
                                                 names.size(), " variables"));
       }
       for (size_t k = 0; k < values.size(); ++k) {
         const Item& item = items[call.items[k]];
+        const ps::VariablePlacement& placement = variables[item.variable]->placement();
+        // A task is trusted no further than its answers check out: what the caller gets
+        // has the variable's dtype and shape.
+        if (values[k].dtype() != placement.declaration.dtype || values[k].shape() != item.placement->shape) {
+          return absl::InternalError(absl::StrCat(host.task(), " answered ", DTypeName(values[k].dtype()), " ",
+                                                  values[k].shape().ToString(), " for ",
+                                                  ps::QuotedName(item.placement->name), ", which is ",
+                                                  DTypeName(placement.declaration.dtype), " ",
+                                                  item.placement->shape.ToString()));
+        }
         shards[item.variable][item.shard] = std::move(values[k]);
       }
       return absl::OkStatus();
@@ -175,10 +196,9 @@ absl::Status ApplyPsUpdates(std::span<PsVariableStorage* const> variables,
         items.push_back(Item{v, s, &shard, bytes, HeaderBytes(shard.name.size(), per_shard[v][s].size(), shard.shape)});
       }
     }
-    const std::vector<Call> calls = PlanCalls(*servers, items);
+    const std::vector<Call> calls = PlanCalls(*servers, items, UpdateHeaderBytes(function, hyperparameters));
     // Per call, its first failed item and why (each call writes only its own).
     std::vector<std::optional<std::pair<size_t, absl::Status>>> failures(calls.size());
-    const Deadline deadline = servers->NewDeadline();
     RETURN_IF_ERROR(servers->shard_calls.Run(GroupByTask(calls), [&](int32_t c) -> absl::Status {
       const Call& call = calls[static_cast<size_t>(c)];
       std::vector<ps::VariableHost::UpdateEntry> entries;
@@ -189,7 +209,7 @@ absl::Status ApplyPsUpdates(std::span<PsVariableStorage* const> variables,
       }
       ps::VariableHost& host = *servers->hosts[static_cast<size_t>(call.task)];
       absl::StatusOr<ps::VariableHost::UpdatesOutcome> outcome =
-          host.ApplyUpdates(entries, function, hyperparameters, deadline);
+          host.ApplyUpdates(entries, function, hyperparameters, servers->NewDeadline());
       auto& failure = failures[static_cast<size_t>(c)];
       if (!outcome.ok()) {
         failure.emplace(call.items.front(), outcome.status());

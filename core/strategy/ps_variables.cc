@@ -54,13 +54,17 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> AggregateBatch(ReplicaContext& 
   for (const Value* value : variables) {
     const Variable& variable = *value->variable();
     if (variable.aggregation() == VariableAggregation::kNone) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variable ", Quoted(variable.name()), " has aggregation NONE: an aggregation must be specified (SUM, "
-          "MEAN or ONLY_FIRST_REPLICA) to apply update ", Quoted(function), " in replica context"));
+      return context.strategy().collective().FailTogether(
+          context.replica_id(),
+          absl::InvalidArgumentError(absl::StrCat("variable ", Quoted(variable.name()),
+                                                  " has aggregation NONE: an aggregation must be specified (SUM, "
+                                                  "MEAN or ONLY_FIRST_REPLICA) to apply update ",
+                                                  Quoted(function), " in replica context")),
+          context.NewDeadline());
     }
   }
   std::vector<std::vector<Tensor>> aggregated(arguments.begin(), arguments.end());
-  for (const auto [aggregation, op] : {std::pair{VariableAggregation::kSum, ReduceOp::kSum},
+  for (const auto& [aggregation, op] : {std::pair{VariableAggregation::kSum, ReduceOp::kSum},
                                        std::pair{VariableAggregation::kMean, ReduceOp::kMean}}) {
     std::vector<Tensor> batch;
     for (size_t v = 0; v < variables.size(); ++v) {
@@ -190,29 +194,37 @@ absl::Status ApplyRegisteredUpdates(std::span<const Value* const> variables,
   if (arguments.size() != variables.size()) {
     return absl::InternalError("a batch of updates with another number of argument lists than variables");
   }
-  std::vector<PsVariableStorage*> storages;
-  storages.reserve(variables.size());
-  for (size_t v = 0; v < variables.size(); ++v) {
-    ASSIGN_OR_RETURN(PsVariableStorage * storage,
-                     CheckUpdate(*variables[v], arguments[v], absl::StrCat("variables[", v, "]")));
-    storages.push_back(storage);
-  }
   ThreadContext& thread = ThreadContext::Current();
   ReplicaContext* context =
       thread.top_kind() == FrameKind::kReplica ? thread.replica_context() : nullptr;
+  // A replica whose batch fails a local check still meets the others' collectives, so that
+  // they fail at once with its error instead of waiting for it until the deadline.
+  const auto refuse = [&](const absl::Status& error) -> absl::Status {
+    if (context == nullptr || context->num_replicas() == 1) return error;
+    return context->strategy().collective().FailTogether(context->replica_id(), error, context->NewDeadline());
+  };
+  std::vector<PsVariableStorage*> storages;
+  storages.reserve(variables.size());
+  for (size_t v = 0; v < variables.size(); ++v) {
+    absl::StatusOr<PsVariableStorage*> storage =
+        CheckUpdate(*variables[v], arguments[v], absl::StrCat("variables[", v, "]"));
+    if (!storage.ok()) return refuse(storage.status());
+    storages.push_back(*storage);
+  }
   if (context == nullptr) return ApplyPsUpdates(storages, arguments, function, hyperparameters);
   for (const Value* value : variables) {
     if (value->variable()->strategy_id() != context->strategy().id()) {
-      return absl::FailedPreconditionError(absl::StrCat("variable ", Quoted(value->variable()->name()),
-                                                        " belongs to another strategy than the replica function "
-                                                        "updating it"));
+      return refuse(absl::FailedPreconditionError(absl::StrCat("variable ", Quoted(value->variable()->name()),
+                                                               " belongs to another strategy than the replica "
+                                                               "function updating it")));
     }
   }
   if (context->num_replicas() == 1) return ApplyPsUpdates(storages, arguments, function, hyperparameters);
-  ASSIGN_OR_RETURN(const std::vector<std::vector<Tensor>> aggregated,
-                   AggregateBatch(*context, variables, arguments, function));
+  absl::StatusOr<std::vector<std::vector<Tensor>>> aggregated =
+      AggregateBatch(*context, variables, arguments, function);
+  if (!aggregated.ok()) return aggregated.status();
   return WriteFromFirstReplica(
-      *context, [&] { return ApplyPsUpdates(storages, aggregated, function, hyperparameters); });
+      *context, [&] { return ApplyPsUpdates(storages, *aggregated, function, hyperparameters); });
 }
 
 }  // namespace distribute

@@ -181,11 +181,18 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_apply_update(
  * every replica of this worker calls it with the same variables: the arguments of all of
  * them are aggregated in one collective per aggregation (SUM, MEAN; ONLY_FIRST_REPLICA by
  * broadcast; NONE is DIST_INVALID_ARGUMENT before anything is sent) and the first replica
- * sends the batch. Each shard's update is atomic; every update is attempted whatever the
- * others' outcome, and the error of the first variable (then shard) that failed is
- * returned, the others staying applied (as the shards of one variable do). A bad handle,
- * argument or hyperparameter is refused before anything is sent.
- * Errors: those of dist_variable_apply_update, naming the entry ("variables[2]: ...").
+ * sends the batch; every replica must pass the same variables in the same order, and a
+ * replica whose batch fails a local check fails every replica's call with its error.
+ * Handles, the function name, and each argument's dtype and shape against its variable are
+ * checked before anything is sent; what only the ps task knows (whether the function
+ * exists, its argument count and dtypes, hyperparameter names) is checked there for each
+ * shard. Each shard's update is atomic; every update is attempted whatever the others'
+ * outcome, and the error of the first variable (then shard) that failed is returned,
+ * naming it ("variables[2] ('w'): ..."), the others staying applied (as the shards of one
+ * variable do). A call to a ps task that fails as a whole (the task unreachable, the
+ * strategy's timeout, which bounds each call) leaves its shards' updates unknown and is
+ * reported as the failure of its first one. In messages "args[j]" is the failing
+ * variable's own argument j. Errors: those of dist_variable_apply_update.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variables_apply_update(
     dist_value_t* const* variables, int32_t count, const char* function,

@@ -70,8 +70,9 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* var
  * variables gain nothing from sharing a call), the tasks at once; a step that reads 4 variables of 2 shards each makes 2 calls instead of 8.
  * Each variable's value is a snapshot, as from dist_variable_read, but the batch is not
  * one snapshot of all of them. Other variables are read one by one. The same variable may
- * appear more than once. On error every outs[i] is NULL and the message names the failing
- * entry ("variables[2]: ..."), or the ps task. Thread-safety: safe. */
+ * appear more than once. On error (count within range) every outs[i] is NULL and the
+ * message names the failing entry ("variables[2]: ..."), or the ps task. Each call to a ps
+ * task is bounded by the strategy's timeout. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variables_read(const dist_value_t* const* variables,
                                                           int32_t count, dist_value_t** outs);
 

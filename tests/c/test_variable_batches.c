@@ -9,6 +9,7 @@
  * ParameterServer run. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dist_strategy_test.h"
@@ -304,6 +305,58 @@ static void test_a_batch_with_aggregation_none_is_refused_in_replica_context(voi
   dist_strategy_destroy(s);
 }
 
+/* Replica 1 alone passes a gradient of the wrong shape for the second variable: every
+ * replica fails at once with its error (it still meets the others' collective), and
+ * nothing is applied. */
+typedef struct {
+  dist_value_t* variables[2];
+  dist_status_t status[2];
+  char message[2][512];
+} divergent_state;
+
+static dist_status_t divergent_in_replica(dist_context_t* context, const dist_value_t* const* args,
+                                          int32_t num_args, dist_value_t** results,
+                                          int32_t num_results, void* user_data) {
+  divergent_state* st = (divergent_state*)user_data;
+  int32_t r = -1;
+  const float g[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+  const dist_value_t* grads[2];
+  const char* lr_name = "learning_rate";
+  const double lr = 1.0;
+  (void)args, (void)num_args, (void)results, (void)num_results;
+  if (dist_context_replica_id(context, &r) != DIST_OK || r < 0 || r > 1) return DIST_INTERNAL;
+  grads[0] = dts_f32(g, 4, NULL);
+  grads[1] = dts_f32(g, r == 1 ? 3 : 4, NULL);
+  st->status[r] = dist_variables_apply_update(st->variables, 2, "sgd", grads, 1, &lr_name, &lr, 1);
+  snprintf(st->message[r], sizeof st->message[r], "%s", dist_last_error_message());
+  dist_value_destroy((dist_value_t*)grads[0]);
+  dist_value_destroy((dist_value_t*)grads[1]);
+  return DIST_OK;
+}
+
+static void test_one_replicas_bad_argument_fails_every_replica(void** state) {
+  const float init[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  dist_strategy_t* s = sharded_strategy(2);
+  divergent_state st;
+  int r;
+  (void)state;
+  memset(&st, 0, sizeof(st));
+  st.variables[0] = variable_in(s, init, 4, DIST_AGGREGATION_SUM, "first");
+  st.variables[1] = variable_in(s, init, 4, DIST_AGGREGATION_MEAN, "second");
+  DT_OK(dist_strategy_run(s, divergent_in_replica, &st, NULL, 0, NULL, 0));
+  for (r = 0; r < 2; ++r) {
+    if (st.status[r] != DIST_INVALID_ARGUMENT || strstr(st.message[r], "variables[1]: args[0]") == NULL) {
+      fail_msg("replica %d: %s \"%s\" (expected INVALID_ARGUMENT naming variables[1]: args[0])", r,
+               dist_status_name(st.status[r]), st.message[r]);
+    }
+  }
+  dts_expect_variable_f32(st.variables[0], init, 4);
+  dts_expect_variable_f32(st.variables[1], init, 4);
+  dist_value_destroy(st.variables[0]);
+  dist_value_destroy(st.variables[1]);
+  dist_strategy_destroy(s);
+}
+
 /* ---- Misuse ---- */
 
 static void expect_outs_null(dist_value_t** outs, int n) {
@@ -418,6 +471,7 @@ int main(void) {
       cmocka_unit_test(test_a_failed_update_leaves_the_others_applied),
       cmocka_unit_test(test_replicas_aggregate_a_batch_and_send_it_once),
       cmocka_unit_test(test_a_batch_with_aggregation_none_is_refused_in_replica_context),
+      cmocka_unit_test(test_one_replicas_bad_argument_fails_every_replica),
       cmocka_unit_test(test_read_misuse),
       cmocka_unit_test(test_apply_misuse_changes_nothing),
   };

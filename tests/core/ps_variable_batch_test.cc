@@ -100,7 +100,10 @@ class RecordingHost final : public ps::VariableHost {
                                                const Deadline& deadline) override {
     Record(names);
     if (gate != nullptr) RETURN_IF_ERROR(gate->ArriveAndWait());
-    return VariableHost::ReadMany(names, deadline);
+    ASSIGN_OR_RETURN(std::vector<Tensor> values, VariableHost::ReadMany(names, deadline));
+    if (answer_wrong_shape) values.front() = ZeroTensor(DType::kFloat32, {1});
+    if (answer_wrong_dtype) values.front() = ZeroTensor(DType::kFloat64, std::vector<int64_t>(values.front().shape().dims().begin(), values.front().shape().dims().end()));
+    return values;
   }
   absl::StatusOr<UpdatesOutcome> ApplyUpdates(std::span<const UpdateEntry> entries, absl::string_view function,
                                               const ps::Hyperparameters& hyperparameters,
@@ -120,6 +123,8 @@ class RecordingHost final : public ps::VariableHost {
   }
 
   BatchLimits limits;
+  bool answer_wrong_shape = false;  // the first value of every ReadMany answer
+  bool answer_wrong_dtype = false;
   Rendezvous* gate = nullptr;
   std::set<std::string> failing;
   absl::Status call_error;
@@ -186,6 +191,19 @@ TEST_F(PsVariableBatchTest, EachTaskIsAskedOnceForEveryShardItHolds) {
   EXPECT_EQ(hosts_[1]->calls(), (Names{{"b", "w/part_1", "w/part_1"}}));
 }
 
+TEST_F(PsVariableBatchTest, AnswersOfAnotherShapeOrDtypeAreRefused) {
+  auto w = Make("w", Floats({1, 2, 3, 4}, {4}), ps::Partitioner::FixedSize(2));
+  auto a = Make("a", Floats({5, 6}, {2}));  // task 0
+  std::vector<PsVariableStorage*> batch = {a.get(), w.get()};
+  hosts_[0]->answer_wrong_shape = true;
+  EXPECT_TRUE(HasError(ReadPsVariables(batch), absl::StatusCode::kInternal,
+                       {"ps:0 answered float32 [1] for 'a', which is float32 [2]"}));
+  hosts_[0]->answer_wrong_shape = false;
+  hosts_[1]->answer_wrong_dtype = true;
+  EXPECT_TRUE(HasError(ReadPsVariables(batch), absl::StatusCode::kInternal,
+                       {"ps:1 answered float64 [2] for 'w/part_1', which is float32 [2]"}));
+}
+
 TEST_F(PsVariableBatchTest, ABatchIsCutByTheHostsLimits) {
   auto a = Make("a", Floats({1, 2}, {2}));  // task 0
   auto x = Make("x", Floats({0}, {1}));     // task 1
@@ -215,6 +233,15 @@ TEST_F(PsVariableBatchTest, ABatchIsCutByTheHostsLimits) {
   EXPECT_EQ(hosts_[0]->calls().size(), 9u);
   EXPECT_EQ(hosts_[0]->calls()[7], (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(hosts_[1]->calls().empty());
+  // An update's function name and hyperparameters come out of every call's header room:
+  // 3 entries of 60 bytes fit 200 bytes alone, 2 beside "sgd" and "learning_rate".
+  hosts_[0]->limits.header_bytes = 200;
+  ASSERT_TRUE(IsOk(ReadPsVariables(batch)));
+  EXPECT_EQ(hosts_[0]->calls().back(), (std::vector<std::string>{"a", "b", "c"}));
+  const std::vector<std::vector<Tensor>> gradients(3, std::vector<Tensor>{Floats({0, 0}, {2})});
+  ASSERT_TRUE(IsOk(ApplyPsUpdates(batch, gradients, "sgd", {{"learning_rate", 1.0}})));
+  const Names calls = hosts_[0]->calls();
+  EXPECT_EQ(Names(calls.end() - 2, calls.end()), (Names{{"a", "b"}, {"c"}}));
   (void)x, (void)y;
 }
 

@@ -685,6 +685,22 @@ TEST(VariableServiceTest, BatchesAreBounded) {
                        absl::StatusCode::kInvalidArgument, {"take 32 bytes together: at most 16"}));
 }
 
+// A ReadMany whose answer's headers would not fit a message is refused by the task before
+// it copies anything; one whose request would not fit is refused before it is sent.
+TEST(VariableServiceTest, BatchHeadersMustFitOneMessage) {
+  Server::Options options;
+  options.max_message_bytes = kMinMaxMessageBytes;
+  PsCluster cluster(options);
+  ASSERT_TRUE(cluster.host != nullptr);
+  const std::vector<int64_t> ones(kMaxRank, 1);
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("r", ZeroTensor(DType::kFloat32, ones), Long())));
+  EXPECT_TRUE(IsOk(cluster.host->ReadMany(std::vector<std::string>(8, "r"), Long())));
+  EXPECT_TRUE(HasError(cluster.host->ReadMany(std::vector<std::string>(kMaxBatchEntries, "r"), Long()),
+                       absl::StatusCode::kInvalidArgument, {"do not fit one message", "ask for fewer variables"}));
+  EXPECT_TRUE(HasError(cluster.host->ReadMany(std::vector<std::string>(20, std::string(1000, 'n')), Long()),
+                       absl::StatusCode::kInvalidArgument, {"more than the 10240 bytes of a message"}));
+}
+
 // Sends `request` as a ReadMany call through a raw stub, reading its answer to the end.
 RawOutcome RawReadMany(pb::VariableService::Stub& stub, const pb::ReadManyRequest& request) {
   grpc::ClientContext context;

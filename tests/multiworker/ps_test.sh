@@ -161,6 +161,17 @@ mismatched_shapes)
   echo "ok: 'w' as [5] after [4] on another worker: $line"
   ;;
 
+batch_2x2x30)
+  # 2 workers x 2 replicas, 2 ps tasks, w [6] and b [2] each in 2 shards (one per task):
+  # every replica reads both in one batch and sends g = 1 through sgd(-1) in one batch;
+  # SUM over a worker's 2 replicas adds 2 per step: 2 workers x 30 steps x 2 = 120 in
+  # every element, on both tasks.
+  run_job -n 2 --ps 2 --replicas-per-worker 2 -- "$PSW" "$T" batch 30 120
+  expect_rc 0
+  for rank in 0 1; do expect_line $rank "final 120 120 120 120"; done
+  echo "ok: batched reads and sgd from 2 workers x 2 replicas, 2 shards on 2 ps tasks: exactly 120 everywhere"
+  ;;
+
 checkpoint_sharded)
   run_job -n 2 --ps 2 -- "$PSW" "$T" checkpoint
   expect_rc 0

@@ -477,6 +477,81 @@ static int Checkpoint(const dist_cluster_t* cluster) {
   return result;
 }
 
+/* The batch calls across processes: in every replica, both variables read in one batch,
+ * then sgd with learning rate -1 (so w += g) on both in one batch, g = 1 everywhere. SUM
+ * aggregation over the worker's replicas: each step adds the replica count. */
+typedef struct {
+  dist_value_t* variables[2];
+} BatchState;
+
+static dist_status_t BatchStepInReplica(dist_context_t* context, const dist_value_t* const* args,
+                                        int32_t num_args, dist_value_t** results,
+                                        int32_t num_results, void* user_data) {
+  (void)context, (void)args, (void)num_args, (void)results, (void)num_results;
+  BatchState* state = (BatchState*)user_data;
+  dist_value_t* read[2] = {NULL, NULL};
+  dist_status_t status =
+      dist_variables_read((const dist_value_t* const*)state->variables, 2, read);
+  dist_value_destroy(read[0]);
+  dist_value_destroy(read[1]);
+  const int64_t w_shape[1] = {6};
+  const int64_t b_shape[1] = {2};
+  dist_value_t* gradients[2] = {NULL, NULL};
+  if (status == DIST_OK) gradients[0] = FilledTensor(w_shape, 1, 1.0f);
+  if (status == DIST_OK) gradients[1] = FilledTensor(b_shape, 1, 1.0f);
+  const char* names[1] = {"learning_rate"};
+  const double minus_one[1] = {-1.0};
+  if (status == DIST_OK) {
+    status = dist_variables_apply_update(state->variables, 2, "sgd",
+                                         (const dist_value_t* const*)gradients, 1, names,
+                                         minus_one, 1);
+  }
+  dist_value_destroy(gradients[0]);
+  dist_value_destroy(gradients[1]);
+  return status;
+}
+
+static int Batch(const dist_cluster_t* cluster, int steps, float expected) {
+  dist_parameter_server_options_t* options = NULL;
+  CHECK(dist_parameter_server_options_create(&options));
+  CHECK(dist_parameter_server_options_set_fixed_shards(options, 2, 0));
+  dist_strategy_t* strategy = CreateStrategy(cluster, 10000, options);
+  dist_parameter_server_options_destroy(options);
+  const int64_t w_shape[1] = {6};
+  const int64_t b_shape[1] = {2};
+  BatchState state;
+  state.variables[0] = CreateVariable(strategy, "w", w_shape, 1, 0.0f, DIST_AGGREGATION_SUM);
+  state.variables[1] = CreateVariable(strategy, "b", b_shape, 1, 0.0f, DIST_AGGREGATION_SUM);
+  for (int step = 0; step < steps; ++step) {
+    CHECK(dist_strategy_run(strategy, BatchStepInReplica, &state, NULL, 0, NULL, 0));
+  }
+  /* Every worker's updates landed once both variables' last elements (on ps task 1) and
+   * first elements (on ps task 0) reach `expected`, read in one batch. */
+  const double deadline = MonotonicMs() + 60e3;
+  float ends[4] = {0, 0, 0, 0};
+  for (;;) {
+    dist_value_t* read[2] = {NULL, NULL};
+    void* data[2] = {NULL, NULL};
+    CHECK(dist_variables_read((const dist_value_t* const*)state.variables, 2, read));
+    CHECK(dist_tensor_data(read[0], &data[0]));
+    CHECK(dist_tensor_data(read[1], &data[1]));
+    ends[0] = ((const float*)data[0])[0], ends[1] = ((const float*)data[0])[5];
+    ends[2] = ((const float*)data[1])[0], ends[3] = ((const float*)data[1])[1];
+    dist_value_destroy(read[0]);
+    dist_value_destroy(read[1]);
+    int done = 1;
+    for (int i = 0; i < 4; ++i) done &= ends[i] == expected;
+    if (done || MonotonicMs() > deadline) break;
+    SleepMs(20);
+  }
+  printf("final %g %g %g %g\n", ends[0], ends[1], ends[2], ends[3]);
+  fflush(stdout);
+  dist_value_destroy(state.variables[0]);
+  dist_value_destroy(state.variables[1]);
+  dist_strategy_destroy(strategy);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: ps_worker DIR CASE [ARGS...]\n");
@@ -501,6 +576,8 @@ int main(int argc, char** argv) {
     result = Restart(cluster, argc == 4 && strcmp(argv[3], "--restarted") == 0);
   } else if (strcmp(name, "mismatch") == 0 && argc == 3) {
     result = Mismatch(cluster);
+  } else if (strcmp(name, "batch") == 0 && argc == 5) {
+    result = Batch(cluster, atoi(argv[3]), (float)atof(argv[4]));
   } else if (strcmp(name, "checkpoint") == 0 && argc == 3) {
     result = Checkpoint(cluster);
   } else {
