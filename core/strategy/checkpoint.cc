@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/ps/function_registry.h"
 #include "core/ps/names.h"
+#include "core/strategy/ps_variable_batch.h"
 #include "core/strategy/ps_variable_storage.h"
 #include "core/strategy/thread_context.h"
 #include "core/strategy/variable_ops.h"
@@ -39,13 +41,31 @@ absl::Status SaveVariables(Strategy& strategy, const std::string& path) {
   RETURN_IF_ERROR(RequireCrossReplica(strategy, "save_variables"));
   std::vector<std::pair<std::string, Tensor>> entries;
   PsVariableStorage::SlotListing slot_listing;  // each ps task listed once per save
-  for (const std::shared_ptr<Variable>& variable : SortedVariables(strategy)) {
-    ASSIGN_OR_RETURN(Tensor value, ReadVariable(Value::OfVariable(variable)));
-    ASSIGN_OR_RETURN(Tensor host, value.CopyTo("CPU:0"));
+  const std::vector<std::shared_ptr<Variable>> variables = SortedVariables(strategy);
+  // A ParameterServer's variables in one batch: each ps task is asked once, not once per
+  // variable and shard.
+  std::vector<PsVariableStorage*> on_ps;
+  for (const std::shared_ptr<Variable>& variable : variables) {
+    if (auto* storage = dynamic_cast<PsVariableStorage*>(variable->storage().get())) on_ps.push_back(storage);
+  }
+  std::vector<Tensor> ps_values;
+  if (!on_ps.empty()) {
+    ASSIGN_OR_RETURN(ps_values, ReadPsVariables(on_ps));
+  }
+  size_t next_ps = 0;
+  for (const std::shared_ptr<Variable>& variable : variables) {
+    auto* storage = dynamic_cast<PsVariableStorage*>(variable->storage().get());
+    std::optional<Tensor> read;
+    if (storage != nullptr) {
+      read.emplace(std::move(ps_values[next_ps++]));
+    } else {
+      ASSIGN_OR_RETURN(read, ReadVariable(Value::OfVariable(variable)));
+    }
+    ASSIGN_OR_RETURN(Tensor host, read->CopyTo("CPU:0"));
     entries.emplace_back(variable->name(), std::move(host));
     // A parameter server's variable also saves its update functions' slots, under TF2's
     // slot names ("w/m"), whole however the variable is sharded.
-    if (auto* storage = dynamic_cast<PsVariableStorage*>(variable->storage().get())) {
+    if (storage != nullptr) {
       ASSIGN_OR_RETURN(auto slots, storage->ReadSlots(slot_listing));
       for (auto& [slot, value] : slots) {
         entries.emplace_back(ps::SlotName(variable->name(), slot), std::move(value));
