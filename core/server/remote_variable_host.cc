@@ -1,6 +1,7 @@
 #include "core/server/remote_variable_host.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <optional>
 #include <span>
@@ -260,8 +261,9 @@ class RemoteVariableHost final : public ps::VariableHost {
       request.add_names(name);
     }
     RETURN_IF_ERROR(CheckHeaderFits(request.ByteSizeLong(), max_message_bytes_));
+    if (!batches_served_.load(std::memory_order_relaxed)) return VariableHost::ReadMany(names, deadline);
     std::vector<Tensor> values;
-    RETURN_IF_ERROR(Invoke(deadline, absl::StrCat("reading ", Batch(names.size(), names.front())),
+    absl::Status read = Invoke(deadline, absl::StrCat("reading ", Batch(names.size(), names.front())),
                            [&](grpc::ClientContext* context, absl::Status* answer) {
                              auto stream = stub_->ReadMany(context, request);
                              pb::ReadManyResponse first;
@@ -278,7 +280,9 @@ class RemoteVariableHost final : public ps::VariableHost {
                                                          false};
                              }
                              return FinishAnswer(context, stream.get(), received, answer);
-                           }));
+                           });
+    if (Unserved(read)) return VariableHost::ReadMany(names, deadline);
+    RETURN_IF_ERROR(read);
     return values;
   }
 
@@ -305,8 +309,11 @@ class RemoteVariableHost final : public ps::VariableHost {
     }
     RETURN_IF_ERROR(CheckTensorBytes(total));
     RETURN_IF_ERROR(CheckHeaderFits(first.ByteSizeLong(), max_message_bytes_));
+    if (!batches_served_.load(std::memory_order_relaxed)) {
+      return VariableHost::ApplyUpdates(entries, function, hyperparameters, deadline);
+    }
     pb::UpdatesResponse response;
-    RETURN_IF_ERROR(Invoke(deadline,
+    absl::Status sent = Invoke(deadline,
                            absl::StrCat("updating ", Batch(entries.size(), entries.front().name), " with ",
                                         ps::QuotedName(function)),
                            [&](grpc::ClientContext* context, absl::Status* answer) {
@@ -316,7 +323,10 @@ class RemoteVariableHost final : public ps::VariableHost {
                              const grpc::Status status = stream->Finish();
                              if (status.ok()) *answer = CheckUpdatesResponse(response, entries.size());
                              return status;
-                           }));
+                           });
+    // A task without the call has applied nothing: the entries go one by one instead.
+    if (Unserved(sent)) return VariableHost::ApplyUpdates(entries, function, hyperparameters, deadline);
+    RETURN_IF_ERROR(sent);
     UpdatesOutcome outcome;
     outcome.failed = response.failed();
     if (outcome.failed > 0) {
@@ -384,6 +394,14 @@ class RemoteVariableHost final : public ps::VariableHost {
     return absl::InvalidArgumentError(absl::StrCat("the call carries ", bytes, " tensor bytes: at most ",
                                                    max_tensor_bytes_, " (max_tensor_bytes, the ps task's ",
                                                    "max_variable_request_bytes) travel in one call"));
+  }
+
+  // Whether `status` says the task has no such call (UNIMPLEMENTED from gRPC: the service
+  // itself never answers it); remembers it for later batches.
+  bool Unserved(const absl::Status& status) {
+    if (status.code() != absl::StatusCode::kUnimplemented) return false;
+    batches_served_.store(false, std::memory_order_relaxed);
+    return true;
   }
 
   static absl::Status CheckBatch(size_t count) {
@@ -486,6 +504,9 @@ class RemoteVariableHost final : public ps::VariableHost {
   const uint64_t max_tensor_bytes_;
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<pb::VariableService::Stub> stub_;
+  // False once the task answered that it has no batch calls (a ps task of an earlier
+  // version): batches then go one call per entry, as VariableHost's defaults make them.
+  std::atomic<bool> batches_served_{true};
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // error naming the task, refused before anything is allocated for it.
 #include "core/server/remote_variable_host.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -244,6 +245,57 @@ TEST(RemoteVariableHostTest, ABatchOutcomeCarriesTheFirstFailure) {
   EXPECT_EQ(outcome->failed, 2);
   EXPECT_EQ(outcome->first_failed, 1);
   EXPECT_TRUE(HasError(outcome->first_error, absl::StatusCode::kNotFound, {"no variable 'b'"}));
+}
+
+// A ps task of an earlier version: Read and ApplyUpdate, but no batch calls.
+class EarlierTask final : public pb::VariableService::Service {
+ public:
+  grpc::Status Read(grpc::ServerContext*, const pb::ReadRequest* request,
+                    grpc::ServerWriter<pb::ReadResponse>* writer) override {
+    reads.fetch_add(1);
+    pb::ReadResponse message;
+    message.mutable_tensor()->set_dtype(static_cast<int32_t>(DType::kFloat32));
+    message.mutable_tensor()->add_dims(1);
+    message.mutable_tensor()->set_byte_size(4);
+    const float value = request->name() == "a" ? 1.0f : 2.0f;
+    message.set_data(std::string(reinterpret_cast<const char*>(&value), 4));
+    writer->Write(message);
+    return grpc::Status::OK;
+  }
+  grpc::Status ApplyUpdate(grpc::ServerContext*, grpc::ServerReader<pb::UpdateRequest>* reader,
+                           pb::WriteResponse*) override {
+    pb::UpdateRequest request;
+    while (reader->Read(&request)) {
+    }
+    updates.fetch_add(1);
+    return grpc::Status::OK;
+  }
+  std::atomic<int> reads{0};
+  std::atomic<int> updates{0};
+};
+
+TEST(RemoteVariableHostTest, BatchesToAnEarlierTaskGoOneCallPerEntry) {
+  EarlierTask service;
+  std::string address;
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &address);
+  absl::StatusOr<std::unique_ptr<ps::VariableHost>> host =
+      NewRemoteVariableHost("ps:7", address, RemoteVariableHostOptions());
+  ASSERT_TRUE(IsOk(host));
+  for (int round = 1; round <= 2; ++round) {
+    absl::StatusOr<std::vector<Tensor>> read = (*host)->ReadMany(std::vector<std::string>{"a", "b", "a"}, Long());
+    ASSERT_TRUE(IsOk(read));
+    ASSERT_EQ(read->size(), 3u);
+    EXPECT_EQ(*static_cast<const float*>((*read)[0].data()), 1.0f);
+    EXPECT_EQ(*static_cast<const float*>((*read)[1].data()), 2.0f);
+    EXPECT_EQ(*static_cast<const float*>((*read)[2].data()), 1.0f);
+    EXPECT_EQ(service.reads.load(), 3 * round);
+    const std::vector<ps::VariableHost::UpdateEntry> entries = {{"a", {}}, {"b", {}}};
+    absl::StatusOr<ps::VariableHost::UpdatesOutcome> outcome = (*host)->ApplyUpdates(entries, "sgd", {}, Long());
+    ASSERT_TRUE(IsOk(outcome));
+    EXPECT_EQ(outcome->failed, 0);
+    EXPECT_EQ(service.updates.load(), 2 * round);
+  }
+  server->Shutdown();
 }
 
 }  // namespace
