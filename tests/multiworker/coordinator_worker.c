@@ -241,8 +241,15 @@ static int Serve(dist_cluster_t* cluster, const char* job) {
   snprintf(name, sizeof(name), "%s.%d.pid", job, g_task_index);
   snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
   WriteFile(name, pid);
-  /* A restarted worker may find its killed incarnation still registered for a moment. */
-  while ((s = dist_server_create(cluster, NULL, &server)) == DIST_ALREADY_EXISTS && NowMs() < give_up) SleepMs(100);
+  /* A restarted worker may find its killed incarnation still registered for a moment, and
+   * its port taken for a moment (another process's connection got it as its local port
+   * while this task was down: seen once in CI as "Address already in use"). */
+  for (;;) {
+    s = dist_server_create(cluster, NULL, &server);
+    const int port_taken = s == DIST_UNAVAILABLE && strstr(dist_last_error_message(), "Address already in use") != NULL;
+    if ((s != DIST_ALREADY_EXISTS && !port_taken) || NowMs() >= give_up) break;
+    SleepMs(100);
+  }
   if (s != DIST_OK) Die("dist_server_create", s);
   signal(SIGTERM, OnSignal);
   signal(SIGINT, OnSignal);
