@@ -264,6 +264,20 @@ static inline void dts_expect_f32(const dist_value_t* tensor, const float* expec
 }
 
 /* Reads a variable in the current context and checks its float32 contents. */
+/* A new float32 variable of `n` elements created in the strategy's scope. */
+static inline dist_value_t* dts_variable_f32(dist_strategy_t* s, const float* values, int64_t n,
+                                             dist_variable_aggregation_t aggregation,
+                                             const char* name) {
+  dist_value_t* init = dts_f32(values, n, NULL);
+  dist_value_t* v = NULL;
+  DT_OK(dist_strategy_scope_enter(s));
+  DT_OK(dist_variable_create(init, DIST_SYNC_AUTO, aggregation, name, &v));
+  DT_OK(dist_strategy_scope_exit(s));
+  dist_value_destroy(init);
+  assert_non_null(v);
+  return v;
+}
+
 static inline void dts_expect_variable_f32(const dist_value_t* variable, const float* expected,
                                            int64_t n) {
   dist_value_t* read = NULL;

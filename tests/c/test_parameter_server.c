@@ -18,18 +18,6 @@ static int setup(void** state) {
   return dist_set_logical_cpu_device_count(DTS_NUM_CPUS) == DIST_OK ? 0 : -1;
 }
 
-static dist_value_t* ps_variable(dist_strategy_t* s, const float* values, int64_t n,
-                                 dist_variable_aggregation_t aggregation, const char* name) {
-  dist_value_t* init = dts_f32(values, n, NULL);
-  dist_value_t* v = NULL;
-  DT_OK(dist_strategy_scope_enter(s));
-  DT_OK(dist_variable_create(init, DIST_SYNC_AUTO, aggregation, name, &v));
-  DT_OK(dist_strategy_scope_exit(s));
-  dist_value_destroy(init);
-  assert_non_null(v);
-  return v;
-}
-
 /* ---- The strategy ---- */
 
 static void test_local_mode_properties(void** state) {
@@ -51,7 +39,7 @@ static void test_local_mode_properties(void** state) {
 static void test_variable_lives_on_the_parameter_device(void** state) {
   const float init[3] = {1.0f, 2.0f, 3.0f};
   dist_strategy_t* s = dts_local_parameter_server(2, NULL);
-  dist_value_t* v = ps_variable(s, init, 3, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* v = dts_variable_f32(s, init, 3, DIST_AGGREGATION_SUM, "w");
   const char* device = NULL;
   int32_t count = 0;
   int32_t task = -1;
@@ -80,8 +68,8 @@ static void test_the_same_name_is_the_same_variable(void** state) {
   char path[] = "/tmp/dist_ps_same_XXXXXX";
   int fd = mkstemp(path);
   dist_strategy_t* s = dts_local_parameter_server(1, NULL);
-  dist_value_t* a = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
-  dist_value_t* b = ps_variable(s, other_init, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* a = dts_variable_f32(s, init, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* b = dts_variable_f32(s, other_init, 2, DIST_AGGREGATION_SUM, "w");
   const float delta[2] = {1.0f, 1.0f};
   dist_value_t* ones = dts_f32(delta, 2, NULL);
   dist_value_t* wrong = dts_f32(three, 3, NULL);
@@ -168,7 +156,7 @@ static void test_replica_assign_add_by_aggregation(void** state) {
   (void)state;
   for (i = 0; i < 3; ++i) {
     dist_strategy_t* s = dts_local_parameter_server(3, NULL);
-    dist_value_t* v = ps_variable(s, init, 2, aggregations[i], "counter");
+    dist_value_t* v = dts_variable_f32(s, init, 2, aggregations[i], "counter");
     float expected[2];
     run_adds(s, v, 0);
     run_adds(s, v, 0);
@@ -186,7 +174,7 @@ static void test_replica_apply_update_sgd(void** state) {
   const float init[2] = {4.0f, -4.0f};
   const float expected[2] = {4.0f - 1.5f, -4.0f - 1.5f};
   dist_strategy_t* s = dts_local_parameter_server(2, NULL);
-  dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_MEAN, "w");
+  dist_value_t* v = dts_variable_f32(s, init, 2, DIST_AGGREGATION_MEAN, "w");
   (void)state;
   run_adds(s, v, 1);
   dts_expect_variable_f32(v, expected, 2);
@@ -197,7 +185,7 @@ static void test_replica_apply_update_sgd(void** state) {
 static void test_replica_assign_without_aggregation_fails(void** state) {
   const float init[2] = {0.0f, 0.0f};
   dist_strategy_t* s = dts_local_parameter_server(2, NULL);
-  dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_NONE, "none");
+  dist_value_t* v = dts_variable_f32(s, init, 2, DIST_AGGREGATION_NONE, "none");
   replica_state st;
   dist_status_t status;
   (void)state;
@@ -222,7 +210,7 @@ static void test_cross_replica_adam(void** state) {
   const char* names[2] = {"learning_rate", "step"};
   const double values[2] = {0.01, 1.0};
   dist_strategy_t* s = dts_local_parameter_server(1, NULL);
-  dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "adam_w");
+  dist_value_t* v = dts_variable_f32(s, init, 2, DIST_AGGREGATION_SUM, "adam_w");
   dist_value_t* g = dts_f32(gradient, 2, NULL);
   float expected[2];
   int j;
@@ -252,7 +240,7 @@ static void test_cross_replica_assign_and_sub(void** state) {
   const float value[2] = {5.0f, 7.0f};
   const float after_sub[2] = {0.0f, 0.0f};
   dist_strategy_t* s = dts_local_parameter_server(2, NULL);
-  dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* v = dts_variable_f32(s, init, 2, DIST_AGGREGATION_SUM, "w");
   dist_value_t* t = dts_f32(value, 2, NULL);
   (void)state;
   DT_OK(dist_variable_assign(v, t));
@@ -388,8 +376,8 @@ static void test_checkpoint_keeps_optimizer_slots(void** state) {
   int fd = mkstemp(path);
   dist_strategy_t* first = sharded_ps(2);
   dist_strategy_t* fresh = sharded_ps(2);
-  dist_value_t* a = ps_variable(first, init, 3, DIST_AGGREGATION_SUM, "table");
-  dist_value_t* b = ps_variable(fresh, junk, 3, DIST_AGGREGATION_SUM, "table");
+  dist_value_t* a = dts_variable_f32(first, init, 3, DIST_AGGREGATION_SUM, "table");
+  dist_value_t* b = dts_variable_f32(fresh, junk, 3, DIST_AGGREGATION_SUM, "table");
   dist_value_t* read = NULL;
   float got[3];
   int j;
@@ -434,7 +422,7 @@ static void test_apply_update_misuse(void** state) {
   const float other[3] = {1.0f, 2.0f, 3.0f};
   dist_strategy_t* s = dts_local_parameter_server(1, NULL);
   dist_strategy_t* mirrored = dts_mirrored(2);
-  dist_value_t* v = ps_variable(s, init, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* v = dts_variable_f32(s, init, 2, DIST_AGGREGATION_SUM, "w");
   dist_value_t* g = dts_f32(init, 2, NULL);
   dist_value_t* wrong_shape = dts_f32(other, 3, NULL);
   dist_value_t* mirrored_var = NULL;

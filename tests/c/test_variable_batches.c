@@ -34,18 +34,6 @@ static dist_strategy_t* sharded_strategy(int32_t replicas) {
   return s;
 }
 
-static dist_value_t* variable_in(dist_strategy_t* s, const float* values, int64_t n,
-                                 dist_variable_aggregation_t aggregation, const char* name) {
-  dist_value_t* init = dts_f32(values, n, NULL);
-  dist_value_t* v = NULL;
-  DT_OK(dist_strategy_scope_enter(s));
-  DT_OK(dist_variable_create(init, DIST_SYNC_AUTO, aggregation, name, &v));
-  DT_OK(dist_strategy_scope_exit(s));
-  dist_value_destroy(init);
-  assert_non_null(v);
-  return v;
-}
-
 static int32_t shards_of(const dist_value_t* v) {
   int32_t count = -1;
   DT_OK(dist_variable_num_shards(v, &count));
@@ -59,10 +47,10 @@ static void test_a_batch_reads_what_single_reads_read(void** state) {
   const float m0[3] = {7.0f, 8.0f, 9.0f};
   dist_strategy_t* ps = sharded_strategy(1);
   dist_strategy_t* mirrored = dts_mirrored(2);
-  dist_value_t* w = variable_in(ps, w0, 4, DIST_AGGREGATION_SUM, "w");
-  dist_value_t* b = variable_in(ps, b0, 2, DIST_AGGREGATION_SUM, "b");
-  dist_value_t* c = variable_in(ps, c0, 1, DIST_AGGREGATION_SUM, "c");
-  dist_value_t* m = variable_in(mirrored, m0, 3, DIST_AGGREGATION_MEAN, "m");
+  dist_value_t* w = dts_variable_f32(ps, w0, 4, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* b = dts_variable_f32(ps, b0, 2, DIST_AGGREGATION_SUM, "b");
+  dist_value_t* c = dts_variable_f32(ps, c0, 1, DIST_AGGREGATION_SUM, "c");
+  dist_value_t* m = dts_variable_f32(mirrored, m0, 3, DIST_AGGREGATION_MEAN, "m");
   const dist_value_t* batch[5];
   dist_value_t* outs[5];
   int i;
@@ -115,8 +103,8 @@ static void test_sgd_on_several_variables_at_once(void** state) {
   const char* lr_name = "learning_rate";
   float w1[4], b1[1];
   dist_strategy_t* s = sharded_strategy(1);
-  dist_value_t* w = variable_in(s, w0, 4, DIST_AGGREGATION_SUM, "w");
-  dist_value_t* b = variable_in(s, b0, 1, DIST_AGGREGATION_SUM, "b");
+  dist_value_t* w = dts_variable_f32(s, w0, 4, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* b = dts_variable_f32(s, b0, 1, DIST_AGGREGATION_SUM, "b");
   dist_value_t* variables[2];
   const dist_value_t* args[2];
   int i;
@@ -159,9 +147,9 @@ static void test_a_failed_update_leaves_the_others_applied(void** state) {
   const float a0[1] = {1.0f}, bad0[1] = {-5.0f}, c0[1] = {2.0f}, one[1] = {1.0f};
   const float a1[1] = {2.0f}, c1[1] = {3.0f};
   dist_strategy_t* s = sharded_strategy(1);
-  dist_value_t* a = variable_in(s, a0, 1, DIST_AGGREGATION_SUM, "a");
-  dist_value_t* bad = variable_in(s, bad0, 1, DIST_AGGREGATION_SUM, "bad");
-  dist_value_t* c = variable_in(s, c0, 1, DIST_AGGREGATION_SUM, "c");
+  dist_value_t* a = dts_variable_f32(s, a0, 1, DIST_AGGREGATION_SUM, "a");
+  dist_value_t* bad = dts_variable_f32(s, bad0, 1, DIST_AGGREGATION_SUM, "bad");
+  dist_value_t* c = dts_variable_f32(s, c0, 1, DIST_AGGREGATION_SUM, "c");
   dist_value_t* delta = dts_f32(one, 1, NULL);
   dist_value_t* variables[3];
   const dist_value_t* args[3];
@@ -244,8 +232,8 @@ static void test_replicas_aggregate_a_batch_and_send_it_once(void** state) {
   int r;
   (void)state;
   memset(&st, 0, sizeof(st));
-  st.variables[0] = variable_in(s, sum0, 4, DIST_AGGREGATION_SUM, "sum");
-  st.variables[1] = variable_in(s, mean0, 4, DIST_AGGREGATION_MEAN, "mean");
+  st.variables[0] = dts_variable_f32(s, sum0, 4, DIST_AGGREGATION_SUM, "sum");
+  st.variables[1] = dts_variable_f32(s, mean0, 4, DIST_AGGREGATION_MEAN, "mean");
   DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, batch_in_replica, &st, NULL, 0, NULL, 0));
   dts_expect_variable_f32(st.variables[0], sum1, 4);
   dts_expect_variable_f32(st.variables[1], mean1, 4);
@@ -295,8 +283,8 @@ static void test_a_batch_with_aggregation_none_is_refused_in_replica_context(voi
   batch_state st;
   (void)state;
   memset(&st, 0, sizeof(st));
-  st.variables[0] = variable_in(s, init, 4, DIST_AGGREGATION_SUM, "sum");
-  st.variables[1] = variable_in(s, init, 4, DIST_AGGREGATION_NONE, "none");
+  st.variables[0] = dts_variable_f32(s, init, 4, DIST_AGGREGATION_SUM, "sum");
+  st.variables[1] = dts_variable_f32(s, init, 4, DIST_AGGREGATION_NONE, "none");
   DTS_RUN_OK(&st.errors, 2, dist_strategy_run(s, none_in_replica, &st, NULL, 0, NULL, 0));
   dts_expect_variable_f32(st.variables[0], init, 4);
   dts_expect_variable_f32(st.variables[1], init, 4);
@@ -341,8 +329,8 @@ static void test_one_replicas_bad_argument_fails_every_replica(void** state) {
   int r;
   (void)state;
   memset(&st, 0, sizeof(st));
-  st.variables[0] = variable_in(s, init, 4, DIST_AGGREGATION_SUM, "first");
-  st.variables[1] = variable_in(s, init, 4, DIST_AGGREGATION_MEAN, "second");
+  st.variables[0] = dts_variable_f32(s, init, 4, DIST_AGGREGATION_SUM, "first");
+  st.variables[1] = dts_variable_f32(s, init, 4, DIST_AGGREGATION_MEAN, "second");
   DT_OK(dist_strategy_run(s, divergent_in_replica, &st, NULL, 0, NULL, 0));
   for (r = 0; r < 2; ++r) {
     if (st.status[r] != DIST_INVALID_ARGUMENT || strstr(st.message[r], "variables[1]: args[0]") == NULL) {
@@ -367,7 +355,7 @@ static void expect_outs_null(dist_value_t** outs, int n) {
 static void test_read_misuse(void** state) {
   const float w0[2] = {1.0f, 2.0f};
   dist_strategy_t* s = sharded_strategy(1);
-  dist_value_t* w = variable_in(s, w0, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* w = dts_variable_f32(s, w0, 2, DIST_AGGREGATION_SUM, "w");
   dist_value_t* tensor = dts_f32(w0, 2, NULL);
   const dist_value_t* batch[2];
   dist_value_t* outs[2];
@@ -402,9 +390,9 @@ static void test_apply_misuse_changes_nothing(void** state) {
   const char* no_such_name = "no_such_hyperparameter";
   dist_strategy_t* s = sharded_strategy(1);
   dist_strategy_t* mirrored = dts_mirrored(2);
-  dist_value_t* w = variable_in(s, w0, 2, DIST_AGGREGATION_SUM, "w");
-  dist_value_t* b = variable_in(s, w0, 2, DIST_AGGREGATION_SUM, "b");
-  dist_value_t* m = variable_in(mirrored, w0, 2, DIST_AGGREGATION_SUM, "m");
+  dist_value_t* w = dts_variable_f32(s, w0, 2, DIST_AGGREGATION_SUM, "w");
+  dist_value_t* b = dts_variable_f32(s, w0, 2, DIST_AGGREGATION_SUM, "b");
+  dist_value_t* m = dts_variable_f32(mirrored, w0, 2, DIST_AGGREGATION_SUM, "m");
   dist_value_t* g = dts_f32(w0, 2, NULL);
   dist_value_t* wrong = dts_f32(three, 3, NULL);
   dist_value_t* variables[2];

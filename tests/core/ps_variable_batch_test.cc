@@ -5,8 +5,6 @@
 // (variable, shard) with the others applied. Expectations are computed here.
 #include "core/strategy/ps_variable_batch.h"
 
-#include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -16,6 +14,7 @@
 #include "core/ps/variable_store.h"
 #include "core/util/status_macros.h"
 #include "gtest/gtest.h"
+#include "tests/core/call_rendezvous.h"
 #include "tests/core/numeric_reference.h"
 #include "tests/core/status_test_util.h"
 
@@ -25,6 +24,7 @@ namespace {
 using ::distribute::testing::FloatsOf;
 using ::distribute::testing::HasError;
 using ::distribute::testing::IsOk;
+using ::distribute::testing::Rendezvous;
 using ::distribute::testing::StoreFloat;
 using ::distribute::testing::ZeroTensor;
 
@@ -33,26 +33,6 @@ Tensor Floats(std::vector<double> values, std::vector<int64_t> dims) {
   for (size_t i = 0; i < values.size(); ++i) StoreFloat(DType::kFloat32, t.data(), i, values[i]);
   return t;
 }
-
-// Waits until `parties` calls arrived, or gives up after 10 s and says so.
-class Rendezvous {
- public:
-  explicit Rendezvous(int parties) : parties_(parties) {}
-  absl::Status ArriveAndWait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (++arrived_ == parties_) cv_.notify_all();
-    if (cv_.wait_for(lock, std::chrono::seconds(10), [&] { return arrived_ >= parties_; })) {
-      return absl::OkStatus();
-    }
-    return absl::DeadlineExceededError("the other task's batch never came while this one waited");
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const int parties_;
-  int arrived_ = 0;
-};
 
 // A task's host over a local store that records the names of every batch call, answers
 // with `limits`, meets the other task at `gate` (when set) and fails updates of the names

@@ -4,8 +4,6 @@
 // whole, and errors that name the task. The expectations are computed here.
 #include "core/strategy/ps_variable_storage.h"
 
-#include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +12,7 @@
 #include "core/ps/variable_store.h"
 #include "core/util/status_macros.h"
 #include "gtest/gtest.h"
+#include "tests/core/call_rendezvous.h"
 #include "tests/core/numeric_reference.h"
 #include "tests/core/status_test_util.h"
 
@@ -23,6 +22,7 @@ namespace {
 using ::distribute::testing::FloatsOf;
 using ::distribute::testing::HasError;
 using ::distribute::testing::IsOk;
+using ::distribute::testing::Rendezvous;
 using ::distribute::testing::StoreFloat;
 using ::distribute::testing::ZeroTensor;
 
@@ -31,27 +31,6 @@ Tensor Floats(std::vector<double> values, std::vector<int64_t> dims) {
   for (size_t i = 0; i < values.size(); ++i) StoreFloat(DType::kFloat32, t.data(), i, values[i]);
   return t;
 }
-
-// Waits until `parties` calls have arrived, or gives up after 10 s and says so (a storage
-// that sends its shards one after another fails the test instead of hanging it).
-class Rendezvous {
- public:
-  explicit Rendezvous(int parties) : parties_(parties) {}
-  absl::Status ArriveAndWait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (++arrived_ == parties_) cv_.notify_all();
-    if (cv_.wait_for(lock, std::chrono::seconds(10), [&] { return arrived_ >= parties_; })) {
-      return absl::OkStatus();
-    }
-    return absl::DeadlineExceededError("the other shards' calls never came while this one waited");
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const int parties_;
-  int arrived_ = 0;
-};
 
 // A task's host that meets the other tasks' calls at `gate` (when set) before reading or
 // writing, and refuses every write with `write_error` (when not OK): what a slow or failing
