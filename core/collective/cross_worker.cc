@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/collective/reduce_kernels.h"
 #include "core/collective/scatter_cut.h"
+#include "core/tensor/buffer.h"
+#include "core/tensor/shared_host_arena.h"
 #include "core/tensor/concatenate.h"
 #include "core/util/status_macros.h"
 
@@ -18,6 +20,7 @@ enum class CrossWorker::Kind : uint32_t {
   kAllGather = 2,
   kBroadcast = 3,
   kBarrier = 4,
+  kAllReduceInPlace = 5,
 };
 
 namespace {
@@ -54,6 +57,7 @@ const char* CrossWorker::KindName(uint32_t kind) {
     case Kind::kAllGather: return "all_gather";
     case Kind::kBroadcast: return "broadcast";
     case Kind::kBarrier: return "barrier";
+    case Kind::kAllReduceInPlace: return "all_reduce (in place)";
   }
   return "an unknown call";
 }
@@ -103,7 +107,8 @@ absl::Status CrossWorker::CheckHeaders() const {
     }
     const bool same_call = theirs.kind == mine.kind && theirs.sequence == mine.sequence &&
                            theirs.signature_hash == mine.signature_hash &&
-                           (theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) ||
+                           ((theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) &&
+                             theirs.kind != static_cast<uint32_t>(Kind::kAllReduceInPlace)) ||
                             theirs.payload_bytes == mine.payload_bytes);
     if (!same_call) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -129,6 +134,11 @@ absl::Status CrossWorker::AllReduce(ReduceOp op, const void* pack, size_t pack_b
                                     std::span<const Segment> segments, int64_t mean_divisor,
                                     const std::string& signature, const Deadline& deadline) {
   if (pack_bytes > kInlineBytes && num_workers() > 1) {
+    if (transport_->shares_memory() && pack_bytes >= kShareableMinBytes) {
+      ASSIGN_OR_RETURN(const bool reduced, InPlaceAllReduce(op, static_cast<const char*>(pack), pack_bytes, segments,
+                                                            mean_divisor, signature, deadline));
+      if (reduced) return absl::OkStatus();
+    }
     return ReduceScatterAllGather(op, static_cast<const char*>(pack), pack_bytes, segments,
                                   mean_divisor, signature, deadline);
   }
@@ -276,6 +286,132 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
     }
   }
   return absl::OkStatus();
+}
+
+// What a worker's header says in an in-place all-reduce (in its payload room): where its
+// pack and its result lie in the memory its peers map.
+struct CrossWorker::SharedPlaces {
+  uint64_t shared;  // 1 when both lie in it
+  uint64_t pack;
+  uint64_t result;
+};
+
+absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
+                                                   std::span<const Segment> segments, int64_t mean_divisor,
+                                                   const std::string& signature, const Deadline& deadline) {
+  // Worker w reduces chunk w of the pack (ScatterCut) straight out of every worker's pack,
+  // in worker order, into its own result; after a signal it copies every other chunk out of
+  // its owner's result; after another, everyone may touch its buffers again. Each worker
+  // reads and writes its share of the bytes once or twice, where the copying protocol moves
+  // every piece through a ring three times. Peers' memory is only ever read.
+  static_assert(sizeof(SharedPlaces) <= kInlineBytes);
+  const int32_t workers = num_workers();
+  const int32_t me = worker();
+  const bool direct = segments.size() == 1 && AccumulatorDType(segments[0].dtype) == segments[0].dtype;
+  char* result = nullptr;
+  if (direct) {
+    result = static_cast<char*>(segments[0].outputs[0]);
+  } else {
+    if (shared_result_ == nullptr || shared_result_->size() < pack_bytes) {
+      absl::StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::Allocate(DeviceSpec{}.WithDefaults(), pack_bytes, false);
+      shared_result_ = buffer.ok() ? *std::move(buffer) : nullptr;  // none: this call copies
+    }
+    if (shared_result_ != nullptr) result = static_cast<char*>(shared_result_->data());
+  }
+  SharedPlaces places{};
+  const std::optional<uint64_t> pack_place = transport_->SharedPlace(pack, pack_bytes);
+  const std::optional<uint64_t> result_place =
+      result != nullptr ? transport_->SharedPlace(result, pack_bytes) : std::nullopt;
+  if (pack_place.has_value() && result_place.has_value()) places = {1, *pack_place, *result_place};
+
+  char* own = headers_.data() + kBlockBytes * static_cast<size_t>(me);
+  WriteHeader(Kind::kAllReduceInPlace, signature, nullptr, pack_bytes, false, own);
+  std::memcpy(own + sizeof(Header), &places, sizeof places);
+  absl::InlinedVector<Transport::Transfer, kInlineWorkers> sends, receives;
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == me) continue;
+    sends.push_back({w, 0, own, kBlockBytes});
+    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
+  }
+  // A peer in the copying protocol (a pack of another size) has sent its first frame too:
+  // with it in flight this communicator cannot be used again, so the exchange ends failed
+  // (the peer fails at once on this worker's header as well).
+  RETURN_IF_ERROR(transport_->Exchange(
+      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
+        if (index + 1 < receives.size()) return std::vector<Transport::Transfer>{};
+        absl::Status agreed = CheckHeaders();
+        for (int32_t w = 0; w < workers && !agreed.ok(); ++w) {
+          const Header theirs = HeaderOf(w);
+          if (theirs.kind == static_cast<uint32_t>(Kind::kAllReduce) && theirs.payload_bytes > kInlineBytes) {
+            return agreed;
+          }
+        }
+        return std::vector<Transport::Transfer>{};
+      }));
+  RETURN_IF_ERROR(CheckHeaders());
+
+  absl::InlinedVector<const char*, kInlineWorkers> packs(static_cast<size_t>(workers));
+  absl::InlinedVector<const char*, kInlineWorkers> results(static_cast<size_t>(workers));
+  std::string unreadable;  // a peer whose places are not in its arena, as this worker maps it
+  for (int32_t w = 0; w < workers; ++w) {
+    SharedPlaces theirs;
+    std::memcpy(&theirs, BlockOf(w) + sizeof(Header), sizeof theirs);
+    if (theirs.shared != 1) return false;  // every worker sees it: all copy instead
+    if (w == me) continue;
+    packs[w] = transport_->PeerBytes(w, theirs.pack, pack_bytes);
+    results[w] = transport_->PeerBytes(w, theirs.result, pack_bytes);
+    if ((packs[w] == nullptr || results[w] == nullptr) && unreadable.empty()) unreadable = task_name(w);
+  }
+  packs[me] = pack;
+  results[me] = result;
+
+  const ScatterCut cut(pack_bytes, workers, transport_->pipelining());
+  const size_t lo = cut.begin(me);
+  const size_t hi = lo + cut.size(me);
+  if (unreadable.empty() && lo < hi) {
+    absl::InlinedVector<const char*, kInlineWorkers> inputs(static_cast<size_t>(workers));
+    for (int32_t w = 0; w < workers; ++w) inputs[w] = packs[w] + lo;
+    ReduceSpan(op, segments, mean_divisor, inputs, lo, hi, result);
+  }
+  // Every worker says whether it reduced its chunk: one that could not read a peer fails
+  // the call on every worker, and nobody reads a result that was never made.
+  const char reduced = unreadable.empty() ? 1 : 0;
+  ASSIGN_OR_RETURN(const int32_t failed, Signal(1, reduced, deadline));
+  if (failed >= 0) {
+    return absl::InternalError(absl::StrCat("task ", task_name(failed),
+                                            " could not read a peer's tensors in shared memory",
+                                            failed == me ? absl::StrCat(" (task ", unreadable, "'s)") : ""));
+  }
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w != me && cut.size(w) > 0) std::memcpy(result + cut.begin(w), results[w] + cut.begin(w), cut.size(w));
+  }
+  // Nobody may change its pack or result before every worker has read them.
+  ASSIGN_OR_RETURN(const int32_t unread, Signal(2, 1, deadline));
+  (void)unread;  // every worker that got here read
+  for (const Segment& segment : segments) {
+    for (size_t k = direct ? 1 : 0; k < segment.outputs.size(); ++k) {
+      FromAccumulator(segment.dtype, result + segment.offset, segment.outputs[k], segment.count);
+    }
+  }
+  ++in_place_all_reduces_;
+  return true;
+}
+
+absl::StatusOr<int32_t> CrossWorker::Signal(int32_t channel, char flag, const Deadline& deadline) {
+  const int32_t workers = num_workers();
+  absl::InlinedVector<char, kInlineWorkers> flags(static_cast<size_t>(workers), 1);
+  flags[worker()] = flag;
+  absl::InlinedVector<Transport::Transfer, kInlineWorkers> sends, receives;
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == worker()) continue;
+    sends.push_back({w, channel, &flags[worker()], 1});
+    receives.push_back({w, channel, &flags[w], 1});
+  }
+  RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
+  for (int32_t w = 0; w < workers; ++w) {
+    if (flags[w] != 1) return w;
+  }
+  return -1;
 }
 
 void CrossWorker::ReduceSpan(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,

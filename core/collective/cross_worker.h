@@ -8,6 +8,10 @@
 // point-to-point transfers: the traffic of a ring all-reduce, with a fixed order. Between
 // two workers on a transport that relays (shared memory), each piece is reduced straight
 // out of the transport's buffer as it arrives (Transport::Relay): one copy fewer per piece.
+// On a transport whose workers map each other's memory (shared memory, with the tensors in
+// the shared host arena), a large all-reduce moves no bytes through the transport at all:
+// each worker reduces its chunk straight out of the others' packs and copies the other
+// chunks out of their results (InPlaceAllReduce).
 //
 // Every call first exchanges a fixed-size header (an all-gather of 256 bytes per worker)
 // that says which collective each worker is making, on what dtypes and shapes, and in
@@ -38,6 +42,7 @@
 #include "core/collective/reduce_op.h"
 #include "core/collective/transport.h"
 #include "core/collective/workers.h"
+#include "core/tensor/buffer.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 #include "core/util/deadline.h"
@@ -90,9 +95,14 @@ class CrossWorker final : public Workers {
   // Returns when every worker has called Barrier with the same `name`.
   absl::Status Barrier(const std::string& name, const Deadline& deadline);
 
+  // How many all-reduces were reduced in place, out of the peers' memory (for tests and
+  // diagnostics).
+  uint64_t in_place_all_reduces() const { return in_place_all_reduces_; }
+
  private:
   enum class Kind : uint32_t;
   struct Header;
+  struct SharedPlaces;
 
   // This worker's header block for its next call (with the payload inline when asked).
   void WriteHeader(Kind kind, const std::string& signature, const void* payload,
@@ -110,6 +120,17 @@ class CrossWorker final : public Workers {
   absl::Status ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
                                       std::span<const Segment> segments, int64_t mean_divisor,
                                       const std::string& signature, const Deadline& deadline);
+
+  // The all-reduce of a large pack on a transport whose workers map each other's memory:
+  // each worker reduces its chunk straight out of every worker's pack. False (on every
+  // worker alike) when some worker's pack or result is not in that memory: the caller
+  // copies instead.
+  absl::StatusOr<bool> InPlaceAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
+                                        std::span<const Segment> segments, int64_t mean_divisor,
+                                        const std::string& signature, const Deadline& deadline);
+  // Sends `flag` to every peer on `channel` and waits for theirs: the lowest worker whose
+  // flag is not 1, or -1.
+  absl::StatusOr<int32_t> Signal(int32_t channel, char flag, const Deadline& deadline);
 
   // Reduces bytes [from, to) of the pack, every worker's copy in worker order, in
   // accumulator precision, into result + from; inputs[w] is worker w's copy of byte `from`.
@@ -132,6 +153,8 @@ class CrossWorker final : public Workers {
   uint64_t signature_hash_ = 0;
   std::vector<char> received_;  // this worker's chunk of every worker's pack
   std::vector<char> result_;    // the reduced pack (accumulator layout)
+  std::shared_ptr<Buffer> shared_result_;  // the same, where peers can read it in place
+  uint64_t in_place_all_reduces_ = 0;
 };
 
 }  // namespace distribute

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,6 +90,25 @@ class Transport {
 
   // Whether Exchange takes receives with a Relay (a transport that does not refuses them).
   virtual bool relays() const { return false; }
+
+  // Memory the peers read in place, on a transport between processes that can map each
+  // other's tensors (shared memory on one host). Every worker of a communicator answers
+  // shares_memory() alike (the transport agrees on it when it connects). SharedPlace says
+  // where [data, data + bytes) lies in memory this worker's peers can map, or nullopt;
+  // PeerBytes is peer `peer`'s bytes at the place its SharedPlace answered, readable here
+  // for the life of the transport, or nullptr when they are not all in its shared memory.
+  virtual bool shares_memory() const { return false; }
+  virtual std::optional<uint64_t> SharedPlace(const void* data, size_t bytes) const {
+    (void)data;
+    (void)bytes;
+    return std::nullopt;
+  }
+  virtual const char* PeerBytes(int32_t peer, uint64_t place, size_t bytes) const {
+    (void)peer;
+    (void)place;
+    (void)bytes;
+    return nullptr;
+  }
 
   // OK, or the failure that ended the communicator.
   virtual absl::Status health() const = 0;

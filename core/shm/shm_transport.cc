@@ -10,6 +10,7 @@
 #include "core/server/transport_failure.h"
 #include "core/server/watched_get.h"
 #include "core/shm/doorbell.h"
+#include "core/tensor/shared_host_arena.h"
 #include "core/util/spin.h"
 #include "core/util/status_macros.h"
 
@@ -51,6 +52,46 @@ absl::Status CheckHeader(const SharedSegment& segment, int32_t rank, int32_t wor
         header.rank, ", rings of ", header.ring_bytes, " bytes)"));
   }
   return absl::OkStatus();
+}
+
+// Every worker's shared host arena mapped here (index: rank; null for this worker), when
+// every worker could map every other's; empty otherwise (all decide alike from the same
+// verdicts, as for the segments). Errors only when a worker does not come by `deadline`.
+absl::StatusOr<std::vector<std::unique_ptr<PeerArena>>> MapPeerArenas(
+    CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
+    const std::vector<std::string>& task_names, const Deadline& deadline) {
+  const int32_t workers = static_cast<int32_t>(task_names.size());
+  std::string verdict = "ok";
+  std::string description = "none";
+  if (absl::StatusOr<SharedHostArenaInfo> arena = EnableSharedHostArena(); !arena.ok()) {
+    verdict = std::string(arena.status().message());
+  } else if (absl::StatusOr<std::string> described = PeerArena::Describe(); !described.ok()) {
+    verdict = std::string(described.status().message());
+  } else {
+    description = *described;
+  }
+  RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "arena", rank), description));
+  std::vector<std::unique_ptr<PeerArena>> arenas(static_cast<size_t>(workers));
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == rank) continue;
+    ASSIGN_OR_RETURN(const std::string theirs, WatchedGet(coordination, Key(key_prefix, "arena", w), deadline));
+    if (verdict != "ok") continue;
+    absl::StatusOr<std::unique_ptr<PeerArena>> mapped = PeerArena::Map(theirs);
+    if (!mapped.ok()) {
+      verdict = absl::StrCat("task ", task_names[w], "'s arena: ", mapped.status().message());
+      continue;
+    }
+    arenas[w] = *std::move(mapped);
+  }
+  RETURN_IF_ERROR(coordination.Set(Key(key_prefix, "arena-mapped", rank), verdict));
+  bool all = true;
+  for (int32_t w = 0; w < workers; ++w) {
+    absl::StatusOr<std::string> theirs = WatchedGet(coordination, Key(key_prefix, "arena-mapped", w), deadline);
+    if (!theirs.ok()) return theirs.status();
+    all = all && *theirs == "ok";
+  }
+  if (!all) arenas.clear();
+  return arenas;
 }
 
 }  // namespace
@@ -164,17 +205,21 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
     peer.in = RingAt(peers[rank].segment->data(), rank, w, ring_bytes);
     peer.in_data = RingData(peer.in);
   }
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<PeerArena>> arenas,
+                   MapPeerArenas(coordination, key_prefix, rank, task_names, deadline));
   return std::unique_ptr<ShmTransport>(
-      new ShmTransport(coordination, rank, std::move(task_names), std::move(peers),
+      new ShmTransport(coordination, rank, std::move(task_names), std::move(peers), std::move(arenas),
                        crowded.value_or(Oversubscribed(workers))));
 }
 
 ShmTransport::ShmTransport(CoordinationClient& coordination, int32_t rank,
-                           std::vector<std::string> task_names, std::vector<Peer> peers, bool crowded)
+                           std::vector<std::string> task_names, std::vector<Peer> peers,
+                           std::vector<std::unique_ptr<PeerArena>> arenas, bool crowded)
     : coordination_(coordination),
       rank_(rank),
       task_names_(std::move(task_names)),
       peers_(std::move(peers)),
+      arenas_(std::move(arenas)),
       self_(peers_[rank].header),
       ring_bytes_(RingBytes(static_cast<int32_t>(task_names_.size()))),
       // A spinning waiter steals the core from the worker it waits for when they share it.
@@ -185,6 +230,16 @@ ShmTransport::ShmTransport(CoordinationClient& coordination, int32_t rank,
 ShmTransport::~ShmTransport() {
   watcher_.Stop();
   Close();
+}
+
+std::optional<uint64_t> ShmTransport::SharedPlace(const void* data, size_t bytes) const {
+  if (!shares_memory()) return std::nullopt;
+  return SharedHostArenaOffset(data, bytes);
+}
+
+const char* ShmTransport::PeerBytes(int32_t peer, uint64_t place, size_t bytes) const {
+  if (!shares_memory() || peer < 0 || peer >= size() || peer == rank_) return nullptr;
+  return arenas_[peer]->At(place, bytes);
 }
 
 void ShmTransport::Close() {

@@ -7,6 +7,9 @@
 // worker's cores outnumber them: Connect's `crowded`), then sleep on their doorbell (a
 // futex) until a peer rings it.
 //
+// Each worker also maps every peer's shared host arena read-only (core/shm/peer_arena.h),
+// so that CrossWorker can reduce straight out of a peer's tensors (shares_memory()).
+//
 // Segments are created through the coordination service's key-value store and unlinked as
 // soon as every worker has mapped them, so nothing is left in /dev/shm whatever happens to
 // a process afterwards (SIGKILL included); a start-up that fails unlinks every name it
@@ -32,6 +35,7 @@
 #include "core/collective/transport.h"
 #include "core/server/coordination_client.h"
 #include "core/server/peer_death_watcher.h"
+#include "core/shm/peer_arena.h"
 #include "core/shm/ring_reader.h"
 #include "core/shm/shared_segment.h"
 #include "core/shm/shm_layout.h"
@@ -70,6 +74,11 @@ class ShmTransport : public Transport {
   // A relayed run is consumed straight out of the ring it arrived in (no copy into a
   // receive), and its result queued for the relay's peer at once.
   bool relays() const override { return true; }
+  // Every worker's tensors of the shared host arena (core/tensor/shared_host_arena.h) are
+  // readable by the others when every worker could map every other's arena at Connect.
+  bool shares_memory() const override { return !arenas_.empty(); }
+  std::optional<uint64_t> SharedPlace(const void* data, size_t bytes) const override;
+  const char* PeerBytes(int32_t peer, uint64_t place, size_t bytes) const override;
   // Whether a waiting worker yields its core between polls (Connect's `crowded`).
   bool yields_core() const { return yield_; }
   // Small pieces: a message here is a copy into a ring that stays in cache, with no
@@ -109,7 +118,7 @@ class ShmTransport : public Transport {
   };
 
   ShmTransport(CoordinationClient& coordination, int32_t rank, std::vector<std::string> task_names,
-               std::vector<Peer> peers, bool crowded);
+               std::vector<Peer> peers, std::vector<std::unique_ptr<PeerArena>> arenas, bool crowded);
 
   // Moves what can move: queued sends into the peers' rings, records out of this worker's
   // rings into the posted receives. True when anything moved.
@@ -137,6 +146,7 @@ class ShmTransport : public Transport {
   const int32_t rank_;
   const std::vector<std::string> task_names_;
   std::vector<Peer> peers_;  // by rank
+  std::vector<std::unique_ptr<PeerArena>> arenas_;  // the peers' arenas by rank; empty: none shared
   SegmentHeader* self_;      // this worker's header
   const uint64_t ring_bytes_;
   const int64_t spin_ns_;

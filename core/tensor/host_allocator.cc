@@ -8,10 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/tensor/shared_host_arena.h"
 #include "core/util/mutex.h"
 
 namespace distribute {
 namespace {
+
+static_assert(kShareableMinBytes >= kPooledMinBytes, "arena blocks are pooled blocks");
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
@@ -78,6 +81,13 @@ Pool& ThePool() {
   return *pool;
 }
 
+// Blocks of the shared host arena wait in a pool of their own: a block a peer is to read
+// in place must come from the arena, never be a private one of the same size.
+Pool& TheArenaPool() {
+  static Pool* pool = new Pool();
+  return *pool;
+}
+
 // Small blocks come from plain malloc, over-allocated and aligned by hand, with the
 // malloc'd pointer stored just before the aligned one: glibc serves them from its
 // per-thread caches, where aligned_alloc splits a larger chunk and frees the rest on every
@@ -107,6 +117,10 @@ void* HostAllocate(size_t bytes) {
   }
   const size_t size = MappingSize(bytes);
   if (size < bytes) return nullptr;
+  if (bytes >= kShareableMinBytes && SharedHostArenaEnabled()) {
+    if (void* block = TheArenaPool().Take(size)) return block;
+    if (void* block = SharedHostArenaAllocate(size)) return block;
+  }
   if (void* block = ThePool().Take(size)) return block;
   void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) return nullptr;
@@ -124,9 +138,14 @@ void HostRelease(void* block, size_t bytes) {
     std::free(block);
     return;
   }
-  for (const auto& [unused, size] : ThePool().Give(block, MappingSize(bytes))) munmap(unused, size);
+  const size_t size = MappingSize(bytes);
+  if (SharedHostArenaOffset(block, size).has_value()) {
+    for (const auto& [unused, evicted] : TheArenaPool().Give(block, size)) SharedHostArenaRelease(unused, evicted);
+    return;
+  }
+  for (const auto& [unused, evicted] : ThePool().Give(block, size)) munmap(unused, evicted);
 }
 
-size_t HostPoolBytes() { return ThePool().cached(); }
+size_t HostPoolBytes() { return ThePool().cached() + TheArenaPool().cached(); }
 
 }  // namespace distribute

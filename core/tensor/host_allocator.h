@@ -3,7 +3,9 @@
 // them on free), which made a 64 MiB all-reduce spend most of its time in the kernel
 // instead of moving bytes. Freed blocks of at least kPooledMinBytes wait in a pool keyed by
 // size, up to kPoolCapacityBytes in all (the newest freed blocks stay: older blocks of other
-// sizes make room for them), and large blocks ask for transparent huge pages.
+// sizes make room for them), and large blocks ask for transparent huge pages. Once the
+// shared host arena is on (shared_host_arena.h), large blocks come from it (in a pool of
+// their own) while it has room.
 #ifndef DISTRIBUTE_CORE_TENSOR_HOST_ALLOCATOR_H_
 #define DISTRIBUTE_CORE_TENSOR_HOST_ALLOCATOR_H_
 

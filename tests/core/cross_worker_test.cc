@@ -20,6 +20,8 @@
 #include "core/server/coordination_service.h"
 #include "core/server/local_coordination_client.h"
 #include "core/shm/shm_transport.h"
+#include "core/tensor/buffer.h"
+#include "core/tensor/shared_host_arena.h"
 #include "core/util/status_macros.h"
 #include "status_test_util.h"
 #include "worker_threads.h"
@@ -29,8 +31,12 @@ namespace {
 
 class CrossWorkerTest : public ::testing::TestWithParam<std::string> {
  protected:
+  // Where the workers' packs and outputs live: the library's host memory (a peer maps it
+  // on shared memory), private memory, or the library's except on worker 1.
+  enum class Memory { kPrivate, kLibrary, kLibraryButWorker1 };
   // Every worker all-reduces `count` floats of its own; every one must get the tree sum.
-  void CheckAllReduce(int32_t workers, size_t count);
+  // Returns each worker's count of in-place all-reduces.
+  std::vector<uint64_t> CheckAllReduce(int32_t workers, size_t count, Memory memory = Memory::kPrivate);
 
   // Runs fn(worker) on `workers` connected CrossWorkers, one thread each.
   void RunWorkers(int32_t workers, const std::function<void(CrossWorker&)>& fn) {
@@ -75,26 +81,54 @@ float Tree(int32_t lo, int32_t hi, size_t i) {
   return left + right;
 }
 
-void CrossWorkerTest::CheckAllReduce(int32_t workers, size_t count) {
+// Host memory for a test's pack or output: the library's (Buffer::Allocate, which takes
+// large blocks from the shared host arena once a shared-memory transport has connected),
+// or a private vector that no peer can map.
+class HostBytes {
+ public:
+  HostBytes(size_t bytes, bool library) {
+    if (library) {
+      absl::StatusOr<std::shared_ptr<Buffer>> buffer = Buffer::Allocate(DeviceSpec{}.WithDefaults(), bytes, false);
+      EXPECT_TRUE(buffer.ok()) << buffer.status();
+      if (buffer.ok()) buffer_ = *std::move(buffer);
+    } else {
+      private_.resize(bytes);
+    }
+  }
+  char* data() { return buffer_ != nullptr ? static_cast<char*>(buffer_->data()) : private_.data(); }
+  template <typename T>
+  T* as() { return reinterpret_cast<T*>(data()); }
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+  std::vector<char> private_;
+};
+
+std::vector<uint64_t> CrossWorkerTest::CheckAllReduce(int32_t workers, size_t count, Memory memory) {
   std::vector<std::vector<float>> results(static_cast<size_t>(workers));
+  std::vector<uint64_t> in_place(static_cast<size_t>(workers));
   RunWorkers(workers, [&](CrossWorker& cross) {
-    std::vector<float> mine(count);
-    for (size_t i = 0; i < count; ++i) mine[i] = Value(cross.worker(), i);
-    std::vector<float>& out = results[static_cast<size_t>(cross.worker())];
-    out.assign(count, 0.0f);
+    const int32_t w = cross.worker();
+    const bool library = memory == Memory::kLibrary || (memory == Memory::kLibraryButWorker1 && w != 1);
+    HostBytes mine(count * sizeof(float), library), out(count * sizeof(float), library);
+    for (size_t i = 0; i < count; ++i) mine.as<float>()[i] = Value(w, i);
     void* output = out.data();
     const CrossWorker::Segment segment{DType::kFloat32, count, 0, std::span<void* const>(&output, 1)};
     ASSERT_TRUE(cross.AllReduce(ReduceOp::kSum, mine.data(), count * sizeof(float),
                                 std::span<const CrossWorker::Segment>(&segment, 1), 1,
                                 "all_reduce float32", Deadline::AfterMs(30000)).ok());
+    results[static_cast<size_t>(w)].assign(out.as<float>(), out.as<float>() + count);
+    in_place[static_cast<size_t>(w)] = cross.in_place_all_reduces();
   });
   for (size_t i = 0; i < count; ++i) {
     const float expected = Tree(0, workers, i);
     for (int32_t w = 0; w < workers; ++w) {
-      ASSERT_EQ(std::memcmp(&results[w][i], &expected, sizeof(float)), 0)
+      EXPECT_EQ(std::memcmp(&results[w][i], &expected, sizeof(float)), 0)
           << "worker " << w << " element " << i << " of " << count;
+      if (std::memcmp(&results[w][i], &expected, sizeof(float)) != 0) return in_place;
     }
   }
+  return in_place;
 }
 
 TEST_P(CrossWorkerTest, AllReduceInlineSmallPack) { CheckAllReduce(3, 5); }
@@ -148,6 +182,19 @@ TEST_P(CrossWorkerTest, MixedDtypesAndMeanAcrossWorkers) {
   });
 }
 
+// Worker w's pack of `ints` int64 accumulators (i % 200 + 27 w) and, from `float_offset`,
+// `halves` float32 ones (0.5 + w + i % 7).
+void FillMixedPack(int64_t w, size_t ints, size_t float_offset, size_t halves, char* pack) {
+  for (size_t i = 0; i < ints; ++i) {
+    const int64_t v = static_cast<int64_t>(i % 200) + w * 27;
+    std::memcpy(pack + i * 8, &v, 8);
+  }
+  for (size_t i = 0; i < halves; ++i) {
+    const float v = 0.5f + static_cast<float>(w) + static_cast<float>(i % 7);
+    std::memcpy(pack + float_offset + i * 4, &v, 4);
+  }
+}
+
 TEST_P(CrossWorkerTest, MixedDtypesAndMeanOverSeveralPieces) {
   // As above, large enough that each chunk travels in several pieces (relayed, over shared
   // memory): int8 MEAN in int64 accumulators, then float16 in float32 after a 56-byte gap,
@@ -157,14 +204,7 @@ TEST_P(CrossWorkerTest, MixedDtypesAndMeanOverSeveralPieces) {
   RunWorkers(2, [&](CrossWorker& cross) {
     const int64_t w = cross.worker();
     std::vector<char> pack(kFloatOffset + kHalves * 4, 0);
-    for (size_t i = 0; i < kInts; ++i) {
-      const int64_t v = static_cast<int64_t>(i % 200) + w * 27;
-      std::memcpy(pack.data() + i * 8, &v, 8);
-    }
-    for (size_t i = 0; i < kHalves; ++i) {
-      const float v = 0.5f + static_cast<float>(w) + static_cast<float>(i % 7);
-      std::memcpy(pack.data() + kFloatOffset + i * 4, &v, 4);
-    }
+    FillMixedPack(w, kInts, kFloatOffset, kHalves, pack.data());
     std::vector<int8_t> ints(kInts);
     std::vector<uint16_t> halves(kHalves);
     void* int_out = ints.data();
@@ -179,6 +219,60 @@ TEST_P(CrossWorkerTest, MixedDtypesAndMeanOverSeveralPieces) {
     constexpr uint16_t kHalfBits[7] = {0x3800, 0x3C00, 0x3E00, 0x4000, 0x4100, 0x4200, 0x4300};
     for (size_t i = 0; i < kInts; ++i) ASSERT_EQ(ints[i], (2 * static_cast<int>(i % 200) + 27) / 4) << i;
     for (size_t i = 0; i < kHalves; ++i) ASSERT_EQ(halves[i], kHalfBits[i % 7]) << i;
+  });
+}
+
+TEST_P(CrossWorkerTest, LargePacksInSharedMemoryAreReducedInPlace) {
+  // Over shared memory, a pack of at least kShareableMinBytes whose pack and output lie in
+  // the library's host memory on every worker is reduced straight out of the peers' packs:
+  // the same bits as the copying path, with 2, 3 and 4 workers (chunks of uneven size, the
+  // last one short). Over Gloo, nothing is in place.
+  const uint64_t expected = GetParam() == "shm" ? 1 : 0;
+  for (const int32_t workers : {2, 3, 4}) {
+    for (const size_t count : {kShareableMinBytes / sizeof(float), size_t{2600017}}) {
+      const std::vector<uint64_t> in_place = CheckAllReduce(workers, count, Memory::kLibrary);
+      EXPECT_EQ(in_place, std::vector<uint64_t>(static_cast<size_t>(workers), expected))
+          << workers << " workers, " << count << " floats";
+    }
+  }
+  // Below the threshold every pack takes the copying path.
+  EXPECT_EQ(CheckAllReduce(2, kShareableMinBytes / sizeof(float) - 16, Memory::kLibrary),
+            std::vector<uint64_t>(2, 0));
+}
+
+TEST_P(CrossWorkerTest, OnePrivatePackMakesEveryWorkerCopy) {
+  // Worker 1's pack and output are memory its peers cannot map: every worker sees that in
+  // the headers and all take the copying path, with the same bits.
+  EXPECT_EQ(CheckAllReduce(3, 700000, Memory::kLibraryButWorker1), std::vector<uint64_t>(3, 0));
+  EXPECT_EQ(CheckAllReduce(2, 700000, Memory::kPrivate), std::vector<uint64_t>(2, 0));
+}
+
+TEST_P(CrossWorkerTest, MixedDtypesInPlace) {
+  // A pack of int8 MEAN accumulators (int64) and float16 ones (float32) in shared memory:
+  // reduced in place into a result of the library's, then stored in each output's dtype.
+  constexpr size_t kInts = 80001, kHalves = 200000;
+  constexpr size_t kFloatOffset = (kInts * 8 + 63) / 64 * 64;
+  RunWorkers(3, [&](CrossWorker& cross) {
+    const int64_t w = cross.worker();
+    HostBytes pack(kFloatOffset + kHalves * 4, true);
+    FillMixedPack(w, kInts, kFloatOffset, kHalves, pack.data());
+    std::vector<int8_t> ints(kInts);
+    std::vector<uint16_t> halves(kHalves), halves_again(kHalves);
+    void* int_out = ints.data();
+    void* half_outs[2] = {halves.data(), halves_again.data()};
+    const CrossWorker::Segment segments[2] = {
+        {DType::kInt8, kInts, 0, std::span<void* const>(&int_out, 1)},
+        {DType::kFloat16, kHalves, kFloatOffset, std::span<void* const>(half_outs, 2)}};
+    ASSERT_TRUE(cross.AllReduce(ReduceOp::kMean, pack.data(), kFloatOffset + kHalves * 4, segments, 6,
+                                "mixed, in place", Deadline::AfterMs(30000)).ok());
+    EXPECT_EQ(cross.in_place_all_reduces(), GetParam() == "shm" ? 1u : 0u);
+    // (3 (i % 200) + 81) / 6, truncated; (4.5 + 3 (i % 7)) / 6 = 0.75 + (i % 7) / 2 in float16.
+    constexpr uint16_t kHalfBits[7] = {0x3A00, 0x3D00, 0x3F00, 0x4080, 0x4180, 0x4280, 0x4380};
+    for (size_t i = 0; i < kInts; ++i) ASSERT_EQ(ints[i], (3 * static_cast<int>(i % 200) + 81) / 6) << i;
+    for (size_t i = 0; i < kHalves; ++i) {
+      ASSERT_EQ(halves[i], kHalfBits[i % 7]) << i;
+      ASSERT_EQ(halves_again[i], kHalfBits[i % 7]) << i;
+    }
   });
 }
 
@@ -283,13 +377,18 @@ void ExpectDisagreement(CrossWorker& cross, const std::vector<size_t>& counts, b
 
 TEST_P(CrossWorkerTest, ADisagreementOverSeveralPiecesLeavesNothingInFlight) {
   // Packs cut into different numbers of pieces (chunks of 1.5, 2.7, 3.1 and 5.7 MiB): each
-  // worker answers every receive the others posted with an empty message.
+  // worker answers every receive the others posted with an empty message (over shared
+  // memory these packs go in place, where only the headers have travelled).
   RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {800000, 1400000}, true); });
   RunWorkers(3, [&](CrossWorker& cross) { ExpectDisagreement(cross, {1200000, 2400000, 4500000}, true); });
   // A chunk of one piece against chunks of several; four workers whose small pack leaves
   // the last chunks short or empty (33 floats: chunks of 64, 64, 4 and 0 bytes).
-  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {100, 900000}, true); });
-  RunWorkers(4, [&](CrossWorker& cross) { ExpectDisagreement(cross, {33, 33, 2000000, 33}, true); });
+  // Over shared memory a pack of kShareableMinBytes or more goes in place, whose protocol
+  // starts with the headers alone: against a copying peer (its first frame in flight) the
+  // communicator is failed on both sides, at once.
+  const bool crossing_usable = GetParam() != "shm";
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {100, 900000}, crossing_usable); });
+  RunWorkers(4, [&](CrossWorker& cross) { ExpectDisagreement(cross, {33, 33, 2000000, 33}, crossing_usable); });
 }
 
 TEST_P(CrossWorkerTest, ALargeAllReduceMetByASmallOneFailsAtOnce) {

@@ -24,6 +24,7 @@
 #include "core/server/local_coordination_client.h"
 #include "core/shm/shared_segment.h"
 #include "core/shm/shm_layout.h"
+#include "core/tensor/host_allocator.h"
 #include "core/util/mutex.h"
 #include "status_test_util.h"
 #include "worker_threads.h"
@@ -288,6 +289,59 @@ TEST(ShmTransportTest, ExchangeRefusesRelaysToNobodyOrWithoutAConsumer) {
                          absl::StatusCode::kInvalidArgument, {"no consumer or no data"}));
     EXPECT_TRUE(IsOk(transport.health()));  // nothing moved: the communicator is fine
   });
+}
+
+TEST(ShmTransportTest, PeersReadEachOthersArenaTensorsInPlace) {
+  // Connecting turns the shared host arena on; each worker then finds a peer's large block
+  // (allocated after the connection) through the place the peer's SharedPlace gives.
+  constexpr size_t kBytes = size_t{2} << 20;
+  uint64_t places[3] = {};
+  void* blocks[3] = {};
+  Mutex mu;
+  RunWorkers(3, [&](int32_t w, ShmTransport& transport) {
+    ASSERT_TRUE(transport.shares_memory());
+    auto* block = static_cast<char*>(HostAllocate(kBytes));
+    ASSERT_NE(block, nullptr);
+    std::memset(block, 'a' + w, kBytes);
+    const std::optional<uint64_t> place = transport.SharedPlace(block, kBytes);
+    ASSERT_TRUE(place.has_value());
+    std::vector<char> private_bytes(64);
+    EXPECT_FALSE(transport.SharedPlace(private_bytes.data(), private_bytes.size()).has_value());
+    {
+      MutexLock lock(&mu);
+      places[w] = *place;
+      blocks[w] = block;
+    }
+    char flag = 1;  // every worker has published its place
+    std::vector<Transport::Transfer> sends, receives;
+    std::vector<char> flags(3);
+    for (int32_t p = 0; p < 3; ++p) {
+      if (p == w) continue;
+      sends.push_back({p, 9, &flag, 1});
+      receives.push_back({p, 9, &flags[p], 1});
+    }
+    ASSERT_TRUE(IsOk(transport.Exchange(sends, receives, Deadline::AfterMs(30000), nullptr)));
+    for (int32_t p = 0; p < 3; ++p) {
+      uint64_t theirs;
+      {
+        MutexLock lock(&mu);
+        theirs = places[p];
+      }
+      const char* seen = transport.PeerBytes(p, theirs, kBytes);
+      if (p == w) {
+        EXPECT_EQ(seen, nullptr) << "a worker reads its own memory directly";
+        continue;
+      }
+      ASSERT_NE(seen, nullptr);
+      EXPECT_EQ(seen[0], 'a' + p);
+      EXPECT_EQ(seen[kBytes - 1], 'a' + p);
+      EXPECT_EQ(transport.PeerBytes(p, UINT64_MAX - 8, kBytes), nullptr);
+      EXPECT_EQ(transport.PeerBytes(-1, theirs, kBytes), nullptr);
+      EXPECT_EQ(transport.PeerBytes(3, theirs, kBytes), nullptr);
+    }
+    ASSERT_TRUE(IsOk(transport.Exchange(sends, receives, Deadline::AfterMs(30000), nullptr)));  // all read
+  });
+  for (void* block : blocks) HostRelease(block, kBytes);
 }
 
 TEST(ShmTransportTest, SegmentNamesAreChecked) {

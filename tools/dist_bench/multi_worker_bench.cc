@@ -9,7 +9,9 @@
 // Targets (issue 16): over TCP at or below raw Gloo from 256 KiB; over shared memory 8
 // bytes in 2 us and, from 1 MiB, 1.5x the bus bandwidth of Open MPI's vader
 // (tools/mpi_bench/run_vader.sh, whose buffers are made once: the "into" column, which
-// reduces into one output, is its like).
+// reduces into one output, is its like). The "wrap" column reduces into one output too, but
+// with both tensors over the caller's own memory (dist_tensor_wrap): a peer cannot map
+// that, so the bytes go through the transport's rings instead of being read in place.
 #include "multi_worker_bench.h"
 
 #include <algorithm>
@@ -75,12 +77,34 @@ std::string FormatBytes(int64_t bytes) {
 
 // ---- ours ----
 
+// How the timed loop gets its tensors.
+enum class Buffers {
+  kNewOutput,    // dist_context_all_reduce: a new output each call
+  kInto,         // dist_context_all_reduce_into one output made before the loop
+  kWrappedInto,  // the same, input and output over the caller's memory (dist_tensor_wrap)
+};
+
 struct OursArgs {
   int64_t bytes;
   int iterations;
   std::vector<double>* us;
-  bool into;  // dist_context_all_reduce_into one output made before the loop
+  Buffers buffers;
 };
+
+void ReleaseWrapped(void* data, void*) { std::free(data); }
+
+dist_value_t* MakeTensor(const int64_t* shape, int64_t bytes, bool wrapped) {
+  dist_value_t* tensor = nullptr;
+  if (!wrapped) {
+    Check(dist_tensor_create(DIST_FLOAT32, shape, 1, nullptr, 0, "CPU:0", &tensor), "dist_tensor_create");
+    return tensor;
+  }
+  void* data = std::calloc(static_cast<size_t>(bytes), 1);
+  if (data == nullptr) throw Failure();
+  Check(dist_tensor_wrap(DIST_FLOAT32, shape, 1, data, static_cast<size_t>(bytes), "CPU:0", ReleaseWrapped,
+                         nullptr, &tensor), "dist_tensor_wrap");
+  return tensor;
+}
 
 dist_status_t TimeAllReduce(dist_context_t* context, const dist_value_t* const*, int32_t,
                             dist_value_t**, int32_t, void* user_data) {
@@ -88,16 +112,14 @@ dist_status_t TimeAllReduce(dist_context_t* context, const dist_value_t* const*,
   int32_t replica = 0;
   Check(dist_context_replica_id(context, &replica), "dist_context_replica_id");
   const int64_t shape[1] = {args->bytes / 4};
-  dist_value_t* tensor = nullptr;
-  Check(dist_tensor_create(DIST_FLOAT32, shape, 1, nullptr, 0, "CPU:0", &tensor), "dist_tensor_create");
-  dist_value_t* output = nullptr;
-  if (args->into) {
-    Check(dist_tensor_create(DIST_FLOAT32, shape, 1, nullptr, 0, "CPU:0", &output), "dist_tensor_create");
-  }
+  const bool wrapped = args->buffers == Buffers::kWrappedInto;
+  const bool into = args->buffers != Buffers::kNewOutput;
+  dist_value_t* tensor = MakeTensor(shape, args->bytes, wrapped);
+  dist_value_t* output = into ? MakeTensor(shape, args->bytes, wrapped) : nullptr;
   for (int i = 0; i < kWarmup + args->iterations; ++i) {
     dist_value_t* out = nullptr;
     const auto t0 = Clock::now();
-    if (args->into) {
+    if (into) {
       Check(dist_context_all_reduce_into(context, DIST_REDUCE_SUM, tensor, output), "dist_context_all_reduce_into");
     } else {
       Check(dist_context_all_reduce(context, DIST_REDUCE_SUM, tensor, &out), "dist_context_all_reduce");
@@ -184,11 +206,11 @@ std::vector<int64_t> Sizes(int64_t max_bytes) {
 
 // Worker 0's median time per size of the strategy's all-reduce.
 std::vector<double> TimeStrategy(dist_strategy_t* strategy, const std::vector<int64_t>& sizes, bool quick,
-                                 bool into = false) {
+                                 Buffers buffers = Buffers::kNewOutput) {
   std::vector<double> medians;
   for (const int64_t bytes : sizes) {
     std::vector<double> us;
-    OursArgs args{bytes, Iterations(bytes, quick), &us, into};
+    OursArgs args{bytes, Iterations(bytes, quick), &us, buffers};
     Check(dist_strategy_run(strategy, TimeAllReduce, &args, nullptr, 0, nullptr, 0), "dist_strategy_run");
     medians.push_back(us.empty() ? 0.0 : Median(us));
   }
@@ -245,14 +267,15 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
     }
     dist_strategy_destroy(strategy);
     // Phase 2: the strategy over shared memory, when the workers share a host.
-    std::vector<double> shm, shm_into;
+    std::vector<double> shm, shm_into, shm_wrapped;
     if (dist_strategy_t* shared = CreateStrategy(DIST_SHARED_MEMORY_ON); shared != nullptr) {
       // A strategy made right after another one runs slow for its first ~50 ms (the first
       // one's server is still winding down): one untimed row of small all-reduces first.
       (void)TimeStrategy(shared, {8}, quick);
       for (const int64_t bytes : sizes) {  // alternated, so that both see the same machine
         shm.push_back(TimeStrategy(shared, {bytes}, quick)[0]);
-        shm_into.push_back(TimeStrategy(shared, {bytes}, quick, true)[0]);
+        shm_into.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kInto)[0]);
+        shm_wrapped.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kWrappedInto)[0]);
       }
       dist_strategy_destroy(shared);
     }
@@ -267,26 +290,32 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
                 "replica(s), float32 SUM\n", DIST_VERSION_STRING, workers, in_sync / workers);
     std::printf("# shm / tcp: dist_context_all_reduce in dist_strategy_run over the shared-memory "
                 "transport / over Gloo's TCP transport;\n# shm into: dist_context_all_reduce_into an "
-                "output made once (as an MPI benchmark reuses its buffers);\n# gloo: raw gloo::allreduce "
+                "output made once (as an MPI benchmark reuses its buffers): from 1 MiB reduced in place out of\n# the "
+                "peers' tensors; wrap: the same over the caller's memory (dist_tensor_wrap), which goes through "
+                "the rings;\n# gloo: raw gloo::allreduce "
                 "(ring, in place), same processes and sizes; medians of worker 0's calls.\n# MPI's "
                 "shared-memory reference (Open MPI vader): tools/mpi_bench/run_vader.sh (busbw column "
                 "alike)\n");
-    std::printf("#%10s %8s %12s %12s %12s %12s %9s %9s %11s %11s\n", "size", "iters", "shm med(us)",
-                "shm into(us)", "tcp med(us)", "gloo med(us)", "shm/gloo", "tcp/gloo", "shm GB/s", "into GB/s");
+    std::printf("#%10s %8s %12s %12s %9s %12s %12s %9s %9s %9s %9s %9s\n", "size", "iters", "shm med(us)",
+                "shm into(us)", "wrap(us)", "tcp med(us)", "gloo med(us)", "shm/gloo", "tcp/gloo", "shm GB/s",
+                "into GB/s", "wrap GB/s");
     double worst_tcp_ratio = 0;
     for (size_t i = 0; i < sizes.size(); ++i) {
       const bool have_shm = !shm.empty();
       char shm_us[16] = "-", into_us[16] = "-", shm_ratio[16] = "-", shm_bw[16] = "-", into_bw[16] = "-";
+      char wrap_us[16] = "-", wrap_bw[16] = "-";
       if (have_shm) {
+        std::snprintf(wrap_us, sizeof wrap_us, "%.1f", shm_wrapped[i]);
+        std::snprintf(wrap_bw, sizeof wrap_bw, "%.2f", BusBandwidthGBs(sizes[i], shm_wrapped[i], workers));
         std::snprintf(shm_us, sizeof shm_us, "%.1f", shm[i]);
         std::snprintf(into_us, sizeof into_us, "%.1f", shm_into[i]);
         std::snprintf(shm_ratio, sizeof shm_ratio, "%.3f", shm[i] / gloo[i]);
         std::snprintf(shm_bw, sizeof shm_bw, "%.2f", BusBandwidthGBs(sizes[i], shm[i], workers));
         std::snprintf(into_bw, sizeof into_bw, "%.2f", BusBandwidthGBs(sizes[i], shm_into[i], workers));
       }
-      std::printf(" %10s %8d %12s %12s %12.1f %12.1f %9s %9.3f %11s %11s\n", FormatBytes(sizes[i]).c_str(),
-                  Iterations(sizes[i], quick), shm_us, into_us, tcp[i], gloo[i], shm_ratio, tcp[i] / gloo[i],
-                  shm_bw, into_bw);
+      std::printf(" %10s %8d %12s %12s %9s %12.1f %12.1f %9s %9.3f %9s %9s %9s\n", FormatBytes(sizes[i]).c_str(),
+                  Iterations(sizes[i], quick), shm_us, into_us, wrap_us, tcp[i], gloo[i], shm_ratio,
+                  tcp[i] / gloo[i], shm_bw, into_bw, wrap_bw);
       if (sizes[i] >= 256 * kKiB) worst_tcp_ratio = std::max(worst_tcp_ratio, tcp[i] / gloo[i]);
     }
     std::printf("#\n# targets (issue 16):\n");
