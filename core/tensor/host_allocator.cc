@@ -14,13 +14,19 @@
 namespace distribute {
 namespace {
 
-static_assert(kShareableMinBytes >= kPooledMinBytes, "arena blocks are pooled blocks");
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
 // Pooled blocks are whole mappings, their size rounded up so that nearby sizes share.
 size_t MappingSize(size_t bytes) {
   const size_t granule = bytes >= kHugePage ? kHugePage : size_t{64} << 10;
+  return (bytes + granule - 1) / granule * granule;
+}
+
+// Blocks of the shared host arena are whole pages (a freed one is punched out of the
+// memfd), in huge-page granules from 2 MiB like the mappings above.
+size_t ArenaBlockSize(size_t bytes) {
+  const size_t granule = bytes >= kHugePage ? kHugePage : size_t{4} << 10;
   return (bytes + granule - 1) / granule * granule;
 }
 
@@ -111,16 +117,18 @@ void ReleaseSmall(void* block) { std::free(static_cast<void**>(block)[-1]); }
 
 void* HostAllocate(size_t bytes) {
   if (bytes <= kSmallBlockBytes) return AllocateSmall(bytes);
+  if (bytes >= kShareableMinBytes && SharedHostArenaEnabled()) {
+    const size_t size = ArenaBlockSize(bytes);
+    if (size < bytes) return nullptr;
+    if (void* block = TheArenaPool().Take(size)) return block;
+    if (void* block = SharedHostArenaAllocate(size)) return block;
+  }
   if (bytes < kPooledMinBytes) {
     const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
     return rounded >= bytes ? std::aligned_alloc(kHostAlignment, rounded) : nullptr;
   }
   const size_t size = MappingSize(bytes);
   if (size < bytes) return nullptr;
-  if (bytes >= kShareableMinBytes && SharedHostArenaEnabled()) {
-    if (void* block = TheArenaPool().Take(size)) return block;
-    if (void* block = SharedHostArenaAllocate(size)) return block;
-  }
   if (void* block = ThePool().Take(size)) return block;
   void* block = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) return nullptr;
@@ -134,16 +142,16 @@ void HostRelease(void* block, size_t bytes) {
     ReleaseSmall(block);
     return;
   }
+  if (bytes >= kShareableMinBytes && SharedHostArenaOffset(block, bytes).has_value()) {
+    const size_t size = ArenaBlockSize(bytes);
+    for (const auto& [unused, evicted] : TheArenaPool().Give(block, size)) SharedHostArenaRelease(unused, evicted);
+    return;
+  }
   if (bytes < kPooledMinBytes) {
     std::free(block);
     return;
   }
-  const size_t size = MappingSize(bytes);
-  if (SharedHostArenaOffset(block, size).has_value()) {
-    for (const auto& [unused, evicted] : TheArenaPool().Give(block, size)) SharedHostArenaRelease(unused, evicted);
-    return;
-  }
-  for (const auto& [unused, evicted] : ThePool().Give(block, size)) munmap(unused, evicted);
+  for (const auto& [unused, evicted] : ThePool().Give(block, MappingSize(bytes))) munmap(unused, evicted);
 }
 
 size_t HostPoolBytes() { return ThePool().cached() + TheArenaPool().cached(); }

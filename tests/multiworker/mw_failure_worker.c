@@ -16,8 +16,12 @@
  * Every line is flushed at once; messages are kept on one line. Exits 0 whenever it could
  * report, 1 when an unexpected step failed.
  *
+ * --elements N sets the all-reduce's float32 count (default 16000, just under 64 KiB, which
+ * goes through the shared-memory transport's rings; from 16384, 64 KiB, the workers of one
+ * host reduce in place out of each other's tensors).
+ *
  * Usage: mw_failure_worker --mode loop|mismatch|start [--timeout-ms T] [--replicas K]
- *                          [--mismatch shape|dtype|op] */
+ *                          [--mismatch shape|dtype|op] [--elements N] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +29,7 @@
 
 #include "distribute/distribute.h"
 
-enum { kElements = 16384 }; /* 64 KiB of float32 */
+static int64_t elements = 16000; /* --elements */
 
 struct Call {
   dist_reduce_op_t op;
@@ -70,7 +74,9 @@ static dist_status_t AllReduceStep(dist_context_t* context, const dist_value_t* 
     return DIST_INTERNAL;
   }
   const float* values = data;
-  if (values[0] != (float)replicas || values[kElements - 1] != (float)replicas) status = DIST_INTERNAL;
+  for (int64_t i = 0; i < elements && status == DIST_OK; ++i) {
+    if (values[i] != (float)replicas) status = DIST_INTERNAL;
+  }
   dist_value_destroy(out);
   return status;
 }
@@ -111,7 +117,7 @@ static dist_value_t* Tensor(dist_dtype_t dtype, int64_t count) {
 static int Usage(void) {
   fprintf(stderr,
           "usage: mw_failure_worker --mode loop|mismatch|start [--timeout-ms T] "
-          "[--replicas K] [--mismatch shape|dtype|op]\n");
+          "[--replicas K] [--mismatch shape|dtype|op] [--elements N]\n");
   return 2;
 }
 
@@ -129,6 +135,9 @@ int main(int argc, char** argv) {
       replicas = atoi(argv[i + 1]);
     } else if (strcmp(argv[i], "--mismatch") == 0) {
       mismatch = argv[i + 1];
+    } else if (strcmp(argv[i], "--elements") == 0) {
+      elements = atoll(argv[i + 1]);
+      if (elements < 1) return Usage();
     } else {
       return Usage();
     }
@@ -160,7 +169,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  dist_value_t* tensor = Tensor(DIST_FLOAT32, kElements);
+  dist_value_t* tensor = Tensor(DIST_FLOAT32, elements);
   double ms = 0;
   status = AllReduce(strategy, tensor, DIST_REDUCE_SUM, 1, &ms);
   if (status != DIST_OK) {
@@ -186,9 +195,9 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "mismatch") == 0) {
     /* Rank 0 makes the same call as before; the others change one thing. */
     dist_dtype_t dtype = DIST_FLOAT32;
-    int64_t count = kElements;
+    int64_t count = elements;
     dist_reduce_op_t op = DIST_REDUCE_SUM;
-    if (rank != 0 && strcmp(mismatch, "shape") == 0) count = kElements + rank;
+    if (rank != 0 && strcmp(mismatch, "shape") == 0) count = elements + rank;
     if (rank != 0 && strcmp(mismatch, "dtype") == 0) dtype = DIST_FLOAT64;
     if (rank != 0 && strcmp(mismatch, "op") == 0) op = DIST_REDUCE_MAX;
     dist_value_t* mine = Tensor(dtype, count);

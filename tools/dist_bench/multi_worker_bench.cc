@@ -290,7 +290,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
                 "replica(s), float32 SUM\n", DIST_VERSION_STRING, workers, in_sync / workers);
     std::printf("# shm / tcp: dist_context_all_reduce in dist_strategy_run over the shared-memory "
                 "transport / over Gloo's TCP transport;\n# shm into: dist_context_all_reduce_into an "
-                "output made once (as an MPI benchmark reuses its buffers): from 1 MiB reduced in place out of\n# the "
+                "output made once (as an MPI benchmark reuses its buffers): from 64 KiB reduced in place out of\n# the "
                 "peers' tensors; wrap: the same over the caller's memory (dist_tensor_wrap), which goes through "
                 "the rings;\n# gloo: raw gloo::allreduce "
                 "(ring, in place), same processes and sizes; medians of worker 0's calls.\n# MPI's "
