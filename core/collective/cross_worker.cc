@@ -476,10 +476,13 @@ absl::Status CrossWorker::AllReduceLocal(ReduceOp op, DType dtype, const void* c
                                          int32_t num_local, size_t count, void* output,
                                          int64_t mean_divisor, const std::string& signature,
                                          const Deadline& deadline) {
-  std::vector<char> partial(count * DTypeSize(AccumulatorDType(dtype)));
-  ReduceRangeToAccumulator(dtype, op, inputs, num_local, partial.data(), 0, count);
+  // The library's host memory: on shared memory the peers read it in place.
+  const size_t bytes = count * DTypeSize(AccumulatorDType(dtype));
+  ASSIGN_OR_RETURN(std::shared_ptr<Buffer> partial,
+                   Buffer::Allocate(DeviceSpec{}.WithDefaults(), std::max<size_t>(bytes, 1), false));
+  ReduceRangeToAccumulator(dtype, op, inputs, num_local, partial->data(), 0, count);
   const Segment segment{dtype, count, 0, std::span<void* const>(&output, 1)};
-  return AllReduce(op, partial.data(), partial.size(), std::span<const Segment>(&segment, 1),
+  return AllReduce(op, partial->data(), bytes, std::span<const Segment>(&segment, 1),
                    mean_divisor, signature, deadline);
 }
 

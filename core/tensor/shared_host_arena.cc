@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <iterator>
 #include <map>
-#include <vector>
 
 #include "core/util/errno_status.h"
 #include "core/util/mutex.h"
@@ -30,6 +30,9 @@ uint64_t ArenaBytes() {
   return (bytes + kGranule - 1) / kGranule * kGranule;
 }
 
+// Blocks are carved from the memfd best-fit; a released block's pages are punched out and
+// its range merges with free neighbours, so that a job whose tensor sizes change over time
+// reuses the arena instead of running out of it (and falling back to private memory).
 class Arena {
  public:
   Arena(int fd, char* base, uint64_t bytes) : fd_(fd), base_(base), bytes_(bytes) {}
@@ -40,33 +43,70 @@ class Arena {
 
   void* Allocate(size_t size) {
     MutexLock lock(&mu_);
-    if (auto it = reusable_.find(size); it != reusable_.end() && !it->second.empty()) {
-      const uint64_t offset = it->second.back();
-      it->second.pop_back();
+    if (auto fit = by_size_.lower_bound(size); fit != by_size_.end()) {
+      const uint64_t offset = fit->second;
+      const uint64_t free = fit->first;
+      Unlist(offset, free);
+      if (free > size) List(offset + size, free - size);
       return base_ + offset;
     }
-    if (size > bytes_ - used_) return nullptr;
-    const uint64_t offset = used_;
-    used_ += size;
+    if (size > bytes_ - top_) return nullptr;
+    const uint64_t offset = top_;
+    top_ += size;
     return base_ + offset;
   }
 
   void Release(void* block, size_t size) {
-    const uint64_t offset = static_cast<uint64_t>(static_cast<char*>(block) - base_);
+    uint64_t offset = static_cast<uint64_t>(static_cast<char*>(block) - base_);
     // Its pages go back to the system now; the range reads as zeros until it is reused.
     fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
               static_cast<off_t>(size));
     MutexLock lock(&mu_);
-    reusable_[size].push_back(offset);
+    uint64_t length = size;
+    if (auto next = by_offset_.find(offset + length); next != by_offset_.end()) {
+      const uint64_t next_length = next->second;
+      Unlist(offset + length, next_length);
+      length += next_length;
+    }
+    if (auto after = by_offset_.lower_bound(offset); after != by_offset_.begin()) {
+      const auto before = std::prev(after);
+      if (before->first + before->second == offset) {
+        const uint64_t start = before->first;
+        const uint64_t before_length = before->second;
+        Unlist(start, before_length);
+        offset = start;
+        length += before_length;
+      }
+    }
+    if (offset + length == top_) {
+      top_ = offset;  // the free end of the carved part
+    } else {
+      List(offset, length);
+    }
   }
 
  private:
+  void List(uint64_t offset, uint64_t length) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    by_offset_.emplace(offset, length);
+    by_size_.emplace(length, offset);
+  }
+  void Unlist(uint64_t offset, uint64_t length) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    by_offset_.erase(offset);
+    for (auto [it, end] = by_size_.equal_range(length); it != end; ++it) {
+      if (it->second == offset) {
+        by_size_.erase(it);
+        break;
+      }
+    }
+  }
+
   const int fd_;
   char* const base_;
   const uint64_t bytes_;
   Mutex mu_;
-  uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<size_t, std::vector<uint64_t>> reusable_ ABSL_GUARDED_BY(mu_);
+  uint64_t top_ ABSL_GUARDED_BY(mu_) = 0;                  // [0, top_) has been carved
+  std::map<uint64_t, uint64_t> by_offset_ ABSL_GUARDED_BY(mu_);     // free ranges below top_
+  std::multimap<uint64_t, uint64_t> by_size_ ABSL_GUARDED_BY(mu_);  // the same, by length
 };
 
 std::atomic<Arena*> the_arena{nullptr};  // set once, never destroyed (blocks outlive exit)

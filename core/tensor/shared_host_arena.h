@@ -51,8 +51,8 @@ std::optional<uint64_t> SharedHostArenaOffset(const void* data, size_t bytes);
 // nullptr when it is off or full.
 void* SharedHostArenaAllocate(size_t size);
 // Gives a block from SharedHostArenaAllocate back: its pages are freed (punched out of the
-// memfd) and its range kept for the next block of the same size. False when `block` is not
-// in the arena.
+// memfd) and its range merged with the free ranges beside it, for later blocks of any size.
+// False when `block` is not in the arena.
 bool SharedHostArenaRelease(void* block, size_t size);
 
 }  // namespace distribute

@@ -68,6 +68,36 @@ TEST(SharedHostArenaTest, LargeBlocksComeFromTheArenaOnceEnabled) {
   HostRelease(small, kShareableMinBytes - 64);
 }
 
+TEST(SharedHostArenaTest, ReleasedRangesMergeAndServeAnySize) {
+  ASSERT_TRUE(EnableSharedHostArena().ok());
+  constexpr size_t kMiB = size_t{1} << 20;
+  auto* x = static_cast<char*>(SharedHostArenaAllocate(3 * kMiB));
+  ASSERT_NE(x, nullptr);
+  void* guard = SharedHostArenaAllocate(4096);  // x is not the carved part's end
+  ASSERT_NE(guard, nullptr);
+  std::memset(x, 0x5a, 3 * kMiB);
+  // A hole in the middle serves smaller blocks, best fit.
+  ASSERT_TRUE(SharedHostArenaRelease(x + kMiB, kMiB));
+  EXPECT_EQ(SharedHostArenaAllocate(kMiB / 2), x + kMiB);
+  EXPECT_EQ(SharedHostArenaAllocate(kMiB / 2), x + kMiB + kMiB / 2);
+  // Released in any order, the pieces merge back into one range that a larger block takes.
+  ASSERT_TRUE(SharedHostArenaRelease(x + kMiB + kMiB / 2, kMiB / 2));
+  ASSERT_TRUE(SharedHostArenaRelease(x, kMiB));
+  ASSERT_TRUE(SharedHostArenaRelease(x + 2 * kMiB, kMiB));
+  ASSERT_TRUE(SharedHostArenaRelease(x + kMiB, kMiB / 2));
+  EXPECT_EQ(SharedHostArenaAllocate(3 * kMiB), x);
+  // Released pages were given back: they read as zeros.
+  EXPECT_EQ(x[0], 0);
+  EXPECT_EQ(x[3 * kMiB - 1], 0);
+  ASSERT_TRUE(SharedHostArenaRelease(x, 3 * kMiB));
+  ASSERT_TRUE(SharedHostArenaRelease(guard, 4096));
+  // The arena's end is free again too: the same block comes back.
+  EXPECT_EQ(SharedHostArenaAllocate(3 * kMiB), x);
+  ASSERT_TRUE(SharedHostArenaRelease(x, 3 * kMiB));
+  // More than the arena holds is refused, not wrapped around.
+  EXPECT_EQ(SharedHostArenaAllocate(EnableSharedHostArena()->bytes + 4096), nullptr);
+}
+
 TEST(SharedHostArenaTest, APeerReadsTheBytesInPlace) {
   ASSERT_TRUE(EnableSharedHostArena().ok());
   absl::StatusOr<std::string> description = shm::PeerArena::Describe();
