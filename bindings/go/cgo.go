@@ -1,6 +1,7 @@
 // Package distribute is the Go binding of libdistribute, tf.distribute's strategies
 // behind a C ABI. It is plain cgo over the C header: every C function is reachable (see
-// README.md's coverage table), handles are types with Close, failed calls return *Error
+// README.md's coverage table), handles are types with Close (a handle a program forgets
+// is released by the garbage collector: see finalizer.go), failed calls return *Error
 // (errors.Is-friendly with one sentinel per status code), and callbacks are Go functions
 // run on the library's threads through //export trampolines and runtime/cgo.Handle.
 //

@@ -5,7 +5,10 @@ package distribute
 */
 import "C"
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // ---- Devices ----
 
@@ -31,6 +34,12 @@ func (d *Device) ptr() *C.dist_device_t {
 	return d.p
 }
 
+func newDevice(p *C.dist_device_t) *Device {
+	d := &Device{p: p}
+	runtime.SetFinalizer(d, finalizeDevice)
+	return d
+}
+
 // ParseDevice (dist_device_parse).
 func ParseDevice(name string) (*Device, error) {
 	n := C.CString(name)
@@ -40,7 +49,7 @@ func ParseDevice(name string) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{p: out}, nil
+	return newDevice(out), nil
 }
 
 // Close (dist_device_destroy).
@@ -48,27 +57,24 @@ func (d *Device) Close() {
 	if d == nil || d.p == nil {
 		return
 	}
+	runtime.SetFinalizer(d, nil)
 	C.dist_device_destroy(d.p)
 	d.p = nil
 }
 
 // Name is the canonical name (dist_device_name).
 func (d *Device) Name() (string, error) {
-	var s *C.char
-	err := call("dist_device_name", func() C.dist_status_t { return C.dist_device_name(d.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_device_name", func(s **C.char) C.dist_status_t { return C.dist_device_name(d.ptr(), s) }, d)
 }
 
 // Job (dist_device_job).
 func (d *Device) Job() (string, error) {
-	var s *C.char
-	err := call("dist_device_job", func() C.dist_status_t { return C.dist_device_job(d.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_device_job", func(s **C.char) C.dist_status_t { return C.dist_device_job(d.ptr(), s) }, d)
 }
 
 func (d *Device) int32Prop(op string, f func(*C.int32_t) C.dist_status_t) (int, error) {
 	var x C.int32_t
-	err := call(op, func() C.dist_status_t { return f(&x) })
+	err := call(op, func() C.dist_status_t { return f(&x) }, d)
 	return int(x), err
 }
 
@@ -85,7 +91,7 @@ func (d *Device) Task() (int, error) {
 // Type (dist_device_type).
 func (d *Device) Type() (DeviceType, error) {
 	var x C.dist_device_type_t
-	err := call("dist_device_type", func() C.dist_status_t { return C.dist_device_type(d.ptr(), &x) })
+	err := call("dist_device_type", func() C.dist_status_t { return C.dist_device_type(d.ptr(), &x) }, d)
 	return DeviceType(x), err
 }
 
@@ -113,14 +119,12 @@ func LocalDevice(i int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{p: out}, nil
+	return newDevice(out), nil
 }
 
 // GPUUnavailableReason (dist_gpu_unavailable_reason).
 func GPUUnavailableReason() (string, error) {
-	var s *C.char
-	err := call("dist_gpu_unavailable_reason", func() C.dist_status_t { return C.dist_gpu_unavailable_reason(&s) })
-	return goStr(s), err
+	return callString("dist_gpu_unavailable_reason", func(s **C.char) C.dist_status_t { return C.dist_gpu_unavailable_reason(s) })
 }
 
 // ---- Cross-device ops ----
@@ -146,13 +150,19 @@ func (o *CrossDeviceOps) ptr() *C.dist_cross_device_ops_t {
 	return o.p
 }
 
+func newCrossDeviceOps(p *C.dist_cross_device_ops_t) *CrossDeviceOps {
+	o := &CrossDeviceOps{p: p}
+	runtime.SetFinalizer(o, finalizeCrossDeviceOps)
+	return o
+}
+
 func newCDO(op string, f func(**C.dist_cross_device_ops_t) C.dist_status_t) (*CrossDeviceOps, error) {
 	var out *C.dist_cross_device_ops_t
 	err := call(op, func() C.dist_status_t { return f(&out) })
 	if err != nil {
 		return nil, err
 	}
-	return &CrossDeviceOps{p: out}, nil
+	return newCrossDeviceOps(out), nil
 }
 
 // NewReductionToOneDevice (dist_cross_device_ops_create_reduction_to_one_device); "" is the first replica's device.
@@ -188,7 +198,7 @@ func NewNcclAllReduce(numPacks int) (*CrossDeviceOps, error) {
 // Kind (dist_cross_device_ops_kind).
 func (o *CrossDeviceOps) Kind() (CrossDeviceOpsKind, error) {
 	var k C.dist_cross_device_ops_kind_t
-	err := call("dist_cross_device_ops_kind", func() C.dist_status_t { return C.dist_cross_device_ops_kind(o.ptr(), &k) })
+	err := call("dist_cross_device_ops_kind", func() C.dist_status_t { return C.dist_cross_device_ops_kind(o.ptr(), &k) }, o)
 	return CrossDeviceOpsKind(k), err
 }
 
@@ -197,6 +207,7 @@ func (o *CrossDeviceOps) Close() {
 	if o == nil || o.p == nil {
 		return
 	}
+	runtime.SetFinalizer(o, nil)
 	C.dist_cross_device_ops_destroy(o.p)
 	o.p = nil
 }
@@ -236,6 +247,12 @@ func (o *CommunicationOptions) ptr() *C.dist_communication_options_t {
 	return o.p
 }
 
+func newCommunicationOptions(p *C.dist_communication_options_t) *CommunicationOptions {
+	o := &CommunicationOptions{p: p}
+	runtime.SetFinalizer(o, finalizeCommunicationOptions)
+	return o
+}
+
 // NewCommunicationOptions (dist_communication_options_create).
 func NewCommunicationOptions() (*CommunicationOptions, error) {
 	var out *C.dist_communication_options_t
@@ -243,7 +260,7 @@ func NewCommunicationOptions() (*CommunicationOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CommunicationOptions{p: out}, nil
+	return newCommunicationOptions(out), nil
 }
 
 // Close (dist_communication_options_destroy).
@@ -251,6 +268,7 @@ func (o *CommunicationOptions) Close() {
 	if o == nil || o.p == nil {
 		return
 	}
+	runtime.SetFinalizer(o, nil)
 	C.dist_communication_options_destroy(o.p)
 	o.p = nil
 }
@@ -259,35 +277,35 @@ func (o *CommunicationOptions) Close() {
 func (o *CommunicationOptions) SetImplementation(i CommunicationImplementation) error {
 	return call("dist_communication_options_set_implementation", func() C.dist_status_t {
 		return C.dist_communication_options_set_implementation(o.ptr(), C.dist_communication_implementation_t(i))
-	})
+	}, o)
 }
 
 // SetSharedMemory (dist_communication_options_set_shared_memory).
 func (o *CommunicationOptions) SetSharedMemory(mode SharedMemoryMode) error {
 	return call("dist_communication_options_set_shared_memory", func() C.dist_status_t {
 		return C.dist_communication_options_set_shared_memory(o.ptr(), C.dist_shared_memory_t(mode))
-	})
+	}, o)
 }
 
 // SetBytesPerPack (dist_communication_options_set_bytes_per_pack).
 func (o *CommunicationOptions) SetBytesPerPack(n int64) error {
 	return call("dist_communication_options_set_bytes_per_pack", func() C.dist_status_t {
 		return C.dist_communication_options_set_bytes_per_pack(o.ptr(), C.int64_t(n))
-	})
+	}, o)
 }
 
 // SetTimeoutMs (dist_communication_options_set_timeout_ms).
 func (o *CommunicationOptions) SetTimeoutMs(ms int64) error {
 	return call("dist_communication_options_set_timeout_ms", func() C.dist_status_t {
 		return C.dist_communication_options_set_timeout_ms(o.ptr(), C.int64_t(ms))
-	})
+	}, o)
 }
 
 // SetReplicasPerWorker (dist_communication_options_set_replicas_per_worker).
 func (o *CommunicationOptions) SetReplicasPerWorker(n int) error {
 	return call("dist_communication_options_set_replicas_per_worker", func() C.dist_status_t {
 		return C.dist_communication_options_set_replicas_per_worker(o.ptr(), C.int32_t(n))
-	})
+	}, o)
 }
 
 // SetJobToken sets the job token of the strategy's server
@@ -298,7 +316,7 @@ func (o *CommunicationOptions) SetJobToken(token string) error {
 	defer freeStr(t)
 	return call("dist_communication_options_set_job_token", func() C.dist_status_t {
 		return C.dist_communication_options_set_job_token(o.ptr(), t)
-	})
+	}, o)
 }
 
 // SetTLSFiles sets TLS for the strategy's server (dist_communication_options_set_tls_files):
@@ -308,17 +326,18 @@ func (o *CommunicationOptions) SetTLSFiles(certPath, keyPath, caPath string) err
 	return setTLSFiles("dist_communication_options_set_tls_files", certPath, keyPath, caPath,
 		func(cert, key, ca *C.char) C.dist_status_t {
 			return C.dist_communication_options_set_tls_files(o.ptr(), cert, key, ca)
-		})
+		}, o)
 }
 
 // setTLSFiles hands three paths, as C strings freed afterwards, to `set`, one of the
-// dist_*_set_tls_files functions called `name`.
-func setTLSFiles(name, certPath, keyPath, caPath string, set func(cert, key, ca *C.char) C.dist_status_t) error {
+// dist_*_set_tls_files functions called `name`; keep is call's.
+func setTLSFiles(name, certPath, keyPath, caPath string, set func(cert, key, ca *C.char) C.dist_status_t,
+	keep ...interface{}) error {
 	cert, key, ca := cStr(certPath), cStr(keyPath), cStr(caPath)
 	defer freeStr(cert)
 	defer freeStr(key)
 	defer freeStr(ca)
-	return call(name, func() C.dist_status_t { return set(cert, key, ca) })
+	return call(name, func() C.dist_status_t { return set(cert, key, ca) }, keep...)
 }
 
 // ---- Cluster ----
@@ -333,6 +352,12 @@ func (c *Cluster) ptr() *C.dist_cluster_t {
 	return c.p
 }
 
+func newCluster(p *C.dist_cluster_t) *Cluster {
+	c := &Cluster{p: p}
+	runtime.SetFinalizer(c, finalizeCluster)
+	return c
+}
+
 // ClusterFromTFConfig parses json, or the TF_CONFIG environment variable when json is ""
 // (dist_cluster_from_tf_config).
 func ClusterFromTFConfig(json string) (*Cluster, error) {
@@ -343,7 +368,7 @@ func ClusterFromTFConfig(json string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{p: out}, nil
+	return newCluster(out), nil
 }
 
 // SlurmJob is one job of ClusterFromSlurm: a job name and its task count.
@@ -375,7 +400,7 @@ func ClusterFromSlurm(jobs []SlurmJob, portBase, tasksPerNode int32) (*Cluster, 
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{p: out}, nil
+	return newCluster(out), nil
 }
 
 // ClusterFromStatefulSet is the cluster of a Kubernetes StatefulSet pod behind a headless
@@ -398,7 +423,7 @@ func ClusterFromStatefulSet(podName, service string, replicas, port int32) (*Clu
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{p: out}, nil
+	return newCluster(out), nil
 }
 
 // NewCluster is an empty cluster (dist_cluster_create).
@@ -408,7 +433,7 @@ func NewCluster() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{p: out}, nil
+	return newCluster(out), nil
 }
 
 // Close (dist_cluster_destroy).
@@ -416,6 +441,7 @@ func (c *Cluster) Close() {
 	if c == nil || c.p == nil {
 		return
 	}
+	runtime.SetFinalizer(c, nil)
 	C.dist_cluster_destroy(c.p)
 	c.p = nil
 }
@@ -425,41 +451,39 @@ func (c *Cluster) AddTask(job string, index int, address string) error {
 	j, a := C.CString(job), C.CString(address)
 	defer C.free(unsafe.Pointer(j))
 	defer C.free(unsafe.Pointer(a))
-	return call("dist_cluster_add_task", func() C.dist_status_t { return C.dist_cluster_add_task(c.ptr(), j, C.int32_t(index), a) })
+	return call("dist_cluster_add_task", func() C.dist_status_t { return C.dist_cluster_add_task(c.ptr(), j, C.int32_t(index), a) }, c)
 }
 
 // SetTask (dist_cluster_set_task).
 func (c *Cluster) SetTask(job string, index int) error {
 	j := C.CString(job)
 	defer C.free(unsafe.Pointer(j))
-	return call("dist_cluster_set_task", func() C.dist_status_t { return C.dist_cluster_set_task(c.ptr(), j, C.int32_t(index)) })
+	return call("dist_cluster_set_task", func() C.dist_status_t { return C.dist_cluster_set_task(c.ptr(), j, C.int32_t(index)) }, c)
 }
 
 // TaskType (dist_cluster_task_type).
 func (c *Cluster) TaskType() (string, error) {
-	var s *C.char
-	err := call("dist_cluster_task_type", func() C.dist_status_t { return C.dist_cluster_task_type(c.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_cluster_task_type", func(s **C.char) C.dist_status_t { return C.dist_cluster_task_type(c.ptr(), s) }, c)
 }
 
 // TaskIndex (dist_cluster_task_index).
 func (c *Cluster) TaskIndex() (int, error) {
 	var n C.int32_t
-	err := call("dist_cluster_task_index", func() C.dist_status_t { return C.dist_cluster_task_index(c.ptr(), &n) })
+	err := call("dist_cluster_task_index", func() C.dist_status_t { return C.dist_cluster_task_index(c.ptr(), &n) }, c)
 	return int(n), err
 }
 
 // IsChief (dist_cluster_is_chief).
 func (c *Cluster) IsChief() (bool, error) {
 	var n C.int32_t
-	err := call("dist_cluster_is_chief", func() C.dist_status_t { return C.dist_cluster_is_chief(c.ptr(), &n) })
+	err := call("dist_cluster_is_chief", func() C.dist_status_t { return C.dist_cluster_is_chief(c.ptr(), &n) }, c)
 	return n != 0, err
 }
 
 // NumWorkers (dist_cluster_num_workers).
 func (c *Cluster) NumWorkers() (int, error) {
 	var n C.int32_t
-	err := call("dist_cluster_num_workers", func() C.dist_status_t { return C.dist_cluster_num_workers(c.ptr(), &n) })
+	err := call("dist_cluster_num_workers", func() C.dist_status_t { return C.dist_cluster_num_workers(c.ptr(), &n) }, c)
 	return int(n), err
 }
 
@@ -468,7 +492,7 @@ func (c *Cluster) NumTasks(job string) (int, error) {
 	j := C.CString(job)
 	defer C.free(unsafe.Pointer(j))
 	var n C.int32_t
-	err := call("dist_cluster_num_tasks", func() C.dist_status_t { return C.dist_cluster_num_tasks(c.ptr(), j, &n) })
+	err := call("dist_cluster_num_tasks", func() C.dist_status_t { return C.dist_cluster_num_tasks(c.ptr(), j, &n) }, c)
 	return int(n), err
 }
 
@@ -479,7 +503,7 @@ func (c *Cluster) TaskIndexAt(job string, position int) (int, error) {
 	var n C.int32_t
 	err := call("dist_cluster_task_index_at", func() C.dist_status_t {
 		return C.dist_cluster_task_index_at(c.ptr(), j, C.int32_t(position), &n)
-	})
+	}, c)
 	return int(n), err
 }
 
@@ -487,34 +511,26 @@ func (c *Cluster) TaskIndexAt(job string, position int) (int, error) {
 func (c *Cluster) TaskAddress(job string, index int) (string, error) {
 	j := C.CString(job)
 	defer C.free(unsafe.Pointer(j))
-	var s *C.char
-	err := call("dist_cluster_task_address", func() C.dist_status_t {
-		return C.dist_cluster_task_address(c.ptr(), j, C.int32_t(index), &s)
-	})
-	return goStr(s), err
+	return callString("dist_cluster_task_address", func(s **C.char) C.dist_status_t {
+		return C.dist_cluster_task_address(c.ptr(), j, C.int32_t(index), s)
+	}, c)
 }
 
 // RPCLayer is TF_CONFIG's "rpc_layer", "" when it has none (dist_cluster_rpc_layer).
 func (c *Cluster) RPCLayer() (string, error) {
-	var s *C.char
-	err := call("dist_cluster_rpc_layer", func() C.dist_status_t { return C.dist_cluster_rpc_layer(c.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_cluster_rpc_layer", func(s **C.char) C.dist_status_t { return C.dist_cluster_rpc_layer(c.ptr(), s) }, c)
 }
 
 // Environment is TF_CONFIG's "environment", "" when it has none (dist_cluster_environment).
 func (c *Cluster) Environment() (string, error) {
-	var s *C.char
-	err := call("dist_cluster_environment", func() C.dist_status_t { return C.dist_cluster_environment(c.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_cluster_environment", func(s **C.char) C.dist_status_t { return C.dist_cluster_environment(c.ptr(), s) }, c)
 }
 
 // Master is the current task's address as TFConfigClusterResolver.master() gives it:
 // "<rpc_layer>://host:port", "host:port" without an rpc_layer, "" for a single-task
 // cluster or no current task (dist_cluster_master).
 func (c *Cluster) Master() (string, error) {
-	var s *C.char
-	err := call("dist_cluster_master", func() C.dist_status_t { return C.dist_cluster_master(c.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_cluster_master", func(s **C.char) C.dist_status_t { return C.dist_cluster_master(c.ptr(), s) }, c)
 }
 
 // ---- Server ----
@@ -529,6 +545,12 @@ func (o *ServerOptions) ptr() *C.dist_server_options_t {
 	return o.p
 }
 
+func newServerOptions(p *C.dist_server_options_t) *ServerOptions {
+	o := &ServerOptions{p: p}
+	runtime.SetFinalizer(o, finalizeServerOptions)
+	return o
+}
+
 // NewServerOptions (dist_server_options_create).
 func NewServerOptions() (*ServerOptions, error) {
 	var out *C.dist_server_options_t
@@ -536,7 +558,7 @@ func NewServerOptions() (*ServerOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ServerOptions{p: out}, nil
+	return newServerOptions(out), nil
 }
 
 // Close (dist_server_options_destroy).
@@ -544,6 +566,7 @@ func (o *ServerOptions) Close() {
 	if o == nil || o.p == nil {
 		return
 	}
+	runtime.SetFinalizer(o, nil)
 	C.dist_server_options_destroy(o.p)
 	o.p = nil
 }
@@ -552,21 +575,21 @@ func (o *ServerOptions) Close() {
 func (o *ServerOptions) SetStartupTimeoutMs(ms int64) error {
 	return call("dist_server_options_set_startup_timeout_ms", func() C.dist_status_t {
 		return C.dist_server_options_set_startup_timeout_ms(o.ptr(), C.int64_t(ms))
-	})
+	}, o)
 }
 
 // SetHeartbeatIntervalMs (dist_server_options_set_heartbeat_interval_ms).
 func (o *ServerOptions) SetHeartbeatIntervalMs(ms int64) error {
 	return call("dist_server_options_set_heartbeat_interval_ms", func() C.dist_status_t {
 		return C.dist_server_options_set_heartbeat_interval_ms(o.ptr(), C.int64_t(ms))
-	})
+	}, o)
 }
 
 // SetHeartbeatTimeoutMs (dist_server_options_set_heartbeat_timeout_ms).
 func (o *ServerOptions) SetHeartbeatTimeoutMs(ms int64) error {
 	return call("dist_server_options_set_heartbeat_timeout_ms", func() C.dist_status_t {
 		return C.dist_server_options_set_heartbeat_timeout_ms(o.ptr(), C.int64_t(ms))
-	})
+	}, o)
 }
 
 // SetJobToken sets the job token every request between the job's servers carries
@@ -577,7 +600,7 @@ func (o *ServerOptions) SetJobToken(token string) error {
 	defer freeStr(t)
 	return call("dist_server_options_set_job_token", func() C.dist_status_t {
 		return C.dist_server_options_set_job_token(o.ptr(), t)
-	})
+	}, o)
 }
 
 // SetAllowUnauthenticated lets a job without a token run on non-loopback addresses
@@ -585,7 +608,7 @@ func (o *ServerOptions) SetJobToken(token string) error {
 func (o *ServerOptions) SetAllowUnauthenticated(allow bool) error {
 	return call("dist_server_options_set_allow_unauthenticated", func() C.dist_status_t {
 		return C.dist_server_options_set_allow_unauthenticated(o.ptr(), b32(allow))
-	})
+	}, o)
 }
 
 // SetTLSFiles sets TLS for this task's server and its connection to the chief
@@ -599,10 +622,13 @@ func (o *ServerOptions) SetTLSFiles(certPath, keyPath, caPath string) error {
 	return setTLSFiles("dist_server_options_set_tls_files", certPath, keyPath, caPath,
 		func(cert, key, ca *C.char) C.dist_status_t {
 			return C.dist_server_options_set_tls_files(o.ptr(), cert, key, ca)
-		})
+		}, o)
 }
 
-// Server is a dist_server_t, the in-process server of one task.
+// Server is a dist_server_t, the in-process server of one task. It serves while it is
+// reachable: a server you forget to Close is stopped and released by the garbage collector
+// once nothing refers to it, so keep it (or call Join, or Close it at the end) for as long
+// as the task should serve.
 type Server struct{ p *C.dist_server_t }
 
 func (s *Server) ptr() *C.dist_server_t {
@@ -612,31 +638,37 @@ func (s *Server) ptr() *C.dist_server_t {
 	return s.p
 }
 
+func newServer(p *C.dist_server_t) *Server {
+	s := &Server{p: p}
+	runtime.SetFinalizer(s, finalizeServer)
+	return s
+}
+
 // NewServer (dist_server_create); options may be nil.
 func NewServer(cluster *Cluster, options *ServerOptions) (*Server, error) {
 	var out *C.dist_server_t
-	err := call("dist_server_create", func() C.dist_status_t { return C.dist_server_create(cluster.ptr(), options.ptr(), &out) })
+	err := call("dist_server_create", func() C.dist_status_t { return C.dist_server_create(cluster.ptr(), options.ptr(), &out) }, cluster, options)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{p: out}, nil
+	return newServer(out), nil
 }
 
 // Port (dist_server_port).
 func (s *Server) Port() (int, error) {
 	var n C.int32_t
-	err := call("dist_server_port", func() C.dist_status_t { return C.dist_server_port(s.ptr(), &n) })
+	err := call("dist_server_port", func() C.dist_status_t { return C.dist_server_port(s.ptr(), &n) }, s)
 	return int(n), err
 }
 
 // Stop (dist_server_stop).
 func (s *Server) Stop() error {
-	return call("dist_server_stop", func() C.dist_status_t { return C.dist_server_stop(s.ptr()) })
+	return call("dist_server_stop", func() C.dist_status_t { return C.dist_server_stop(s.ptr()) }, s)
 }
 
 // Join blocks until Stop (dist_server_join).
 func (s *Server) Join() error {
-	return call("dist_server_join", func() C.dist_status_t { return C.dist_server_join(s.ptr()) })
+	return call("dist_server_join", func() C.dist_status_t { return C.dist_server_join(s.ptr()) }, s)
 }
 
 // Close stops and releases the server (dist_server_destroy).
@@ -644,6 +676,7 @@ func (s *Server) Close() {
 	if s == nil || s.p == nil {
 		return
 	}
+	runtime.SetFinalizer(s, nil)
 	C.dist_server_destroy(s.p)
 	s.p = nil
 }
@@ -658,7 +691,7 @@ func (s *Server) KeyValueSet(key string, value []byte) error {
 	}
 	return call("dist_server_key_value_set", func() C.dist_status_t {
 		return C.dist_server_key_value_set(s.ptr(), k, p, C.size_t(len(value)))
-	})
+	}, s)
 }
 
 // KeyValueGet waits up to timeoutMs for key and returns its bytes (dist_server_key_value_get).
@@ -668,7 +701,7 @@ func (s *Server) KeyValueGet(key string, timeoutMs int64) ([]byte, error) {
 	var out *C.dist_value_t
 	err := call("dist_server_key_value_get", func() C.dist_status_t {
 		return C.dist_server_key_value_get(s.ptr(), k, C.int64_t(timeoutMs), &out)
-	})
+	}, s)
 	if err != nil {
 		return nil, err
 	}
@@ -681,10 +714,10 @@ func (s *Server) KeyValueGet(key string, timeoutMs int64) ([]byte, error) {
 func (s *Server) Barrier(name string, timeoutMs int64) error {
 	n := C.CString(name)
 	defer C.free(unsafe.Pointer(n))
-	return call("dist_server_barrier", func() C.dist_status_t { return C.dist_server_barrier(s.ptr(), n, C.int64_t(timeoutMs)) })
+	return call("dist_server_barrier", func() C.dist_status_t { return C.dist_server_barrier(s.ptr(), n, C.int64_t(timeoutMs)) }, s)
 }
 
 // PeerHealth (dist_server_peer_health).
 func (s *Server) PeerHealth() error {
-	return call("dist_server_peer_health", func() C.dist_status_t { return C.dist_server_peer_health(s.ptr()) })
+	return call("dist_server_peer_health", func() C.dist_status_t { return C.dist_server_peer_health(s.ptr()) }, s)
 }

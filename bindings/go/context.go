@@ -11,6 +11,9 @@ import (
 
 // ReplicaContext is a dist_context_t: handed to a ReplicaFunc (borrowed, valid only during
 // that call, on that OS thread), or returned by JoinReplica (then released with Leave).
+// It has no finalizer: a borrowed context is the library's, and a joined one may only be
+// left from the joining OS thread (dist_context_leave), which a finalizer cannot reach:
+// Leave it explicitly.
 // Its methods must be called from the replica's own OS thread: inside a ReplicaFunc that
 // is the goroutine running it (do not hand the context to another goroutine: that fails
 // with ErrFailedPrecondition).
@@ -30,34 +33,32 @@ func (c *ReplicaContext) ptr() *C.dist_context_t {
 // ReplicaID (dist_context_replica_id).
 func (c *ReplicaContext) ReplicaID() (int, error) {
 	var x C.int32_t
-	err := call("dist_context_replica_id", func() C.dist_status_t { return C.dist_context_replica_id(c.ptr(), &x) })
+	err := call("dist_context_replica_id", func() C.dist_status_t { return C.dist_context_replica_id(c.ptr(), &x) }, c)
 	return int(x), err
 }
 
 // NumReplicasInSync (dist_context_num_replicas_in_sync).
 func (c *ReplicaContext) NumReplicasInSync() (int, error) {
 	var x C.int32_t
-	err := call("dist_context_num_replicas_in_sync", func() C.dist_status_t { return C.dist_context_num_replicas_in_sync(c.ptr(), &x) })
+	err := call("dist_context_num_replicas_in_sync", func() C.dist_status_t { return C.dist_context_num_replicas_in_sync(c.ptr(), &x) }, c)
 	return int(x), err
 }
 
 // Strategy is a new reference to the replica's strategy (dist_context_strategy); Close it.
 func (c *ReplicaContext) Strategy() (*Strategy, error) {
 	var out *C.dist_strategy_t
-	err := call("dist_context_strategy", func() C.dist_status_t { return C.dist_context_strategy(c.ptr(), &out) })
+	err := call("dist_context_strategy", func() C.dist_status_t { return C.dist_context_strategy(c.ptr(), &out) }, c)
 	return newStrategy(out), err
 }
 
 // Device is the replica's compute device (dist_context_device).
 func (c *ReplicaContext) Device() (string, error) {
-	var d *C.char
-	err := call("dist_context_device", func() C.dist_status_t { return C.dist_context_device(c.ptr(), &d) })
-	return goStr(d), err
+	return callString("dist_context_device", func(d **C.char) C.dist_status_t { return C.dist_context_device(c.ptr(), d) }, c)
 }
 
 // SetTimeoutMs (dist_context_set_timeout_ms).
 func (c *ReplicaContext) SetTimeoutMs(ms int64) error {
-	return call("dist_context_set_timeout_ms", func() C.dist_status_t { return C.dist_context_set_timeout_ms(c.ptr(), C.int64_t(ms)) })
+	return call("dist_context_set_timeout_ms", func() C.dist_status_t { return C.dist_context_set_timeout_ms(c.ptr(), C.int64_t(ms)) }, c)
 }
 
 // AllReduce (dist_context_all_reduce). Collective.
@@ -65,7 +66,7 @@ func (c *ReplicaContext) AllReduce(op ReduceOp, v *Value) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_context_all_reduce", func() C.dist_status_t {
 		return C.dist_context_all_reduce(c.ptr(), C.dist_reduce_op_t(op), v.ptr(), &out)
-	})
+	}, c, v)
 	return ownedValue(out), err
 }
 
@@ -76,7 +77,7 @@ func (c *ReplicaContext) AllReduce(op ReduceOp, v *Value) (*Value, error) {
 func (c *ReplicaContext) AllReduceInto(op ReduceOp, v, out *Value) error {
 	return call("dist_context_all_reduce_into", func() C.dist_status_t {
 		return C.dist_context_all_reduce_into(c.ptr(), C.dist_reduce_op_t(op), v.ptr(), out.ptr())
-	})
+	}, c, v, out)
 }
 
 // BatchAllReduce (dist_context_batch_all_reduce). Collective.
@@ -85,7 +86,7 @@ func (c *ReplicaContext) BatchAllReduce(op ReduceOp, vs []*Value) ([]*Value, err
 	outs := make([]*C.dist_value_t, len(vs))
 	err := call("dist_context_batch_all_reduce", func() C.dist_status_t {
 		return C.dist_context_batch_all_reduce(c.ptr(), C.dist_reduce_op_t(op), firstPtr(a), C.int32_t(len(a)), firstPtr(outs))
-	})
+	}, c, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func (c *ReplicaContext) AllGather(v *Value, axis int) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_context_all_gather", func() C.dist_status_t {
 		return C.dist_context_all_gather(c.ptr(), v.ptr(), C.int32_t(axis), &out)
-	})
+	}, c, v)
 	return ownedValue(out), err
 }
 
@@ -106,7 +107,7 @@ func (c *ReplicaContext) Broadcast(v *Value, source int) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_context_broadcast", func() C.dist_status_t {
 		return C.dist_context_broadcast(c.ptr(), v.ptr(), C.int32_t(source), &out)
-	})
+	}, c, v)
 	return ownedValue(out), err
 }
 
@@ -127,8 +128,7 @@ func (c *ReplicaContext) MergeCall(fn MergeFunc, args []*Value) (*Value, error) 
 	var out *C.dist_value_t
 	err := call("dist_context_merge_call", func() C.dist_status_t {
 		return C.distgo_merge_call(c.ptr(), C.uintptr_t(h), firstPtr(a), C.int32_t(len(a)), &out)
-	})
-	runtime.KeepAlive(args)
+	}, c, args)
 	return ownedValue(out), st.finish("", err)
 }
 
@@ -160,7 +160,7 @@ func goMergeCall(s *C.dist_strategy_t, args **C.dist_value_t, n C.int32_t, out *
 // (dist_context_leave), then unlocks the OS thread JoinReplica locked. Call it from the
 // goroutine that joined. On error the context stays valid and the thread stays locked.
 func (c *ReplicaContext) Leave() error {
-	err := call("dist_context_leave", func() C.dist_status_t { return C.dist_context_leave(c.ptr()) })
+	err := call("dist_context_leave", func() C.dist_status_t { return C.dist_context_leave(c.ptr()) }, c)
 	if err == nil && c != nil && c.p != nil {
 		c.p = nil
 		if c.joined {

@@ -5,7 +5,10 @@ package distribute
 */
 import "C"
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // ClosureArgKind is a dist_closure_arg_kind_t.
 type ClosureArgKind int32
@@ -96,8 +99,7 @@ func goClosureCall(strategy *C.dist_strategy_t, args *C.dist_closure_args_t, out
 			return err
 		}
 		if v != nil {
-			*out = v.p
-			v.p = nil
+			*out = v.release()
 		}
 		return nil
 	})
@@ -107,7 +109,8 @@ func goClosureCall(strategy *C.dist_strategy_t, args *C.dist_closure_args_t, out
 	return C.DIST_OK
 }
 
-// ClosureArgs is a dist_closure_args_t: the arguments of a scheduled function.
+// ClosureArgs is a dist_closure_args_t: the arguments of a scheduled function. Schedule
+// copies them, so they may be closed (or collected) once it has returned.
 type ClosureArgs struct {
 	p        *C.dist_closure_args_t
 	borrowed bool // lent to a ClosureFunc
@@ -127,14 +130,18 @@ func NewClosureArgs() (*ClosureArgs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ClosureArgs{p: out}, nil
+	a := &ClosureArgs{p: out}
+	runtime.SetFinalizer(a, finalizeClosureArgs)
+	return a, nil
 }
 
-// Close (dist_closure_args_destroy); a no-op on borrowed arguments.
+// Close (dist_closure_args_destroy); a no-op on borrowed arguments (which have no
+// finalizer either: the library owns them).
 func (a *ClosureArgs) Close() {
 	if a == nil || a.p == nil || a.borrowed {
 		return
 	}
+	runtime.SetFinalizer(a, nil)
 	C.dist_closure_args_destroy(a.p)
 	a.p = nil
 }
@@ -143,20 +150,20 @@ func (a *ClosureArgs) Close() {
 func (a *ClosureArgs) AddValue(v *Value) error {
 	return call("dist_closure_args_add_value", func() C.dist_status_t {
 		return C.dist_closure_args_add_value(a.ptr(), v.ptr())
-	})
+	}, a, v)
 }
 
 // AddPerWorker (dist_closure_args_add_per_worker): a per-worker iterator.
 func (a *ClosureArgs) AddPerWorker(v *PerWorker) error {
 	return call("dist_closure_args_add_per_worker", func() C.dist_status_t {
 		return C.dist_closure_args_add_per_worker(a.ptr(), v.ptr())
-	})
+	}, a, v)
 }
 
 // Count (dist_closure_args_count).
 func (a *ClosureArgs) Count() (int, error) {
 	var out C.int32_t
-	err := call("dist_closure_args_count", func() C.dist_status_t { return C.dist_closure_args_count(a.ptr(), &out) })
+	err := call("dist_closure_args_count", func() C.dist_status_t { return C.dist_closure_args_count(a.ptr(), &out) }, a)
 	return int(out), err
 }
 
@@ -165,7 +172,7 @@ func (a *ClosureArgs) Kind(index int) (ClosureArgKind, error) {
 	var out C.dist_closure_arg_kind_t
 	err := call("dist_closure_args_kind", func() C.dist_status_t {
 		return C.dist_closure_args_kind(a.ptr(), C.int32_t(index), &out)
-	})
+	}, a)
 	return ClosureArgKind(out), err
 }
 
@@ -174,7 +181,7 @@ func (a *ClosureArgs) Value(index int) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_closure_args_value", func() C.dist_status_t {
 		return C.dist_closure_args_value(a.ptr(), C.int32_t(index), &out)
-	})
+	}, a)
 	if err != nil {
 		return nil, err
 	}
@@ -187,20 +194,24 @@ func (a *ClosureArgs) Iterator(index, numComponents int) (*BorrowedIterator, err
 	var out *C.dist_iterator_t
 	err := call("dist_closure_args_iterator", func() C.dist_status_t {
 		return C.dist_closure_args_iterator(a.ptr(), C.int32_t(index), &out)
-	})
+	}, a)
 	if err != nil {
 		return nil, err
 	}
 	return &BorrowedIterator{it: Iterator{p: out, n: numComponents}}, nil
 }
 
-// BorrowedIterator is an iterator lent to a ClosureFunc: GetNext, never Close.
+// BorrowedIterator is an iterator lent to a ClosureFunc: GetNext, never Close. The
+// library owns it: no finalizer releases it.
 type BorrowedIterator struct{ it Iterator }
 
 // GetNext (dist_iterator_get_next); ErrOutOfRange at the end.
 func (b *BorrowedIterator) GetNext() ([]*Value, error) { return b.it.GetNext() }
 
-// Coordinator is a dist_coordinator_t (ClusterCoordinator) on the chief.
+// Coordinator is a dist_coordinator_t (ClusterCoordinator) on the chief. Close it when
+// done; a forgotten coordinator is released by the garbage collector once neither it nor
+// a RemoteValue or PerWorker it made is reachable (releasing it cancels the closures still
+// queued, so those keep it alive).
 type Coordinator struct{ p *C.dist_coordinator_t }
 
 func (c *Coordinator) ptr() *C.dist_coordinator_t {
@@ -213,11 +224,13 @@ func (c *Coordinator) ptr() *C.dist_coordinator_t {
 // NewCoordinator (dist_coordinator_create) over a ParameterServerStrategy.
 func NewCoordinator(s *Strategy) (*Coordinator, error) {
 	var out *C.dist_coordinator_t
-	err := call("dist_coordinator_create", func() C.dist_status_t { return C.dist_coordinator_create(s.ptr(), &out) })
+	err := call("dist_coordinator_create", func() C.dist_status_t { return C.dist_coordinator_create(s.ptr(), &out) }, s)
 	if err != nil {
 		return nil, err
 	}
-	return &Coordinator{p: out}, nil
+	c := &Coordinator{p: out}
+	runtime.SetFinalizer(c, finalizeCoordinator)
+	return c, nil
 }
 
 // Close (dist_coordinator_destroy).
@@ -225,6 +238,7 @@ func (c *Coordinator) Close() {
 	if c == nil || c.p == nil {
 		return
 	}
+	runtime.SetFinalizer(c, nil)
 	C.dist_coordinator_destroy(c.p)
 	c.p = nil
 }
@@ -236,22 +250,22 @@ func (c *Coordinator) Schedule(function string, args *ClosureArgs) (*RemoteValue
 	var out *C.dist_remote_value_t
 	err := call("dist_coordinator_schedule", func() C.dist_status_t {
 		return C.dist_coordinator_schedule(c.ptr(), cFunction, args.ptr(), &out)
-	})
+	}, c, args)
 	if err != nil {
 		return nil, err
 	}
-	return &RemoteValue{p: out}, nil
+	return newRemoteValue(out, c), nil
 }
 
 // Join (dist_coordinator_join).
 func (c *Coordinator) Join() error {
-	return call("dist_coordinator_join", func() C.dist_status_t { return C.dist_coordinator_join(c.ptr()) })
+	return call("dist_coordinator_join", func() C.dist_status_t { return C.dist_coordinator_join(c.ptr()) }, c)
 }
 
 // Done (dist_coordinator_done).
 func (c *Coordinator) Done() (bool, error) {
 	var out C.int32_t
-	err := call("dist_coordinator_done", func() C.dist_status_t { return C.dist_coordinator_done(c.ptr(), &out) })
+	err := call("dist_coordinator_done", func() C.dist_status_t { return C.dist_coordinator_done(c.ptr(), &out) }, c)
 	return out != 0, err
 }
 
@@ -260,7 +274,7 @@ func (c *Coordinator) NumWorkers() (int, error) {
 	var out C.int32_t
 	err := call("dist_coordinator_num_workers", func() C.dist_status_t {
 		return C.dist_coordinator_num_workers(c.ptr(), &out)
-	})
+	}, c)
 	return int(out), err
 }
 
@@ -271,11 +285,11 @@ func (c *Coordinator) CreatePerWorkerDataset(function string, options *InputOpti
 	var out *C.dist_per_worker_t
 	err := call("dist_coordinator_create_per_worker_dataset", func() C.dist_status_t {
 		return C.dist_coordinator_create_per_worker_dataset(c.ptr(), cFunction, options.ptr(), &out)
-	})
+	}, c, options)
 	if err != nil {
 		return nil, err
 	}
-	return &PerWorker{p: out}, nil
+	return newPerWorker(out, c), nil
 }
 
 // CreatePerWorkerDatasetFromFunction (dist_coordinator_create_per_worker_dataset_from_function).
@@ -285,15 +299,26 @@ func (c *Coordinator) CreatePerWorkerDatasetFromFunction(function string, option
 	var out *C.dist_per_worker_t
 	err := call("dist_coordinator_create_per_worker_dataset_from_function", func() C.dist_status_t {
 		return C.dist_coordinator_create_per_worker_dataset_from_function(c.ptr(), cFunction, options.ptr(), &out)
-	})
+	}, c, options)
 	if err != nil {
 		return nil, err
 	}
-	return &PerWorker{p: out}, nil
+	return newPerWorker(out, c), nil
 }
 
-// RemoteValue is a dist_remote_value_t.
-type RemoteValue struct{ p *C.dist_remote_value_t }
+// RemoteValue is a dist_remote_value_t. It keeps its Coordinator reachable: the
+// coordinator is not collected (which would cancel the closure) while its remote values
+// are in use.
+type RemoteValue struct {
+	p           *C.dist_remote_value_t
+	coordinator *Coordinator
+}
+
+func newRemoteValue(p *C.dist_remote_value_t, c *Coordinator) *RemoteValue {
+	r := &RemoteValue{p: p, coordinator: c}
+	runtime.SetFinalizer(r, finalizeRemoteValue)
+	return r
+}
 
 func (r *RemoteValue) ptr() *C.dist_remote_value_t {
 	if r == nil {
@@ -305,7 +330,7 @@ func (r *RemoteValue) ptr() *C.dist_remote_value_t {
 // Fetch (dist_remote_value_fetch): the result (nil when the function returned none).
 func (r *RemoteValue) Fetch() (*Value, error) {
 	var out *C.dist_value_t
-	err := call("dist_remote_value_fetch", func() C.dist_status_t { return C.dist_remote_value_fetch(r.ptr(), &out) })
+	err := call("dist_remote_value_fetch", func() C.dist_status_t { return C.dist_remote_value_fetch(r.ptr(), &out) }, r)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +340,7 @@ func (r *RemoteValue) Fetch() (*Value, error) {
 // IsReady (dist_remote_value_is_ready).
 func (r *RemoteValue) IsReady() (bool, error) {
 	var out C.int32_t
-	err := call("dist_remote_value_is_ready", func() C.dist_status_t { return C.dist_remote_value_is_ready(r.ptr(), &out) })
+	err := call("dist_remote_value_is_ready", func() C.dist_status_t { return C.dist_remote_value_is_ready(r.ptr(), &out) }, r)
 	return out != 0, err
 }
 
@@ -324,12 +349,25 @@ func (r *RemoteValue) Close() {
 	if r == nil || r.p == nil {
 		return
 	}
+	runtime.SetFinalizer(r, nil)
 	C.dist_remote_value_destroy(r.p)
 	r.p = nil
+	r.coordinator = nil
 }
 
-// PerWorker is a dist_per_worker_t: a per-worker dataset or iterator.
-type PerWorker struct{ p *C.dist_per_worker_t }
+// PerWorker is a dist_per_worker_t: a per-worker dataset or iterator. It keeps its
+// Coordinator reachable, as a RemoteValue does (releasing the coordinator releases the
+// per-worker resources on the workers).
+type PerWorker struct {
+	p           *C.dist_per_worker_t
+	coordinator *Coordinator
+}
+
+func newPerWorker(p *C.dist_per_worker_t, c *Coordinator) *PerWorker {
+	w := &PerWorker{p: p, coordinator: c}
+	runtime.SetFinalizer(w, finalizePerWorker)
+	return w
+}
 
 func (w *PerWorker) ptr() *C.dist_per_worker_t {
 	if w == nil {
@@ -343,11 +381,11 @@ func (w *PerWorker) MakeIterator() (*PerWorker, error) {
 	var out *C.dist_per_worker_t
 	err := call("dist_per_worker_make_iterator", func() C.dist_status_t {
 		return C.dist_per_worker_make_iterator(w.ptr(), &out)
-	})
+	}, w)
 	if err != nil {
 		return nil, err
 	}
-	return &PerWorker{p: out}, nil
+	return newPerWorker(out, w.coordinator), nil
 }
 
 // Close (dist_per_worker_destroy).
@@ -355,6 +393,8 @@ func (w *PerWorker) Close() {
 	if w == nil || w.p == nil {
 		return
 	}
+	runtime.SetFinalizer(w, nil)
 	C.dist_per_worker_destroy(w.p)
 	w.p = nil
+	w.coordinator = nil
 }

@@ -5,15 +5,21 @@ package distribute
 */
 import "C"
 
+import "runtime"
+
 // Dataset is a dist_dataset_t (tf.data.Dataset). Transformations return new datasets;
-// Close each.
+// Close each (or leave it to the garbage collector). A dataset made from another, and an
+// iterator over it, keep what they read alive in the library, so closing the source first
+// is safe.
 type Dataset struct{ p *C.dist_dataset_t }
 
 func newDataset(p *C.dist_dataset_t) *Dataset {
 	if p == nil {
 		return nil
 	}
-	return &Dataset{p: p}
+	d := &Dataset{p: p}
+	runtime.SetFinalizer(d, finalizeDataset)
+	return d
 }
 
 func (d *Dataset) ptr() *C.dist_dataset_t {
@@ -28,13 +34,22 @@ func (d *Dataset) Close() {
 	if d == nil || d.p == nil {
 		return
 	}
+	runtime.SetFinalizer(d, nil)
 	C.dist_dataset_destroy(d.p)
 	d.p = nil
 }
 
-func datasetCall(op string, f func(out **C.dist_dataset_t) C.dist_status_t) (*Dataset, error) {
+// release hands the dataset to the library (which takes ownership).
+func (d *Dataset) release() *C.dist_dataset_t {
+	runtime.SetFinalizer(d, nil)
+	p := d.p
+	d.p = nil
+	return p
+}
+
+func datasetCall(op string, f func(out **C.dist_dataset_t) C.dist_status_t, keep ...interface{}) (*Dataset, error) {
 	var out *C.dist_dataset_t
-	err := call(op, func() C.dist_status_t { return f(&out) })
+	err := call(op, func() C.dist_status_t { return f(&out) }, keep...)
 	return newDataset(out), err
 }
 
@@ -43,7 +58,7 @@ func DatasetFromTensorSlices(components ...*Value) (*Dataset, error) {
 	a := cValues(components)
 	return datasetCall("dist_dataset_from_tensor_slices", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_from_tensor_slices(firstPtr(a), C.int32_t(len(a)), out)
-	})
+	}, components)
 }
 
 // DatasetRange (dist_dataset_range).
@@ -153,28 +168,28 @@ func b32(b bool) C.int32_t {
 func (d *Dataset) Batch(batchSize int64, dropRemainder bool) (*Dataset, error) {
 	return datasetCall("dist_dataset_batch", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_batch(d.ptr(), C.int64_t(batchSize), b32(dropRemainder), out)
-	})
+	}, d)
 }
 
 // Shard (dist_dataset_shard).
 func (d *Dataset) Shard(numShards, index int64) (*Dataset, error) {
 	return datasetCall("dist_dataset_shard", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_shard(d.ptr(), C.int64_t(numShards), C.int64_t(index), out)
-	})
+	}, d)
 }
 
 // Repeat (dist_dataset_repeat); -1 repeats forever.
 func (d *Dataset) Repeat(count int64) (*Dataset, error) {
 	return datasetCall("dist_dataset_repeat", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_repeat(d.ptr(), C.int64_t(count), out)
-	})
+	}, d)
 }
 
 // Shuffle (dist_dataset_shuffle).
 func (d *Dataset) Shuffle(bufferSize int64, seed uint64) (*Dataset, error) {
 	return datasetCall("dist_dataset_shuffle", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_shuffle(d.ptr(), C.int64_t(bufferSize), C.uint64_t(seed), out)
-	})
+	}, d)
 }
 
 // Autotune (DIST_AUTOTUNE, tf.data.AUTOTUNE) as Map's numParallelCalls: as many calls at
@@ -191,7 +206,7 @@ func (d *Dataset) Map(fn MapFunc, numOutputs, numParallelCalls int) (*Dataset, e
 	h := newCallback(&callbackState{fn: fn})
 	out, err := datasetCall("dist_dataset_map", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.distgo_map(d.ptr(), C.uintptr_t(h), C.int32_t(numOutputs), C.int32_t(numParallelCalls), out)
-	})
+	}, d)
 	if err != nil {
 		freeCallback(h)
 	}
@@ -222,31 +237,33 @@ func goMapCall(inputs **C.dist_value_t, nin C.int32_t, outputs **C.dist_value_t,
 func (d *Dataset) Prefetch(bufferSize int64) (*Dataset, error) {
 	return datasetCall("dist_dataset_prefetch", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_prefetch(d.ptr(), C.int64_t(bufferSize), out)
-	})
+	}, d)
 }
 
 // Take (dist_dataset_take).
 func (d *Dataset) Take(count int64) (*Dataset, error) {
 	return datasetCall("dist_dataset_take", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_take(d.ptr(), C.int64_t(count), out)
-	})
+	}, d)
 }
 
 // Skip (dist_dataset_skip).
 func (d *Dataset) Skip(count int64) (*Dataset, error) {
 	return datasetCall("dist_dataset_skip", func(out **C.dist_dataset_t) C.dist_status_t {
 		return C.dist_dataset_skip(d.ptr(), C.int64_t(count), out)
-	})
+	}, d)
 }
 
 // NumComponents (dist_dataset_num_components).
 func (d *Dataset) NumComponents() (int, error) {
 	var n C.int32_t
-	err := call("dist_dataset_num_components", func() C.dist_status_t { return C.dist_dataset_num_components(d.ptr(), &n) })
+	err := call("dist_dataset_num_components", func() C.dist_status_t { return C.dist_dataset_num_components(d.ptr(), &n) }, d)
 	return int(n), err
 }
 
-// Iterator is a dist_iterator_t: one pass over a dataset or distributed dataset.
+// Iterator is a dist_iterator_t: one pass over a dataset or distributed dataset. Close it
+// to stop its background threads at once; a forgotten iterator is released by the garbage
+// collector.
 type Iterator struct {
 	p *C.dist_iterator_t
 	n int
@@ -256,7 +273,9 @@ func newIterator(p *C.dist_iterator_t, n int) *Iterator {
 	if p == nil {
 		return nil
 	}
-	return &Iterator{p: p, n: n}
+	it := &Iterator{p: p, n: n}
+	runtime.SetFinalizer(it, finalizeIterator)
+	return it
 }
 
 func (it *Iterator) ptr() *C.dist_iterator_t {
@@ -271,6 +290,7 @@ func (it *Iterator) Close() {
 	if it == nil || it.p == nil {
 		return
 	}
+	runtime.SetFinalizer(it, nil)
 	C.dist_iterator_destroy(it.p)
 	it.p = nil
 }
@@ -282,7 +302,7 @@ func (d *Dataset) MakeIterator() (*Iterator, error) {
 		return nil, err
 	}
 	var out *C.dist_iterator_t
-	err = call("dist_dataset_make_iterator", func() C.dist_status_t { return C.dist_dataset_make_iterator(d.ptr(), &out) })
+	err = call("dist_dataset_make_iterator", func() C.dist_status_t { return C.dist_dataset_make_iterator(d.ptr(), &out) }, d)
 	return newIterator(out, n), err
 }
 
@@ -291,7 +311,7 @@ func (it *Iterator) GetNext() ([]*Value, error) {
 	outs := make([]*C.dist_value_t, it.numComponents())
 	err := call("dist_iterator_get_next", func() C.dist_status_t {
 		return C.dist_iterator_get_next(it.ptr(), firstPtr(outs), C.int32_t(len(outs)))
-	})
+	}, it)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +325,7 @@ func (it *Iterator) Next() ([]*Value, bool, error) {
 	var has C.int32_t
 	err := call("dist_iterator_get_next_as_optional", func() C.dist_status_t {
 		return C.dist_iterator_get_next_as_optional(it.ptr(), firstPtr(outs), C.int32_t(len(outs)), &has)
-	})
+	}, it)
 	if err != nil || has == 0 {
 		return nil, false, err
 	}
@@ -351,7 +371,8 @@ const (
 	PartialBatchEven    PartialBatchSplit = C.DIST_PARTIAL_BATCH_EVEN
 )
 
-// InputOptions is a dist_input_options_t (tf.distribute.InputOptions).
+// InputOptions is a dist_input_options_t (tf.distribute.InputOptions). What is made with
+// them keeps its own copy.
 type InputOptions struct{ p *C.dist_input_options_t }
 
 func (o *InputOptions) ptr() *C.dist_input_options_t {
@@ -368,7 +389,9 @@ func NewInputOptions() (*InputOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &InputOptions{p: out}, nil
+	o := &InputOptions{p: out}
+	runtime.SetFinalizer(o, finalizeInputOptions)
+	return o, nil
 }
 
 // Close (dist_input_options_destroy).
@@ -376,6 +399,7 @@ func (o *InputOptions) Close() {
 	if o == nil || o.p == nil {
 		return
 	}
+	runtime.SetFinalizer(o, nil)
 	C.dist_input_options_destroy(o.p)
 	o.p = nil
 }
@@ -384,46 +408,53 @@ func (o *InputOptions) Close() {
 func (o *InputOptions) SetPrefetchDepth(depth int64) error {
 	return call("dist_input_options_set_prefetch_depth", func() C.dist_status_t {
 		return C.dist_input_options_set_prefetch_depth(o.ptr(), C.int64_t(depth))
-	})
+	}, o)
 }
 
 // SetReplicationMode (dist_input_options_set_replication_mode).
 func (o *InputOptions) SetReplicationMode(m ReplicationMode) error {
 	return call("dist_input_options_set_replication_mode", func() C.dist_status_t {
 		return C.dist_input_options_set_replication_mode(o.ptr(), C.dist_input_replication_mode_t(m))
-	})
+	}, o)
 }
 
 // SetAutoShardPolicy (dist_input_options_set_auto_shard_policy).
 func (o *InputOptions) SetAutoShardPolicy(p AutoShardPolicy) error {
 	return call("dist_input_options_set_auto_shard_policy", func() C.dist_status_t {
 		return C.dist_input_options_set_auto_shard_policy(o.ptr(), C.dist_auto_shard_policy_t(p))
-	})
+	}, o)
 }
 
 // SetFetchToDevice (dist_input_options_set_fetch_to_device).
 func (o *InputOptions) SetFetchToDevice(enable bool) error {
 	return call("dist_input_options_set_fetch_to_device", func() C.dist_status_t {
 		return C.dist_input_options_set_fetch_to_device(o.ptr(), b32(enable))
-	})
+	}, o)
 }
 
 // SetPerReplicaBatches (dist_input_options_set_per_replica_batches).
 func (o *InputOptions) SetPerReplicaBatches(enable bool) error {
 	return call("dist_input_options_set_per_replica_batches", func() C.dist_status_t {
 		return C.dist_input_options_set_per_replica_batches(o.ptr(), b32(enable))
-	})
+	}, o)
 }
 
 // SetPartialBatchSplit (dist_input_options_set_partial_batch_split).
 func (o *InputOptions) SetPartialBatchSplit(split PartialBatchSplit) error {
 	return call("dist_input_options_set_partial_batch_split", func() C.dist_status_t {
 		return C.dist_input_options_set_partial_batch_split(o.ptr(), C.dist_partial_batch_split_t(split))
-	})
+	}, o)
 }
 
-// DistributedDataset is a dist_distributed_dataset_t.
+// DistributedDataset is a dist_distributed_dataset_t. Iterators made from it stay valid
+// after it is closed or collected.
 type DistributedDataset struct{ p *C.dist_distributed_dataset_t }
+
+func newDistributedDataset(p *C.dist_distributed_dataset_t) *DistributedDataset {
+	d := &DistributedDataset{p: p}
+	runtime.SetFinalizer(d, finalizeDistributedDataset)
+	return d
+}
 
 func (d *DistributedDataset) ptr() *C.dist_distributed_dataset_t {
 	if d == nil {
@@ -437,6 +468,7 @@ func (d *DistributedDataset) Close() {
 	if d == nil || d.p == nil {
 		return
 	}
+	runtime.SetFinalizer(d, nil)
 	C.dist_distributed_dataset_destroy(d.p)
 	d.p = nil
 }
@@ -446,11 +478,11 @@ func (s *Strategy) DistributeDataset(d *Dataset, options *InputOptions) (*Distri
 	var out *C.dist_distributed_dataset_t
 	err := call("dist_strategy_distribute_dataset", func() C.dist_status_t {
 		return C.dist_strategy_distribute_dataset(s.ptr(), d.ptr(), options.ptr(), &out)
-	})
+	}, s, d, options)
 	if err != nil {
 		return nil, err
 	}
-	return &DistributedDataset{p: out}, nil
+	return newDistributedDataset(out), nil
 }
 
 // DatasetFunc builds the dataset of one input pipeline; ctx is borrowed for the call.
@@ -464,11 +496,11 @@ func (s *Strategy) DistributeDatasetsFromFunction(fn DatasetFunc, options *Input
 	var out *C.dist_distributed_dataset_t
 	err := call("dist_strategy_distribute_datasets_from_function", func() C.dist_status_t {
 		return C.distgo_distribute_datasets_from_function(s.ptr(), C.uintptr_t(h), options.ptr(), &out)
-	})
+	}, s, options)
 	if err != nil {
 		return nil, st.finish("", err)
 	}
-	return &DistributedDataset{p: out}, nil
+	return newDistributedDataset(out), nil
 }
 
 //export goDatasetCall
@@ -486,8 +518,7 @@ func goDatasetCall(ctx *C.dist_input_context_t, out **C.dist_dataset_t, h C.uint
 		if d == nil || d.p == nil {
 			return argError("dataset function", "returned no dataset")
 		}
-		*out = d.p
-		d.p = nil
+		*out = d.release()
 		return nil
 	})
 	if err != nil {
@@ -505,7 +536,7 @@ func (d *DistributedDataset) MakeIterator() (*Iterator, error) {
 	var out *C.dist_iterator_t
 	err = call("dist_distributed_dataset_make_iterator", func() C.dist_status_t {
 		return C.dist_distributed_dataset_make_iterator(d.ptr(), &out)
-	})
+	}, d)
 	return newIterator(out, n), err
 }
 
@@ -514,7 +545,7 @@ func (d *DistributedDataset) NumComponents() (int, error) {
 	var n C.int32_t
 	err := call("dist_distributed_dataset_num_components", func() C.dist_status_t {
 		return C.dist_distributed_dataset_num_components(d.ptr(), &n)
-	})
+	}, d)
 	return int(n), err
 }
 
@@ -527,7 +558,7 @@ func (s *Strategy) MakeDatasetIterator(d *Dataset) (*Iterator, error) {
 	var out *C.dist_iterator_t
 	err = call("dist_strategy_make_dataset_iterator", func() C.dist_status_t {
 		return C.dist_strategy_make_dataset_iterator(s.ptr(), d.ptr(), &out)
-	})
+	}, s, d)
 	return newIterator(out, n), err
 }
 
@@ -540,7 +571,7 @@ func (s *Strategy) MakeInputFnIterator(fn DatasetFunc, numComponents int) (*Iter
 	var out *C.dist_iterator_t
 	err := call("dist_strategy_make_input_fn_iterator", func() C.dist_status_t {
 		return C.distgo_make_input_fn_iterator(s.ptr(), C.uintptr_t(h), &out)
-	})
+	}, s)
 	if err != nil {
 		return nil, st.finish("", err)
 	}
@@ -569,14 +600,18 @@ func NewInputContext(numInputPipelines, inputPipelineID, numReplicasInSync int) 
 	if err != nil {
 		return nil, err
 	}
-	return &InputContext{p: out}, nil
+	c := &InputContext{p: out}
+	runtime.SetFinalizer(c, finalizeInputContext)
+	return c, nil
 }
 
-// Close (dist_input_context_destroy); a no-op on a borrowed context.
+// Close (dist_input_context_destroy); a no-op on a borrowed context (which has no
+// finalizer either: the library owns it).
 func (c *InputContext) Close() {
 	if c == nil || c.p == nil || c.borrowed {
 		return
 	}
+	runtime.SetFinalizer(c, nil)
 	C.dist_input_context_destroy(c.p)
 	c.p = nil
 }
@@ -586,7 +621,7 @@ func (c *InputContext) NumInputPipelines() (int, error) {
 	var n C.int32_t
 	err := call("dist_input_context_num_input_pipelines", func() C.dist_status_t {
 		return C.dist_input_context_num_input_pipelines(c.ptr(), &n)
-	})
+	}, c)
 	return int(n), err
 }
 
@@ -595,7 +630,7 @@ func (c *InputContext) InputPipelineID() (int, error) {
 	var n C.int32_t
 	err := call("dist_input_context_input_pipeline_id", func() C.dist_status_t {
 		return C.dist_input_context_input_pipeline_id(c.ptr(), &n)
-	})
+	}, c)
 	return int(n), err
 }
 
@@ -604,7 +639,7 @@ func (c *InputContext) NumReplicasInSync() (int, error) {
 	var n C.int32_t
 	err := call("dist_input_context_num_replicas_in_sync", func() C.dist_status_t {
 		return C.dist_input_context_num_replicas_in_sync(c.ptr(), &n)
-	})
+	}, c)
 	return int(n), err
 }
 
@@ -613,6 +648,6 @@ func (c *InputContext) PerReplicaBatchSize(globalBatchSize int64) (int64, error)
 	var n C.int64_t
 	err := call("dist_input_context_per_replica_batch_size", func() C.dist_status_t {
 		return C.dist_input_context_per_replica_batch_size(c.ptr(), C.int64_t(globalBatchSize), &n)
-	})
+	}, c)
 	return int64(n), err
 }

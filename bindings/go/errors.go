@@ -103,11 +103,26 @@ func check(op string, rc C.dist_status_t) error {
 
 // call runs f, one or more C calls, and reads the library's message on the same OS thread.
 // Lock/UnlockOSThread nest, so it is safe inside a callback or a caller's own lock.
-func call(op string, f func() C.dist_status_t) error {
+//
+// keep lists the Go handles (and slices of them) whose C pointers f passes: they stay
+// reachable until f has returned, so the garbage collector cannot run their finalizers,
+// which destroy the C objects, while a C call still uses them.
+func call(op string, f func() C.dist_status_t, keep ...interface{}) error {
 	runtime.LockOSThread()
 	err := check(op, f())
 	runtime.UnlockOSThread()
+	runtime.KeepAlive(keep)
 	return err
+}
+
+// callString is call for a C function that returns a string owned by a handle (valid while
+// the handle lives): the string is copied before keep may be released.
+func callString(op string, f func(out **C.char) C.dist_status_t, keep ...interface{}) (string, error) {
+	var s *C.char
+	err := call(op, func() C.dist_status_t { return f(&s) })
+	str := goStr(s)
+	runtime.KeepAlive(keep)
+	return str, err
 }
 
 // argError is a binding-side INVALID_ARGUMENT (a Go argument the C API cannot express).

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"math"
+	"runtime"
 	"unsafe"
 )
 
@@ -32,6 +33,12 @@ func (o *ParameterServerOptions) ptr() *C.dist_parameter_server_options_t {
 	return o.p
 }
 
+func newParameterServerOptions(p *C.dist_parameter_server_options_t) *ParameterServerOptions {
+	o := &ParameterServerOptions{p: p}
+	runtime.SetFinalizer(o, finalizeParameterServerOptions)
+	return o
+}
+
 // NewParameterServerOptions (dist_parameter_server_options_create): round-robin, no partitioner.
 func NewParameterServerOptions() (*ParameterServerOptions, error) {
 	var out *C.dist_parameter_server_options_t
@@ -41,7 +48,7 @@ func NewParameterServerOptions() (*ParameterServerOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ParameterServerOptions{p: out}, nil
+	return newParameterServerOptions(out), nil
 }
 
 // Close (dist_parameter_server_options_destroy). Safe on nil and twice.
@@ -49,6 +56,7 @@ func (o *ParameterServerOptions) Close() {
 	if o == nil || o.p == nil {
 		return
 	}
+	runtime.SetFinalizer(o, nil)
 	C.dist_parameter_server_options_destroy(o.p)
 	o.p = nil
 }
@@ -57,14 +65,14 @@ func (o *ParameterServerOptions) Close() {
 func (o *ParameterServerOptions) SetPlacement(policy PlacementPolicy) error {
 	return call("dist_parameter_server_options_set_placement", func() C.dist_status_t {
 		return C.dist_parameter_server_options_set_placement(o.ptr(), C.dist_placement_policy_t(policy))
-	})
+	}, o)
 }
 
 // SetFixedShards is fixed_size_partitioner (dist_parameter_server_options_set_fixed_shards).
 func (o *ParameterServerOptions) SetFixedShards(numShards int64, axis int32) error {
 	return call("dist_parameter_server_options_set_fixed_shards", func() C.dist_status_t {
 		return C.dist_parameter_server_options_set_fixed_shards(o.ptr(), C.int64_t(numShards), C.int32_t(axis))
-	})
+	}, o)
 }
 
 // SetMinMaxShards is min_max_variable_partitioner (dist_parameter_server_options_set_min_max_shards).
@@ -72,7 +80,7 @@ func (o *ParameterServerOptions) SetMinMaxShards(maxPartitions int64, axis int32
 	return call("dist_parameter_server_options_set_min_max_shards", func() C.dist_status_t {
 		return C.dist_parameter_server_options_set_min_max_shards(o.ptr(), C.int64_t(maxPartitions),
 			C.int32_t(axis), C.int64_t(minSliceSize))
-	})
+	}, o)
 }
 
 // SetMaxShardBytes is variable_axis_size_partitioner (dist_parameter_server_options_set_max_shard_bytes);
@@ -81,14 +89,14 @@ func (o *ParameterServerOptions) SetMaxShardBytes(maxShardBytes int64, axis int3
 	return call("dist_parameter_server_options_set_max_shard_bytes", func() C.dist_status_t {
 		return C.dist_parameter_server_options_set_max_shard_bytes(o.ptr(), C.int64_t(maxShardBytes),
 			C.int32_t(axis), C.int64_t(maxShards))
-	})
+	}, o)
 }
 
 // ClearPartitioner (dist_parameter_server_options_clear_partitioner).
 func (o *ParameterServerOptions) ClearPartitioner() error {
 	return call("dist_parameter_server_options_clear_partitioner", func() C.dist_status_t {
 		return C.dist_parameter_server_options_clear_partitioner(o.ptr())
-	})
+	}, o)
 }
 
 // NewParameterServerStrategy (dist_strategy_create_parameter_server): a nil cluster reads
@@ -98,7 +106,7 @@ func NewParameterServerStrategy(cluster *Cluster, communication *CommunicationOp
 	var out *C.dist_strategy_t
 	err := call("dist_strategy_create_parameter_server", func() C.dist_status_t {
 		return C.dist_strategy_create_parameter_server(cluster.ptr(), communication.ptr(), options.ptr(), &out)
-	})
+	}, cluster, communication, options)
 	return newStrategy(out), err
 }
 
@@ -220,7 +228,7 @@ func (v *Value) ApplyUpdate(function string, args []*Value, hyperparameters ...H
 	return call("dist_variable_apply_update", func() C.dist_status_t {
 		return C.dist_variable_apply_update(v.ptr(), cFunction, firstPtr(a), C.int32_t(len(a)), cNames,
 			firstDouble(values), C.int32_t(len(values)))
-	})
+	}, v, args)
 }
 
 // ApplyUpdates is ApplyUpdate on 1 ... MaxBatchVariables variables of
@@ -256,7 +264,7 @@ func ApplyUpdates(variables []*Value, function string, args [][]*Value, hyperpar
 	return call(op, func() C.dist_status_t {
 		return C.dist_variables_apply_update(firstPtr(vs), C.int32_t(len(vs)), cFunction, firstPtr(a),
 			C.int32_t(numArgs), cNames, firstDouble(values), C.int32_t(len(values)))
-	})
+	}, variables, args)
 }
 
 // cHyperparameters is hyperparameters as the C calls take them: a C array of C strings
@@ -274,7 +282,7 @@ func cHyperparameters(hyperparameters []Hyperparameter) (**C.char, []C.double, f
 // NumShards (dist_variable_num_shards): 1 for an unpartitioned variable.
 func (v *Value) NumShards() (int, error) {
 	var out C.int32_t
-	err := call("dist_variable_num_shards", func() C.dist_status_t { return C.dist_variable_num_shards(v.ptr(), &out) })
+	err := call("dist_variable_num_shards", func() C.dist_status_t { return C.dist_variable_num_shards(v.ptr(), &out) }, v)
 	return int(out), err
 }
 
@@ -283,7 +291,7 @@ func (v *Value) ShardTask(index int) (int, error) {
 	var out C.int32_t
 	err := call("dist_variable_shard_task", func() C.dist_status_t {
 		return C.dist_variable_shard_task(v.ptr(), C.int32_t(index), &out)
-	})
+	}, v)
 	return int(out), err
 }
 

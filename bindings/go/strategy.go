@@ -39,7 +39,10 @@ const (
 )
 
 // Strategy is a dist_strategy_t reference. Close releases it (not from one of its own
-// replica functions during Run).
+// replica functions during Run); a reference you forget to Close is released by the
+// garbage collector once it is unreachable. Releasing the last reference stops the
+// strategy's threads (and a multi-worker strategy's server), so keep one reachable while
+// the job needs them; its values and variables stay valid after it (strategy.h).
 type Strategy struct {
 	p        *C.dist_strategy_t
 	borrowed bool // handed to a MergeFunc: not closed by the binding's user
@@ -49,7 +52,9 @@ func newStrategy(p *C.dist_strategy_t) *Strategy {
 	if p == nil {
 		return nil
 	}
-	return &Strategy{p: p}
+	s := &Strategy{p: p}
+	runtime.SetFinalizer(s, finalizeStrategy)
+	return s
 }
 
 func (s *Strategy) ptr() *C.dist_strategy_t {
@@ -59,8 +64,10 @@ func (s *Strategy) ptr() *C.dist_strategy_t {
 	return s.p
 }
 
-// Handle is the raw dist_strategy_t* (borrowed: valid until Close), for C code that shares
-// the strategy with Go in one process (e.g. examples/go/bench's C side).
+// Handle is the raw dist_strategy_t* (borrowed: valid until Close, or until s is
+// unreachable and released by the garbage collector: keep s reachable, with
+// runtime.KeepAlive(s) after C code's last use), for C code that shares the strategy with
+// Go in one process (e.g. examples/go/bench's C side).
 func (s *Strategy) Handle() unsafe.Pointer { return unsafe.Pointer(s.ptr()) }
 
 // Close releases this reference (dist_strategy_destroy). Safe on nil and twice.
@@ -68,6 +75,7 @@ func (s *Strategy) Close() {
 	if s == nil || s.p == nil || s.borrowed {
 		return
 	}
+	runtime.SetFinalizer(s, nil)
 	C.dist_strategy_destroy(s.p)
 	s.p = nil
 }
@@ -106,7 +114,7 @@ func NewMirroredStrategy(devices []string, ops *CrossDeviceOps) (*Strategy, erro
 	var out *C.dist_strategy_t
 	err := call("dist_strategy_create_mirrored", func() C.dist_status_t {
 		return C.dist_strategy_create_mirrored(devs, C.int32_t(len(devices)), ops.ptr(), &out)
-	})
+	}, ops)
 	return newStrategy(out), err
 }
 
@@ -130,7 +138,7 @@ func NewMultiWorkerMirroredStrategy(cluster *Cluster, options *CommunicationOpti
 	var out *C.dist_strategy_t
 	err := call("dist_strategy_create_multi_worker_mirrored", func() C.dist_status_t {
 		return C.dist_strategy_create_multi_worker_mirrored(cluster.ptr(), options.ptr(), &out)
-	})
+	}, cluster, options)
 	return newStrategy(out), err
 }
 
@@ -176,7 +184,7 @@ func CurrentReplicaContext() *ReplicaContext {
 // ExperimentalSetStrategy makes s current on this OS thread without a scope (nil restores
 // the default) (dist_experimental_set_strategy). Call runtime.LockOSThread first.
 func ExperimentalSetStrategy(s *Strategy) error {
-	return call("dist_experimental_set_strategy", func() C.dist_status_t { return C.dist_experimental_set_strategy(s.ptr()) })
+	return call("dist_experimental_set_strategy", func() C.dist_status_t { return C.dist_experimental_set_strategy(s.ptr()) }, s)
 }
 
 // LossReduction is the reduce op for losses (dist_get_loss_reduction).
@@ -189,53 +197,49 @@ func LossReduction() (ReduceOp, error) {
 // Kind (dist_strategy_kind).
 func (s *Strategy) Kind() (StrategyKind, error) {
 	var k C.dist_strategy_kind_t
-	err := call("dist_strategy_kind", func() C.dist_status_t { return C.dist_strategy_kind(s.ptr(), &k) })
+	err := call("dist_strategy_kind", func() C.dist_status_t { return C.dist_strategy_kind(s.ptr(), &k) }, s)
 	return StrategyKind(k), err
 }
 
 // NumReplicasInSync (dist_strategy_num_replicas_in_sync).
 func (s *Strategy) NumReplicasInSync() (int, error) {
 	var n C.int32_t
-	err := call("dist_strategy_num_replicas_in_sync", func() C.dist_status_t { return C.dist_strategy_num_replicas_in_sync(s.ptr(), &n) })
+	err := call("dist_strategy_num_replicas_in_sync", func() C.dist_status_t { return C.dist_strategy_num_replicas_in_sync(s.ptr(), &n) }, s)
 	return int(n), err
 }
 
 // WorkerDevice is the device of this process's replica i (dist_strategy_worker_device).
 func (s *Strategy) WorkerDevice(i int) (string, error) {
-	var d *C.char
-	err := call("dist_strategy_worker_device", func() C.dist_status_t { return C.dist_strategy_worker_device(s.ptr(), C.int32_t(i), &d) })
-	return goStr(d), err
+	return callString("dist_strategy_worker_device", func(d **C.char) C.dist_status_t { return C.dist_strategy_worker_device(s.ptr(), C.int32_t(i), d) }, s)
 }
 
 // ParameterDeviceCount (dist_strategy_parameter_device_count).
 func (s *Strategy) ParameterDeviceCount() (int, error) {
 	var n C.int32_t
-	err := call("dist_strategy_parameter_device_count", func() C.dist_status_t { return C.dist_strategy_parameter_device_count(s.ptr(), &n) })
+	err := call("dist_strategy_parameter_device_count", func() C.dist_status_t { return C.dist_strategy_parameter_device_count(s.ptr(), &n) }, s)
 	return int(n), err
 }
 
 // ParameterDevice i (dist_strategy_parameter_device).
 func (s *Strategy) ParameterDevice(i int) (string, error) {
-	var d *C.char
-	err := call("dist_strategy_parameter_device", func() C.dist_status_t { return C.dist_strategy_parameter_device(s.ptr(), C.int32_t(i), &d) })
-	return goStr(d), err
+	return callString("dist_strategy_parameter_device", func(d **C.char) C.dist_status_t { return C.dist_strategy_parameter_device(s.ptr(), C.int32_t(i), d) }, s)
 }
 
 // SetTimeoutMs bounds every blocking wait (dist_strategy_set_timeout_ms).
 func (s *Strategy) SetTimeoutMs(ms int64) error {
-	return call("dist_strategy_set_timeout_ms", func() C.dist_status_t { return C.dist_strategy_set_timeout_ms(s.ptr(), C.int64_t(ms)) })
+	return call("dist_strategy_set_timeout_ms", func() C.dist_status_t { return C.dist_strategy_set_timeout_ms(s.ptr(), C.int64_t(ms)) }, s)
 }
 
 // ScopeEnter enters the strategy's scope on this OS THREAD (dist_strategy_scope_enter).
 // Scopes are per OS thread: call runtime.LockOSThread before and keep the goroutine locked
 // until ScopeExit. Prefer Scope, which does this.
 func (s *Strategy) ScopeEnter() error {
-	return call("dist_strategy_scope_enter", func() C.dist_status_t { return C.dist_strategy_scope_enter(s.ptr()) })
+	return call("dist_strategy_scope_enter", func() C.dist_status_t { return C.dist_strategy_scope_enter(s.ptr()) }, s)
 }
 
 // ScopeExit leaves the innermost scope, which must be s's (dist_strategy_scope_exit).
 func (s *Strategy) ScopeExit() error {
-	return call("dist_strategy_scope_exit", func() C.dist_status_t { return C.dist_strategy_scope_exit(s.ptr()) })
+	return call("dist_strategy_scope_exit", func() C.dist_status_t { return C.dist_strategy_scope_exit(s.ptr()) }, s)
 }
 
 // Scope runs fn inside the strategy's scope, with the goroutine locked to its OS thread.
@@ -259,12 +263,12 @@ func (s *Strategy) Scope(fn func() error) (err error) {
 func (s *Strategy) ColocateVarsWithEnter(variable *Value) error {
 	return call("dist_strategy_colocate_vars_with_enter", func() C.dist_status_t {
 		return C.dist_strategy_colocate_vars_with_enter(s.ptr(), variable.ptr())
-	})
+	}, s, variable)
 }
 
 // ColocateVarsWithExit (dist_strategy_colocate_vars_with_exit).
 func (s *Strategy) ColocateVarsWithExit() error {
-	return call("dist_strategy_colocate_vars_with_exit", func() C.dist_status_t { return C.dist_strategy_colocate_vars_with_exit(s.ptr()) })
+	return call("dist_strategy_colocate_vars_with_exit", func() C.dist_status_t { return C.dist_strategy_colocate_vars_with_exit(s.ptr()) }, s)
 }
 
 // VariableCreatedInScope (dist_strategy_variable_created_in_scope).
@@ -272,7 +276,7 @@ func (s *Strategy) VariableCreatedInScope(variable *Value) (bool, error) {
 	var x C.int32_t
 	err := call("dist_strategy_variable_created_in_scope", func() C.dist_status_t {
 		return C.dist_strategy_variable_created_in_scope(s.ptr(), variable.ptr(), &x)
-	})
+	}, s, variable)
 	return x != 0, err
 }
 
@@ -280,14 +284,14 @@ func (s *Strategy) VariableCreatedInScope(variable *Value) (bool, error) {
 func (s *Strategy) SaveVariables(path string) error {
 	p := C.CString(path)
 	defer C.free(unsafe.Pointer(p))
-	return call("dist_strategy_save_variables", func() C.dist_status_t { return C.dist_strategy_save_variables(s.ptr(), p) })
+	return call("dist_strategy_save_variables", func() C.dist_status_t { return C.dist_strategy_save_variables(s.ptr(), p) }, s)
 }
 
 // RestoreVariables (dist_strategy_restore_variables).
 func (s *Strategy) RestoreVariables(path string) error {
 	p := C.CString(path)
 	defer C.free(unsafe.Pointer(p))
-	return call("dist_strategy_restore_variables", func() C.dist_status_t { return C.dist_strategy_restore_variables(s.ptr(), p) })
+	return call("dist_strategy_restore_variables", func() C.dist_status_t { return C.dist_strategy_restore_variables(s.ptr(), p) }, s)
 }
 
 // ---- Running replicas ----
@@ -376,8 +380,7 @@ func (s *Strategy) Run(fn ReplicaFunc, args []*Value, numResults int) ([]*Value,
 	res := make([]*C.dist_value_t, numResults)
 	err := call("dist_strategy_run", func() C.dist_status_t {
 		return C.distgo_run(s.ptr(), C.uintptr_t(h), firstPtr(a), C.int32_t(len(a)), firstPtr(res), C.int32_t(numResults))
-	})
-	runtime.KeepAlive(args)
+	}, s, args)
 	if err != nil {
 		return nil, st.finish("dist_strategy_run", err)
 	}
@@ -418,7 +421,7 @@ func (s *Strategy) DistributeValuesFromFunction(fn ValueFunc) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_strategy_distribute_values_from_function", func() C.dist_status_t {
 		return C.distgo_values_from_function(s.ptr(), C.uintptr_t(h), &out)
-	})
+	}, s)
 	return ownedValue(out), st.finish("", err)
 }
 
@@ -459,7 +462,7 @@ func (s *Strategy) Update(variable *Value, fn UpdateFunc, args []*Value, group b
 	var out *C.dist_value_t
 	err := call("dist_strategy_update", func() C.dist_status_t {
 		return C.distgo_update(s.ptr(), variable.ptr(), C.uintptr_t(h), firstPtr(a), C.int32_t(len(a)), g, &out)
-	})
+	}, s, variable, args)
 	return ownedValue(out), st.finish("", err)
 }
 
@@ -489,7 +492,7 @@ func goUpdateCall(variable *C.dist_value_t, args **C.dist_value_t, n C.int32_t, 
 // ValueContainer (dist_strategy_value_container).
 func (s *Strategy) ValueContainer(v *Value) (*Value, error) {
 	var out *C.dist_value_t
-	err := call("dist_strategy_value_container", func() C.dist_status_t { return C.dist_strategy_value_container(s.ptr(), v.ptr(), &out) })
+	err := call("dist_strategy_value_container", func() C.dist_status_t { return C.dist_strategy_value_container(s.ptr(), v.ptr(), &out) }, s, v)
 	return ownedValue(out), err
 }
 
@@ -500,7 +503,7 @@ func (s *Strategy) ValueContainer(v *Value) (*Value, error) {
 func (s *Strategy) JoinReplica(id int) (*ReplicaContext, error) {
 	runtime.LockOSThread()
 	var out *C.dist_context_t
-	err := call("dist_strategy_join_replica", func() C.dist_status_t { return C.dist_strategy_join_replica(s.ptr(), C.int32_t(id), &out) })
+	err := call("dist_strategy_join_replica", func() C.dist_status_t { return C.dist_strategy_join_replica(s.ptr(), C.int32_t(id), &out) }, s)
 	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, err
@@ -513,7 +516,7 @@ func (s *Strategy) JoinReplica(id int) (*ReplicaContext, error) {
 // Reduce (dist_strategy_reduce).
 func (s *Strategy) Reduce(op ReduceOp, v *Value) (*Value, error) {
 	var out *C.dist_value_t
-	err := call("dist_strategy_reduce", func() C.dist_status_t { return C.dist_strategy_reduce(s.ptr(), C.dist_reduce_op_t(op), v.ptr(), &out) })
+	err := call("dist_strategy_reduce", func() C.dist_status_t { return C.dist_strategy_reduce(s.ptr(), C.dist_reduce_op_t(op), v.ptr(), &out) }, s, v)
 	return ownedValue(out), err
 }
 
@@ -522,14 +525,14 @@ func (s *Strategy) ReduceAxis(op ReduceOp, v *Value, axis int) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_strategy_reduce_axis", func() C.dist_status_t {
 		return C.dist_strategy_reduce_axis(s.ptr(), C.dist_reduce_op_t(op), v.ptr(), C.int32_t(axis), &out)
-	})
+	}, s, v)
 	return ownedValue(out), err
 }
 
 // Gather (dist_strategy_gather).
 func (s *Strategy) Gather(v *Value, axis int) (*Value, error) {
 	var out *C.dist_value_t
-	err := call("dist_strategy_gather", func() C.dist_status_t { return C.dist_strategy_gather(s.ptr(), v.ptr(), C.int32_t(axis), &out) })
+	err := call("dist_strategy_gather", func() C.dist_status_t { return C.dist_strategy_gather(s.ptr(), v.ptr(), C.int32_t(axis), &out) }, s, v)
 	return ownedValue(out), err
 }
 
@@ -538,7 +541,7 @@ func (s *Strategy) ReduceTo(op ReduceOp, v, destinations *Value) (*Value, error)
 	var out *C.dist_value_t
 	err := call("dist_strategy_reduce_to", func() C.dist_status_t {
 		return C.dist_strategy_reduce_to(s.ptr(), C.dist_reduce_op_t(op), v.ptr(), destinations.ptr(), &out)
-	})
+	}, s, v, destinations)
 	return ownedValue(out), err
 }
 
@@ -549,7 +552,7 @@ func (s *Strategy) ReduceToDevice(op ReduceOp, v *Value, device string) (*Value,
 	var out *C.dist_value_t
 	err := call("dist_strategy_reduce_to_device", func() C.dist_status_t {
 		return C.dist_strategy_reduce_to_device(s.ptr(), C.dist_reduce_op_t(op), v.ptr(), dev, &out)
-	})
+	}, s, v)
 	return ownedValue(out), err
 }
 
@@ -562,7 +565,7 @@ func (s *Strategy) BatchReduceTo(op ReduceOp, values, destinations []*Value) ([]
 	outs := make([]*C.dist_value_t, len(values))
 	err := call("dist_strategy_batch_reduce_to", func() C.dist_status_t {
 		return C.dist_strategy_batch_reduce_to(s.ptr(), C.dist_reduce_op_t(op), firstPtr(a), firstPtr(d), C.int32_t(len(a)), firstPtr(outs))
-	})
+	}, s, values, destinations)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ package distribute
 import "C"
 
 import (
+	"runtime"
 	"runtime/cgo"
 	"strings"
 	"unsafe"
@@ -115,8 +116,10 @@ func newTensor(dtype DType, shape []int64, data unsafe.Pointer, n int, device st
 
 // WrapC makes a host tensor borrowing C memory (not Go memory: the cgo rules forbid the
 // library keeping a Go pointer) without a copy (dist_tensor_wrap). release (may be nil)
-// runs once, on any thread, when the last value sharing the buffer is gone; it must not
-// call the library. On error release is not called.
+// runs once, on any thread, when the last value sharing the buffer is gone (closed, or
+// released by the garbage collector); it must not call the library, nor block for long
+// (it may run on the goroutine that releases forgotten handles). On error release is not
+// called.
 func WrapC(dtype DType, shape []int64, data unsafe.Pointer, byteSize int, device string, release func()) (*Value, error) {
 	dev := cStr(device)
 	defer freeStr(dev)
@@ -148,14 +151,14 @@ func goReleaseCall(h C.uintptr_t) {
 // DType is the tensor's dtype (dist_tensor_dtype).
 func (v *Value) DType() (DType, error) {
 	var d C.dist_dtype_t
-	err := call("dist_tensor_dtype", func() C.dist_status_t { return C.dist_tensor_dtype(v.ptr(), &d) })
+	err := call("dist_tensor_dtype", func() C.dist_status_t { return C.dist_tensor_dtype(v.ptr(), &d) }, v)
 	return DType(d), err
 }
 
 // Rank is the tensor's rank (dist_tensor_rank).
 func (v *Value) Rank() (int, error) {
 	var r C.int32_t
-	err := call("dist_tensor_rank", func() C.dist_status_t { return C.dist_tensor_rank(v.ptr(), &r) })
+	err := call("dist_tensor_rank", func() C.dist_status_t { return C.dist_tensor_rank(v.ptr(), &r) }, v)
 	return int(r), err
 }
 
@@ -168,7 +171,7 @@ func (v *Value) Shape() ([]int64, error) {
 			return rc
 		}
 		return C.dist_tensor_shape(v.ptr(), (*C.int64_t)(unsafe.Pointer(&dims[0])), C.int32_t(len(dims)))
-	})
+	}, v)
 	if err != nil {
 		return nil, err
 	}
@@ -178,22 +181,24 @@ func (v *Value) Shape() ([]int64, error) {
 // NumElements is the number of elements (dist_tensor_num_elements).
 func (v *Value) NumElements() (int64, error) {
 	var n C.int64_t
-	err := call("dist_tensor_num_elements", func() C.dist_status_t { return C.dist_tensor_num_elements(v.ptr(), &n) })
+	err := call("dist_tensor_num_elements", func() C.dist_status_t { return C.dist_tensor_num_elements(v.ptr(), &n) }, v)
 	return int64(n), err
 }
 
 // ByteSize is the buffer's size in bytes (dist_tensor_byte_size).
 func (v *Value) ByteSize() (int, error) {
 	var n C.size_t
-	err := call("dist_tensor_byte_size", func() C.dist_status_t { return C.dist_tensor_byte_size(v.ptr(), &n) })
+	err := call("dist_tensor_byte_size", func() C.dist_status_t { return C.dist_tensor_byte_size(v.ptr(), &n) }, v)
 	return int(n), err
 }
 
 // DataPointer is the tensor's buffer, borrowed (dist_tensor_data): valid while a value
-// sharing it lives. Use CopyData / Data for a Go copy.
+// sharing it lives, so keep v reachable while you use it (runtime.KeepAlive(v) after the
+// last use: an unreachable Value may be released by the garbage collector). Use Bytes /
+// Data for a Go copy.
 func (v *Value) DataPointer() (unsafe.Pointer, error) {
 	var p unsafe.Pointer
-	err := call("dist_tensor_data", func() C.dist_status_t { return C.dist_tensor_data(v.ptr(), &p) })
+	err := call("dist_tensor_data", func() C.dist_status_t { return C.dist_tensor_data(v.ptr(), &p) }, v)
 	return p, err
 }
 
@@ -226,6 +231,7 @@ func (v *Value) Bytes() ([]byte, error) {
 	if n > 0 && p != nil {
 		copy(out, unsafe.Slice((*byte)(p), n))
 	}
+	runtime.KeepAlive(v) // p is v's buffer
 	return out, nil
 }
 
@@ -254,6 +260,7 @@ func Data[T Element](v *Value) ([]T, error) {
 		return nil, err
 	}
 	copy(out, unsafe.Slice((*T)(p), n))
+	runtime.KeepAlive(v) // p is v's buffer
 	return out, nil
 }
 
@@ -262,9 +269,7 @@ func (v *Value) Float32s() ([]float32, error) { return Data[float32](v) }
 
 // Device is the tensor's canonical device (dist_tensor_device).
 func (v *Value) Device() (string, error) {
-	var s *C.char
-	err := call("dist_tensor_device", func() C.dist_status_t { return C.dist_tensor_device(v.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_tensor_device", func(s **C.char) C.dist_status_t { return C.dist_tensor_device(v.ptr(), s) }, v)
 }
 
 func goStr(s *C.char) string {
@@ -279,35 +284,35 @@ func (v *Value) CopyToDevice(device string) (*Value, error) {
 	dev := cStr(device)
 	defer freeStr(dev)
 	var out *C.dist_value_t
-	err := call("dist_tensor_copy_to_device", func() C.dist_status_t { return C.dist_tensor_copy_to_device(v.ptr(), dev, &out) })
+	err := call("dist_tensor_copy_to_device", func() C.dist_status_t { return C.dist_tensor_copy_to_device(v.ptr(), dev, &out) }, v)
 	return ownedValue(out), err
 }
 
 // ScalarFloat32 reads the one element of a float32 tensor (dist_tensor_scalar_float32).
 func (v *Value) ScalarFloat32() (float32, error) {
 	var x C.float
-	err := call("dist_tensor_scalar_float32", func() C.dist_status_t { return C.dist_tensor_scalar_float32(v.ptr(), &x) })
+	err := call("dist_tensor_scalar_float32", func() C.dist_status_t { return C.dist_tensor_scalar_float32(v.ptr(), &x) }, v)
 	return float32(x), err
 }
 
 // ScalarFloat64 reads the one element of a float64 tensor (dist_tensor_scalar_float64).
 func (v *Value) ScalarFloat64() (float64, error) {
 	var x C.double
-	err := call("dist_tensor_scalar_float64", func() C.dist_status_t { return C.dist_tensor_scalar_float64(v.ptr(), &x) })
+	err := call("dist_tensor_scalar_float64", func() C.dist_status_t { return C.dist_tensor_scalar_float64(v.ptr(), &x) }, v)
 	return float64(x), err
 }
 
 // ScalarInt32 reads the one element of an int32 tensor (dist_tensor_scalar_int32).
 func (v *Value) ScalarInt32() (int32, error) {
 	var x C.int32_t
-	err := call("dist_tensor_scalar_int32", func() C.dist_status_t { return C.dist_tensor_scalar_int32(v.ptr(), &x) })
+	err := call("dist_tensor_scalar_int32", func() C.dist_status_t { return C.dist_tensor_scalar_int32(v.ptr(), &x) }, v)
 	return int32(x), err
 }
 
 // ScalarInt64 reads the one element of an int64 tensor (dist_tensor_scalar_int64).
 func (v *Value) ScalarInt64() (int64, error) {
 	var x C.int64_t
-	err := call("dist_tensor_scalar_int64", func() C.dist_status_t { return C.dist_tensor_scalar_int64(v.ptr(), &x) })
+	err := call("dist_tensor_scalar_int64", func() C.dist_status_t { return C.dist_tensor_scalar_int64(v.ptr(), &x) }, v)
 	return int64(x), err
 }
 
@@ -315,7 +320,7 @@ func (v *Value) ScalarInt64() (int64, error) {
 // unsafe.Pointer the caller owns (call its deleter, or FromDLPack it).
 func (v *Value) ToDLPack() (unsafe.Pointer, error) {
 	var out *C.DLManagedTensor
-	err := call("dist_tensor_to_dlpack", func() C.dist_status_t { return C.dist_tensor_to_dlpack(v.ptr(), &out) })
+	err := call("dist_tensor_to_dlpack", func() C.dist_status_t { return C.dist_tensor_to_dlpack(v.ptr(), &out) }, v)
 	return unsafe.Pointer(out), err
 }
 

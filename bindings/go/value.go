@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -24,8 +25,9 @@ const (
 )
 
 // Value is a dist_value_t: a tensor, a distributed value or a variable. A Value you
-// receive from a function is yours: Close it. Values handed to callbacks are borrowed
-// (valid during the callback; Close is a no-op on them).
+// receive from a function is yours: Close it, or the garbage collector releases it once it
+// is unreachable (Close releases it at once). Values handed to callbacks are borrowed
+// (valid during the callback; Close is a no-op on them, and no finalizer releases them).
 type Value struct {
 	p     *C.dist_value_t
 	owned bool
@@ -35,7 +37,9 @@ func ownedValue(p *C.dist_value_t) *Value {
 	if p == nil {
 		return nil
 	}
-	return &Value{p: p, owned: true}
+	v := &Value{p: p, owned: true}
+	runtime.SetFinalizer(v, finalizeValue)
+	return v
 }
 
 func borrowedValue(p *C.dist_value_t) *Value {
@@ -53,10 +57,14 @@ func (v *Value) ptr() *C.dist_value_t {
 }
 
 // Close releases the value (dist_value_destroy). Safe on nil, borrowed and closed values.
+// The garbage collector runs it for an owned value you forget (see finalizer.go): a value
+// may outlive its strategy and the values it came from (the library keeps what it uses
+// alive), so the order in which handles are collected does not matter.
 func (v *Value) Close() {
 	if v == nil || !v.owned || v.p == nil {
 		return
 	}
+	runtime.SetFinalizer(v, nil)
 	C.dist_value_destroy(v.p)
 	v.p = nil
 }
@@ -66,6 +74,7 @@ func (v *Value) Borrowed() bool { return v != nil && !v.owned }
 
 // release hands an owned value's reference to the library (which takes ownership).
 func (v *Value) release() *C.dist_value_t {
+	runtime.SetFinalizer(v, nil)
 	p := v.p
 	v.p = nil
 	return p
@@ -143,21 +152,21 @@ func storeResults(op string, vs []*Value, slots []*C.dist_value_t) error {
 // Kind is the value's kind (dist_value_kind).
 func (v *Value) Kind() (ValueKind, error) {
 	var k C.dist_value_kind_t
-	err := call("dist_value_kind", func() C.dist_status_t { return C.dist_value_kind(v.ptr(), &k) })
+	err := call("dist_value_kind", func() C.dist_status_t { return C.dist_value_kind(v.ptr(), &k) }, v)
 	return ValueKind(k), err
 }
 
 // NumComponents is the number of components (dist_value_num_components).
 func (v *Value) NumComponents() (int, error) {
 	var n C.int32_t
-	err := call("dist_value_num_components", func() C.dist_status_t { return C.dist_value_num_components(v.ptr(), &n) })
+	err := call("dist_value_num_components", func() C.dist_status_t { return C.dist_value_num_components(v.ptr(), &n) }, v)
 	return int(n), err
 }
 
 // Component is component i as a new handle (dist_value_component).
 func (v *Value) Component(i int) (*Value, error) {
 	var out *C.dist_value_t
-	err := call("dist_value_component", func() C.dist_status_t { return C.dist_value_component(v.ptr(), C.int32_t(i), &out) })
+	err := call("dist_value_component", func() C.dist_status_t { return C.dist_value_component(v.ptr(), C.int32_t(i), &out) }, v)
 	return ownedValue(out), err
 }
 
@@ -166,7 +175,7 @@ func (v *Value) ComponentTensor(i int) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_value_component_tensor", func() C.dist_status_t {
 		return C.dist_value_component_tensor(v.ptr(), C.int32_t(i), &out)
-	})
+	}, v)
 	return ownedValue(out), err
 }
 
@@ -176,7 +185,7 @@ func NewPerReplica(components ...*Value) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_value_create_per_replica", func() C.dist_status_t {
 		return C.dist_value_create_per_replica(firstPtr(a), C.int32_t(len(a)), &out)
-	})
+	}, components)
 	return ownedValue(out), err
 }
 
@@ -186,7 +195,7 @@ func NewMirrored(components ...*Value) (*Value, error) {
 	var out *C.dist_value_t
 	err := call("dist_value_create_mirrored", func() C.dist_status_t {
 		return C.dist_value_create_mirrored(firstPtr(a), C.int32_t(len(a)), &out)
-	})
+	}, components)
 	return ownedValue(out), err
 }
 

@@ -36,14 +36,14 @@ func NewVariable(initial *Value, sync Synchronization, agg Aggregation, name str
 	var out *C.dist_value_t
 	err := call("dist_variable_create", func() C.dist_status_t {
 		return C.dist_variable_create(initial.ptr(), C.dist_variable_sync_t(sync), C.dist_variable_aggregation_t(agg), n, &out)
-	})
+	}, initial)
 	return ownedValue(out), err
 }
 
 // Read reads the variable (dist_variable_read).
 func (v *Value) Read() (*Value, error) {
 	var out *C.dist_value_t
-	err := call("dist_variable_read", func() C.dist_status_t { return C.dist_variable_read(v.ptr(), &out) })
+	err := call("dist_variable_read", func() C.dist_status_t { return C.dist_variable_read(v.ptr(), &out) }, v)
 	return ownedValue(out), err
 }
 
@@ -61,7 +61,7 @@ func ReadVariables(variables ...*Value) ([]*Value, error) {
 	outs := make([]*C.dist_value_t, len(a))
 	err := call("dist_variables_read", func() C.dist_status_t {
 		return C.dist_variables_read(firstPtr(a), C.int32_t(len(a)), firstPtr(outs))
-	})
+	}, variables)
 	if err != nil {
 		return nil, err
 	}
@@ -70,51 +70,47 @@ func ReadVariables(variables ...*Value) ([]*Value, error) {
 
 // Assign (dist_variable_assign).
 func (v *Value) Assign(x *Value) error {
-	return call("dist_variable_assign", func() C.dist_status_t { return C.dist_variable_assign(v.ptr(), x.ptr()) })
+	return call("dist_variable_assign", func() C.dist_status_t { return C.dist_variable_assign(v.ptr(), x.ptr()) }, v, x)
 }
 
 // AssignAdd (dist_variable_assign_add).
 func (v *Value) AssignAdd(x *Value) error {
-	return call("dist_variable_assign_add", func() C.dist_status_t { return C.dist_variable_assign_add(v.ptr(), x.ptr()) })
+	return call("dist_variable_assign_add", func() C.dist_status_t { return C.dist_variable_assign_add(v.ptr(), x.ptr()) }, v, x)
 }
 
 // AssignSub (dist_variable_assign_sub).
 func (v *Value) AssignSub(x *Value) error {
-	return call("dist_variable_assign_sub", func() C.dist_status_t { return C.dist_variable_assign_sub(v.ptr(), x.ptr()) })
+	return call("dist_variable_assign_sub", func() C.dist_status_t { return C.dist_variable_assign_sub(v.ptr(), x.ptr()) }, v, x)
 }
 
 // Name is the variable's name (dist_variable_name).
 func (v *Value) Name() (string, error) {
-	var s *C.char
-	err := call("dist_variable_name", func() C.dist_status_t { return C.dist_variable_name(v.ptr(), &s) })
-	return goStr(s), err
+	return callString("dist_variable_name", func(s **C.char) C.dist_status_t { return C.dist_variable_name(v.ptr(), s) }, v)
 }
 
 // VariableDeviceCount (dist_variable_device_count).
 func (v *Value) VariableDeviceCount() (int, error) {
 	var n C.int32_t
-	err := call("dist_variable_device_count", func() C.dist_status_t { return C.dist_variable_device_count(v.ptr(), &n) })
+	err := call("dist_variable_device_count", func() C.dist_status_t { return C.dist_variable_device_count(v.ptr(), &n) }, v)
 	return int(n), err
 }
 
 // VariableDevice i (dist_variable_device).
 func (v *Value) VariableDevice(i int) (string, error) {
-	var s *C.char
-	err := call("dist_variable_device", func() C.dist_status_t { return C.dist_variable_device(v.ptr(), C.int32_t(i), &s) })
-	return goStr(s), err
+	return callString("dist_variable_device", func(s **C.char) C.dist_status_t { return C.dist_variable_device(v.ptr(), C.int32_t(i), s) }, v)
 }
 
 // Synchronization (dist_variable_synchronization).
 func (v *Value) Synchronization() (Synchronization, error) {
 	var x C.dist_variable_sync_t
-	err := call("dist_variable_synchronization", func() C.dist_status_t { return C.dist_variable_synchronization(v.ptr(), &x) })
+	err := call("dist_variable_synchronization", func() C.dist_status_t { return C.dist_variable_synchronization(v.ptr(), &x) }, v)
 	return Synchronization(x), err
 }
 
 // Aggregation (dist_variable_aggregation).
 func (v *Value) Aggregation() (Aggregation, error) {
 	var x C.dist_variable_aggregation_t
-	err := call("dist_variable_aggregation", func() C.dist_status_t { return C.dist_variable_aggregation(v.ptr(), &x) })
+	err := call("dist_variable_aggregation", func() C.dist_status_t { return C.dist_variable_aggregation(v.ptr(), &x) }, v)
 	return Aggregation(x), err
 }
 

@@ -8,6 +8,7 @@ package tests
 import (
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 
@@ -98,42 +99,8 @@ func TestCoordinatorRunsGoClosuresOnAWorker(t *testing.T) {
 			return distribute.NewTensor([]float32{2 * f}, nil, "CPU:0")
 		}))
 	defer distribute.UnregisterClosure("go_add_and_echo")
-	ports := []int{freePort(t), freePort(t), freePort(t)} // chief, worker 0, ps 0
-	clusterAs := func(job string) *distribute.Cluster {
-		c, err := distribute.NewCluster()
-		ok(t, err)
-		ok(t, c.AddTask("chief", 0, fmt.Sprintf("localhost:%d", ports[0])))
-		ok(t, c.AddTask("worker", 0, fmt.Sprintf("localhost:%d", ports[1])))
-		ok(t, c.AddTask("ps", 0, fmt.Sprintf("localhost:%d", ports[2])))
-		ok(t, c.SetTask(job, 0))
-		return c
-	}
-	var wg sync.WaitGroup
-	servers := make([]*distribute.Server, 2)
-	errs := make([]error, 2)
-	for i, job := range []string{"worker", "ps"} {
-		wg.Add(1)
-		go func(i int, job string) {
-			defer wg.Done()
-			c := clusterAs(job)
-			defer c.Close()
-			servers[i], errs[i] = distribute.NewServer(c, nil)
-		}(i, job)
-	}
-	chief := clusterAs("chief")
-	defer chief.Close()
-	strategy, err := distribute.NewParameterServerStrategy(chief, nil, nil)
-	wg.Wait()
-	ok(t, err)
-	for i := range servers {
-		ok(t, errs[i])
-	}
-	defer func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}()
-	defer strategy.Close()
+	strategy, stop := psJob(t)
+	defer stop()
 	coordinator, err := distribute.NewCoordinator(strategy)
 	ok(t, err)
 	defer coordinator.Close()
@@ -205,4 +172,67 @@ func TestCoordinatorRunsGoClosuresOnAWorker(t *testing.T) {
 	ds2, err := coordinator.CreatePerWorkerDatasetFromFunction("go_none", nil)
 	ok(t, err)
 	ds2.Close()
+}
+
+// psJob runs one parameter-server job in this process on free loopback ports: a worker
+// task and a ps task (their servers) and the chief's ParameterServerStrategy. Register the
+// job's closures before. stop closes the strategy, then the servers.
+func psJob(t *testing.T) (strategy *distribute.Strategy, stop func()) {
+	t.Helper()
+	ports := distinctFreePorts(t, 3) // chief, worker 0, ps 0
+	clusterAs := func(job string) *distribute.Cluster {
+		c, err := distribute.NewCluster()
+		ok(t, err)
+		ok(t, c.AddTask("chief", 0, fmt.Sprintf("localhost:%d", ports[0])))
+		ok(t, c.AddTask("worker", 0, fmt.Sprintf("localhost:%d", ports[1])))
+		ok(t, c.AddTask("ps", 0, fmt.Sprintf("localhost:%d", ports[2])))
+		ok(t, c.SetTask(job, 0))
+		return c
+	}
+	var wg sync.WaitGroup
+	servers := make([]*distribute.Server, 2)
+	errs := make([]error, 2)
+	for i, job := range []string{"worker", "ps"} {
+		wg.Add(1)
+		go func(i int, job string) {
+			defer wg.Done()
+			c := clusterAs(job)
+			defer c.Close()
+			servers[i], errs[i] = distribute.NewServer(c, nil)
+		}(i, job)
+	}
+	chief := clusterAs("chief")
+	strategy, err := distribute.NewParameterServerStrategy(chief, nil, nil)
+	wg.Wait()
+	stop = func() {
+		strategy.Close()
+		for _, s := range servers {
+			s.Close()
+		}
+		chief.Close()
+	}
+	for _, e := range errs {
+		if err == nil {
+			err = e
+		}
+	}
+	if err != nil {
+		stop()
+		t.Fatalf("unexpected error: %v", err)
+	}
+	return strategy, stop
+}
+
+// distinctFreePorts is n loopback ports free now, all different (one at a time, a port
+// just closed may come back).
+func distinctFreePorts(t *testing.T, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		ok(t, err)
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
 }

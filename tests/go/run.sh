@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Go binding's suite (`make test-go`): gofmt and go vet on the hand-written code, the
 # binding's tests (also under -race with GODEBUG=cgocheck=2), the example and the README
-# example, all offline (GOPROXY=off) against the build tree's library.
+# example, all offline (GOPROXY=off) against the build tree's library. Built with the tag
+# distribute_testhooks, which adds distribute.FinalizedHandles for finalizer_hooks_test.go.
 #   DIST_BUILD_DIR   build directory (default: build), with distribute-uninstalled.pc
 #   DIST_PC_DIR      where to find distribute(-uninstalled).pc instead (e.g. an install prefix's lib/pkgconfig)
 #   DIST_GO_RACE=0   skip the -race pass (it is on by default)
@@ -16,6 +17,7 @@ export CGO_LDFLAGS="-Wl,-rpath,$libdir"
 export GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off GO111MODULE=on
 export GOCACHE=${GOCACHE:-$build/go/cache} GOPATH=${GOPATH_OVERRIDE:-$build/go/path}
 export PATH=$build/bin:$PATH DIST_GO_BUILD_DIR=$build
+tags=distribute_testhooks
 mkdir -p "$GOCACHE" "$GOPATH"
 
 fail=0
@@ -23,14 +25,14 @@ step() { echo "test-go: $*"; }
 for dir in bindings/go tests/go examples/go; do
   unformatted=$(cd "$root/$dir" && gofmt -l .)
   if [[ -n "$unformatted" ]]; then echo "test-go: gofmt: $dir: $unformatted" >&2; fail=1; fi
-  (cd "$root/$dir" && go vet ./...) || { echo "test-go: go vet failed in $dir" >&2; fail=1; }
+  (cd "$root/$dir" && go vet -tags $tags ./...) || { echo "test-go: go vet failed in $dir" >&2; fail=1; }
 done
 [[ $fail -eq 0 ]] && step "gofmt and go vet: clean (bindings/go, tests/go, examples/go)"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-(cd "$root/tests/go" && go test -count=1 -v ./... 2>&1) | tee "$log" | grep -E '^(--- (FAIL|SKIP)|FAIL|ok|panic)' 
+(cd "$root/tests/go" && go test -tags $tags -count=1 -v ./... 2>&1) | tee "$log" | grep -E '^(--- (FAIL|SKIP)|FAIL|ok|panic)' 
 rc=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^--- PASS' "$log" || true)
@@ -39,7 +41,7 @@ if [[ $rc -ne 0 ]]; then grep -B2 -A20 -E '^\s*--- FAIL|^panic' "$log" | head -8
 
 race="skipped (DIST_GO_RACE=0)"
 if [[ ${DIST_GO_RACE:-1} != 0 ]]; then
-  if (cd "$root/tests/go" && GODEBUG=cgocheck=2 go test -race -count=1 ./... 2>&1 | tail -5 | grep -v '^distribute: this job'); then
+  if (cd "$root/tests/go" && GODEBUG=cgocheck=2 go test -tags $tags -race -count=1 ./... 2>&1 | tail -5 | grep -v '^distribute: this job'); then
     race="passed"
   else
     race="FAILED"; fail=1

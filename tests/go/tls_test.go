@@ -7,7 +7,6 @@ package tests
 
 import (
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -31,14 +30,8 @@ func tlsCertificates(t *testing.T) func(string) string {
 // twoFreePorts are two distinct free loopback ports (both held open while chosen).
 func twoFreePorts(t *testing.T) [2]int {
 	t.Helper()
-	var ports [2]int
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		ok(t, err)
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports
+	p := distinctFreePorts(t, 2)
+	return [2]int{p[0], p[1]}
 }
 
 func twoWorkers(t *testing.T, ports [2]int, current int) *distribute.Cluster {
