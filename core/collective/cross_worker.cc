@@ -393,7 +393,7 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
       FromAccumulator(segment.dtype, result + segment.offset, segment.outputs[k], segment.count);
     }
   }
-  ++in_place_all_reduces_;
+  ++in_place_calls_;
   return true;
 }
 
@@ -412,6 +412,22 @@ absl::StatusOr<int32_t> CrossWorker::Signal(int32_t channel, char flag, const De
     if (flags[w] != 1) return w;
   }
   return -1;
+}
+
+absl::Status CrossWorker::ExchangePlaces(Kind kind, const std::string& signature, size_t payload_bytes,
+                                         const SharedPlaces& places, const Deadline& deadline) {
+  char* own = headers_.data() + kBlockBytes * static_cast<size_t>(worker());
+  WriteHeader(kind, signature, nullptr, payload_bytes, false, own);
+  std::memcpy(own + sizeof(Header), &places, sizeof places);
+  RETURN_IF_ERROR(transport_->AllGather(own, kBlockBytes, headers_.data(), deadline));
+  return CheckHeaders();
+}
+
+const char* CrossWorker::PlacedBytes(int32_t w, size_t bytes, const void* own) const {
+  if (w == worker()) return static_cast<const char*>(own);
+  SharedPlaces theirs;
+  std::memcpy(&theirs, BlockOf(w) + sizeof(Header), sizeof theirs);
+  return theirs.shared == 1 ? transport_->PeerBytes(w, theirs.pack, bytes) : nullptr;
 }
 
 void CrossWorker::ReduceSpan(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
@@ -490,7 +506,18 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
                                                              const std::string& signature,
                                                              const Deadline& deadline) {
   const bool fits = bytes <= kInlineBytes;
-  RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllGather, signature, data, bytes, fits, deadline));
+  // On memory the peers map, a block too large for the header says where it lies instead.
+  const bool placed = transport_->shares_memory();
+  if (placed && !fits) {
+    SharedPlaces places{};
+    if (const std::optional<uint64_t> place = transport_->SharedPlace(data, bytes);
+        place.has_value() && bytes >= kShareableMinBytes) {
+      places = {1, *place, 0};
+    }
+    RETURN_IF_ERROR(ExchangePlaces(Kind::kAllGather, signature, bytes, places, deadline));
+  } else {
+    RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllGather, signature, data, bytes, fits, deadline));
+  }
   std::vector<size_t> sizes(static_cast<size_t>(num_workers()));
   bool all_inline = true;
   size_t total = 0;
@@ -501,7 +528,30 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
   }
   Gathered result;
   result.storage.resize(total);
-  if (all_inline) {
+  // Every block either in its header or where its worker's peers can read it: each
+  // worker copies them all itself, and nobody changes its block before all have.
+  bool all_placed = placed && !all_inline;
+  for (int32_t w = 0; w < num_workers() && all_placed; ++w) {
+    SharedPlaces theirs;
+    std::memcpy(&theirs, BlockOf(w) + sizeof(Header), sizeof theirs);
+    all_placed = sizes[w] <= kInlineBytes || theirs.shared == 1;
+  }
+  if (all_placed) {
+    int32_t unreadable = -1;
+    size_t offset = 0;
+    for (int32_t w = 0; w < num_workers(); ++w) {
+      const char* block = sizes[w] <= kInlineBytes ? BlockOf(w) + sizeof(Header) : PlacedBytes(w, sizes[w], data);
+      if (block == nullptr && unreadable < 0) unreadable = w;
+      if (block != nullptr && sizes[w] > 0) std::memcpy(result.storage.data() + offset, block, sizes[w]);
+      offset += sizes[w];
+    }
+    ASSIGN_OR_RETURN(const int32_t failed, Signal(1, unreadable < 0 ? 1 : 0, deadline));
+    if (failed >= 0) {
+      return absl::InternalError(absl::StrCat("task ", task_name(failed),
+                                              " could not read a peer's block in shared memory"));
+    }
+    ++in_place_calls_;
+  } else if (all_inline) {
     size_t offset = 0;
     for (int32_t w = 0; w < num_workers(); ++w) {
       if (sizes[w] > 0) std::memcpy(result.storage.data() + offset, BlockOf(w) + sizeof(Header), sizes[w]);
@@ -550,8 +600,31 @@ absl::StatusOr<Tensor> CrossWorker::AllGatherAlongAxis(const Tensor& local, int3
 absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
                                     const std::string& signature, const Deadline& deadline) {
   const bool small = bytes <= kInlineBytes;
-  RETURN_IF_ERROR(ExchangeHeaders(Kind::kBroadcast, absl::StrCat(signature, " from task ", task_name(root)),
-                                  data, bytes, small, deadline));
+  const std::string described = absl::StrCat(signature, " from task ", task_name(root));
+  if (!small && transport_->shares_memory() && bytes >= kShareableMinBytes) {
+    // The root says where its bytes lie; when its peers can map them, each copies them
+    // straight out of the root's memory, and the root waits until all have.
+    SharedPlaces places{};
+    if (worker() == root) {
+      if (const std::optional<uint64_t> place = transport_->SharedPlace(data, bytes)) places = {1, *place, 0};
+    }
+    RETURN_IF_ERROR(ExchangePlaces(Kind::kBroadcast, described, bytes, places, deadline));
+    SharedPlaces theirs;
+    std::memcpy(&theirs, BlockOf(root) + sizeof(Header), sizeof theirs);
+    if (theirs.shared == 1) {
+      const char* source = worker() == root ? nullptr : PlacedBytes(root, bytes, data);
+      if (source != nullptr) std::memcpy(data, source, bytes);
+      ASSIGN_OR_RETURN(const int32_t failed, Signal(1, worker() == root || source != nullptr ? 1 : 0, deadline));
+      if (failed >= 0) {
+        return absl::InternalError(absl::StrCat("task ", task_name(failed), " could not read task ",
+                                                task_name(root), "'s tensor in shared memory"));
+      }
+      ++in_place_calls_;
+      return absl::OkStatus();
+    }
+    return transport_->Broadcast(data, bytes, root, deadline);
+  }
+  RETURN_IF_ERROR(ExchangeHeaders(Kind::kBroadcast, described, data, bytes, small, deadline));
   if (bytes == 0) return absl::OkStatus();
   if (small) {
     if (worker() != root) std::memcpy(data, BlockOf(root) + sizeof(Header), bytes);

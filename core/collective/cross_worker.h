@@ -11,7 +11,8 @@
 // On a transport whose workers map each other's memory (shared memory, with the tensors in
 // the shared host arena), a large all-reduce moves no bytes through the transport at all:
 // each worker reduces its chunk straight out of the others' packs and copies the other
-// chunks out of their results (InPlaceAllReduce).
+// chunks out of their results (InPlaceAllReduce); broadcasts and all-gathers of such
+// blocks are copied straight out of their owners' memory, with one signal after.
 //
 // Every call first exchanges a fixed-size header (an all-gather of 256 bytes per worker)
 // that says which collective each worker is making, on what dtypes and shapes, and in
@@ -95,9 +96,9 @@ class CrossWorker final : public Workers {
   // Returns when every worker has called Barrier with the same `name`.
   absl::Status Barrier(const std::string& name, const Deadline& deadline);
 
-  // How many all-reduces were reduced in place, out of the peers' memory (for tests and
-  // diagnostics).
-  uint64_t in_place_all_reduces() const { return in_place_all_reduces_; }
+  // How many calls read the peers' memory in place (all-reduces, all-gathers and
+  // broadcasts; for tests and diagnostics).
+  uint64_t in_place_calls() const { return in_place_calls_; }
 
  private:
   enum class Kind : uint32_t;
@@ -128,6 +129,13 @@ class CrossWorker final : public Workers {
   absl::StatusOr<bool> InPlaceAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
                                         std::span<const Segment> segments, int64_t mean_divisor,
                                         const std::string& signature, const Deadline& deadline);
+  // Exchanges headers whose payload room carries `places` (where this worker's bytes lie in
+  // the memory its peers map) and checks that every worker made the same call.
+  absl::Status ExchangePlaces(Kind kind, const std::string& signature, size_t payload_bytes,
+                              const SharedPlaces& places, const Deadline& deadline);
+  // Worker w's bytes at the place its header gave (this worker's own: `own`), or nullptr
+  // when they are not in the memory its peers map.
+  const char* PlacedBytes(int32_t w, size_t bytes, const void* own) const;
   // Sends `flag` to every peer on `channel` and waits for theirs: the lowest worker whose
   // flag is not 1, or -1.
   absl::StatusOr<int32_t> Signal(int32_t channel, char flag, const Deadline& deadline);
@@ -154,7 +162,7 @@ class CrossWorker final : public Workers {
   std::vector<char> received_;  // this worker's chunk of every worker's pack
   std::vector<char> result_;    // the reduced pack (accumulator layout)
   std::shared_ptr<Buffer> shared_result_;  // the same, where peers can read it in place
-  uint64_t in_place_all_reduces_ = 0;
+  uint64_t in_place_calls_ = 0;
 };
 
 }  // namespace distribute

@@ -118,7 +118,7 @@ std::vector<uint64_t> CrossWorkerTest::CheckAllReduce(int32_t workers, size_t co
                                 std::span<const CrossWorker::Segment>(&segment, 1), 1,
                                 "all_reduce float32", Deadline::AfterMs(30000)).ok());
     results[static_cast<size_t>(w)].assign(out.as<float>(), out.as<float>() + count);
-    in_place[static_cast<size_t>(w)] = cross.in_place_all_reduces();
+    in_place[static_cast<size_t>(w)] = cross.in_place_calls();
   });
   for (size_t i = 0; i < count; ++i) {
     const float expected = Tree(0, workers, i);
@@ -265,7 +265,7 @@ TEST_P(CrossWorkerTest, MixedDtypesInPlace) {
         {DType::kFloat16, kHalves, kFloatOffset, std::span<void* const>(half_outs, 2)}};
     ASSERT_TRUE(cross.AllReduce(ReduceOp::kMean, pack.data(), kFloatOffset + kHalves * 4, segments, 6,
                                 "mixed, in place", Deadline::AfterMs(30000)).ok());
-    EXPECT_EQ(cross.in_place_all_reduces(), GetParam() == "shm" ? 1u : 0u);
+    EXPECT_EQ(cross.in_place_calls(), GetParam() == "shm" ? 1u : 0u);
     // (3 (i % 200) + 81) / 6, truncated; (4.5 + 3 (i % 7)) / 6 = 0.75 + (i % 7) / 2 in float16.
     constexpr uint16_t kHalfBits[7] = {0x3A00, 0x3D00, 0x3F00, 0x4080, 0x4180, 0x4280, 0x4380};
     for (size_t i = 0; i < kInts; ++i) ASSERT_EQ(ints[i], (3 * static_cast<int>(i % 200) + 81) / 6) << i;
@@ -321,6 +321,52 @@ TEST_P(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
     ASSERT_TRUE(cross.Broadcast(big.data(), big.size() * sizeof(double), 2, "broadcast float64[50000]",
                                 Deadline::AfterMs(30000)).ok());
     for (double v : big) ASSERT_EQ(v, 3.25);
+    ASSERT_TRUE(cross.Barrier("end", Deadline::AfterMs(30000)).ok());
+  });
+}
+
+TEST_P(CrossWorkerTest, LargeGathersAndBroadcastsInSharedMemoryAreReadInPlace) {
+  // Blocks of at least kShareableMinBytes in the library's memory are copied straight out
+  // of their owners' memory over shared memory (a small block rides in its header beside
+  // them); a block in private memory makes everyone take the transport. Values as through
+  // the transport in every case.
+  const bool shm = GetParam() == "shm";
+  RunWorkers(3, [&](CrossWorker& cross) {
+    const int32_t w = cross.worker();
+    // Worker w gathers rows of 4 floats: 20000 rows (320,000 bytes), 3 rows on worker 1.
+    auto gather = [&](bool library_everywhere) {
+      const size_t rows = w == 1 ? 3 : 20000;
+      HostBytes block(rows * 4 * sizeof(float), library_everywhere || w != 2);
+      for (size_t i = 0; i < rows * 4; ++i) block.as<float>()[i] = static_cast<float>(w * 1000000 + i);
+      absl::StatusOr<CrossWorker::Gathered> gathered =
+          cross.AllGather(block.data(), rows * 4 * sizeof(float), "gather float32[*, 4]", Deadline::AfterMs(30000));
+      ASSERT_TRUE(gathered.ok()) << gathered.status();
+      ASSERT_EQ(gathered->blocks.size(), 3u);
+      for (int32_t q = 0; q < 3; ++q) {
+        const size_t their_rows = q == 1 ? 3 : 20000;
+        ASSERT_EQ(gathered->blocks[q].size(), their_rows * 4 * sizeof(float));
+        const auto* values = reinterpret_cast<const float*>(gathered->blocks[q].data());
+        for (size_t i = 0; i < their_rows * 4; ++i) {
+          ASSERT_EQ(values[i], static_cast<float>(q * 1000000 + i)) << "block " << q << " element " << i;
+        }
+      }
+    };
+    gather(true);
+    EXPECT_EQ(cross.in_place_calls(), shm ? 1u : 0u);
+    gather(false);  // worker 2's block is private: through the transport
+    EXPECT_EQ(cross.in_place_calls(), shm ? 1u : 0u);
+
+    // A broadcast of 512 KiB from worker 1, whose source is the library's memory; then one
+    // whose source is private.
+    constexpr size_t kCount = 65536;
+    for (const bool library_root : {true, false}) {
+      HostBytes data(kCount * sizeof(double), library_root || w != 1);
+      for (size_t i = 0; i < kCount; ++i) data.as<double>()[i] = w == 1 ? 0.5 * static_cast<double>(i) : -1.0;
+      ASSERT_TRUE(cross.Broadcast(data.data(), kCount * sizeof(double), 1, "broadcast float64[65536]",
+                                  Deadline::AfterMs(30000)).ok());
+      for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(data.as<double>()[i], 0.5 * static_cast<double>(i)) << i;
+    }
+    EXPECT_EQ(cross.in_place_calls(), shm ? 2u : 0u);
     ASSERT_TRUE(cross.Barrier("end", Deadline::AfterMs(30000)).ok());
   });
 }
