@@ -324,9 +324,7 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
       result != nullptr ? transport_->SharedPlace(result, pack_bytes) : std::nullopt;
   if (pack_place.has_value() && result_place.has_value()) places = {1, *pack_place, *result_place};
 
-  char* own = headers_.data() + kBlockBytes * static_cast<size_t>(me);
-  WriteHeader(Kind::kAllReduceInPlace, signature, nullptr, pack_bytes, false, own);
-  std::memcpy(own + sizeof(Header), &places, sizeof places);
+  char* own = WritePlacedHeader(Kind::kAllReduceInPlace, signature, pack_bytes, places);
   absl::InlinedVector<Transport::Transfer, kInlineWorkers> sends, receives;
   for (int32_t w = 0; w < workers; ++w) {
     if (w == me) continue;
@@ -354,8 +352,7 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
   absl::InlinedVector<const char*, kInlineWorkers> results(static_cast<size_t>(workers));
   std::string unreadable;  // a peer whose places are not in its arena, as this worker maps it
   for (int32_t w = 0; w < workers; ++w) {
-    SharedPlaces theirs;
-    std::memcpy(&theirs, BlockOf(w) + sizeof(Header), sizeof theirs);
+    const SharedPlaces theirs = PlacesOf(w);
     if (theirs.shared != 1) return false;  // every worker sees it: all copy instead
     if (w == me) continue;
     packs[w] = transport_->PeerBytes(w, theirs.pack, pack_bytes);
@@ -386,8 +383,7 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
     if (w != me && cut.size(w) > 0) std::memcpy(result + cut.begin(w), results[w] + cut.begin(w), cut.size(w));
   }
   // Nobody may change its pack or result before every worker has read them.
-  ASSIGN_OR_RETURN(const int32_t unread, Signal(2, 1, deadline));
-  (void)unread;  // every worker that got here read
+  RETURN_IF_ERROR(Signal(2, 1, deadline).status());  // every worker that got here read
   for (const Segment& segment : segments) {
     for (size_t k = direct ? 1 : 0; k < segment.outputs.size(); ++k) {
       FromAccumulator(segment.dtype, result + segment.offset, segment.outputs[k], segment.count);
@@ -414,19 +410,30 @@ absl::StatusOr<int32_t> CrossWorker::Signal(int32_t channel, char flag, const De
   return -1;
 }
 
-absl::Status CrossWorker::ExchangePlaces(Kind kind, const std::string& signature, size_t payload_bytes,
-                                         const SharedPlaces& places, const Deadline& deadline) {
+char* CrossWorker::WritePlacedHeader(Kind kind, const std::string& signature, size_t payload_bytes,
+                                     const SharedPlaces& places) {
   char* own = headers_.data() + kBlockBytes * static_cast<size_t>(worker());
   WriteHeader(kind, signature, nullptr, payload_bytes, false, own);
   std::memcpy(own + sizeof(Header), &places, sizeof places);
+  return own;
+}
+
+CrossWorker::SharedPlaces CrossWorker::PlacesOf(int32_t w) const {
+  SharedPlaces places;
+  std::memcpy(&places, BlockOf(w) + sizeof(Header), sizeof places);
+  return places;
+}
+
+absl::Status CrossWorker::ExchangePlaces(Kind kind, const std::string& signature, size_t payload_bytes,
+                                         const SharedPlaces& places, const Deadline& deadline) {
+  char* own = WritePlacedHeader(kind, signature, payload_bytes, places);
   RETURN_IF_ERROR(transport_->AllGather(own, kBlockBytes, headers_.data(), deadline));
   return CheckHeaders();
 }
 
 const char* CrossWorker::PlacedBytes(int32_t w, size_t bytes, const void* own) const {
   if (w == worker()) return static_cast<const char*>(own);
-  SharedPlaces theirs;
-  std::memcpy(&theirs, BlockOf(w) + sizeof(Header), sizeof theirs);
+  const SharedPlaces theirs = PlacesOf(w);
   return theirs.shared == 1 ? transport_->PeerBytes(w, theirs.pack, bytes) : nullptr;
 }
 
@@ -532,9 +539,7 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
   // worker copies them all itself, and nobody changes its block before all have.
   bool all_placed = placed && !all_inline;
   for (int32_t w = 0; w < num_workers() && all_placed; ++w) {
-    SharedPlaces theirs;
-    std::memcpy(&theirs, BlockOf(w) + sizeof(Header), sizeof theirs);
-    all_placed = sizes[w] <= kInlineBytes || theirs.shared == 1;
+    all_placed = sizes[w] <= kInlineBytes || PlacesOf(w).shared == 1;
   }
   if (all_placed) {
     int32_t unreadable = -1;
@@ -609,9 +614,7 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
       if (const std::optional<uint64_t> place = transport_->SharedPlace(data, bytes)) places = {1, *place, 0};
     }
     RETURN_IF_ERROR(ExchangePlaces(Kind::kBroadcast, described, bytes, places, deadline));
-    SharedPlaces theirs;
-    std::memcpy(&theirs, BlockOf(root) + sizeof(Header), sizeof theirs);
-    if (theirs.shared == 1) {
+    if (PlacesOf(root).shared == 1) {
       const char* source = worker() == root ? nullptr : PlacedBytes(root, bytes, data);
       if (source != nullptr) std::memcpy(data, source, bytes);
       ASSIGN_OR_RETURN(const int32_t failed, Signal(1, worker() == root || source != nullptr ? 1 : 0, deadline));

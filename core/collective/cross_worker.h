@@ -129,6 +129,11 @@ class CrossWorker final : public Workers {
   absl::StatusOr<bool> InPlaceAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
                                         std::span<const Segment> segments, int64_t mean_divisor,
                                         const std::string& signature, const Deadline& deadline);
+  // Writes this worker's header block (in headers_) with `places` in its payload room.
+  char* WritePlacedHeader(Kind kind, const std::string& signature, size_t payload_bytes,
+                          const SharedPlaces& places);
+  // The places worker w's block in headers_ gives.
+  SharedPlaces PlacesOf(int32_t w) const;
   // Exchanges headers whose payload room carries `places` (where this worker's bytes lie in
   // the memory its peers map) and checks that every worker made the same call.
   absl::Status ExchangePlaces(Kind kind, const std::string& signature, size_t payload_bytes,
