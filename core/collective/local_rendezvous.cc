@@ -21,7 +21,7 @@ absl::Status LocalRendezvous::Publish(int32_t replica, const PublishedCall& call
                                       const absl::Status& local_check, const Deadline& deadline) {
   // A failure is published in place of the call, so that every replica reports it.
   const PublishedCall failure = PublishedCall::Failure(&local_check);
-  calls_[static_cast<size_t>(replica)].call = local_check.ok() ? &call : &failure;
+  Post(replica, local_check.ok() ? call : failure);
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   return Agree(replica, deadline);
 }
@@ -36,7 +36,7 @@ absl::StatusOr<bool> LocalRendezvous::PublishAllReduce(int32_t replica, const Pu
   // Stable until this replica arrives: the generation moves only when all have.
   const uint64_t generation = barrier_.generation(replica);
   stages_->Stage(replica, generation, call);
-  calls_[static_cast<size_t>(replica)].call = &call;
+  Post(replica, call);
   RETURN_IF_ERROR(barrier_.Arrive(replica, deadline));
   stages_->Prefetch(replica, generation, call);
   if (stages_->AllAgree(generation)) {
@@ -47,6 +47,15 @@ absl::StatusOr<bool> LocalRendezvous::PublishAllReduce(int32_t replica, const Pu
   // (every replica is still inside its call, so every published call is still valid).
   RETURN_IF_ERROR(Agree(replica, deadline));
   return false;
+}
+
+void LocalRendezvous::Post(int32_t replica, const PublishedCall& call) {
+  CallSlot& slot = calls_[static_cast<size_t>(replica)];
+  slot.call = &call;
+  const size_t inputs = std::min(call.inputs.size(), kSlotTensors);
+  const size_t outputs = std::min(call.outputs.size(), kSlotTensors);
+  for (size_t t = 0; t < inputs; ++t) slot.input_data[t] = call.inputs[t].data();
+  for (size_t t = 0; t < outputs; ++t) slot.output_data[t] = call.outputs[t].data();
 }
 
 absl::Status LocalRendezvous::Agree(int32_t replica, const Deadline& deadline) {

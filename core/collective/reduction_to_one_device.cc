@@ -13,7 +13,7 @@ absl::Status ReductionToOneDevice::Run(LocalRendezvous& group, int32_t replica, 
   const void* inputs[kMaxLocalReplicas];
   if (replica == root_) {
     for (size_t t = 0; t < count; ++t) {
-      for (int32_t q = 0; q < n; ++q) inputs[q] = group.call(q).inputs[t].data();
+      for (int32_t q = 0; q < n; ++q) inputs[q] = group.input_data(q, t);
       const Tensor& out = group.call(root_).outputs[t];
       void* output = out.data();
       ReduceRange(out.dtype(), op, inputs, n, &output, 1, 0,
@@ -23,9 +23,10 @@ absl::Status ReductionToOneDevice::Run(LocalRendezvous& group, int32_t replica, 
   RETURN_IF_ERROR(group.Arrive(replica, deadline));
   if (replica != root_) {
     for (size_t t = 0; t < count; ++t) {
-      const Tensor& result = group.call(root_).outputs[t];
-      const size_t bytes = result.byte_size();
-      if (bytes > 0) std::memcpy(group.call(replica).outputs[t].data(), result.data(), bytes);
+      // The root's output has this one's shape (the calls agreed).
+      const Tensor& mine = group.call(replica).outputs[t];
+      const size_t bytes = mine.byte_size();
+      if (bytes > 0) std::memcpy(mine.data(), group.output_data(root_, t), bytes);
     }
   }
   return group.Arrive(replica, deadline);

@@ -31,8 +31,8 @@ void ReduceSlice(const LocalRendezvous& group, int32_t replica, ReduceOp op, siz
     const size_t end = std::min(offset + size, hi);
     if (begin < end) {
       for (int32_t q = 0; q < n; ++q) {
-        inputs[q] = group.call(q).inputs[t].data();
-        outputs[q] = group.call(q).outputs[t].data();
+        inputs[q] = group.input_data(q, t);
+        outputs[q] = group.output_data(q, t);
       }
       const size_t element = DTypeSize(mine.dtype());
       ReduceRange(mine.dtype(), op, inputs, n, outputs, n, (begin - offset) / element,
