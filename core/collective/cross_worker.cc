@@ -511,7 +511,8 @@ absl::Status CrossWorker::AllReduceLocal(ReduceOp op, DType dtype, const void* c
 
 absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, size_t bytes,
                                                              const std::string& signature,
-                                                             const Deadline& deadline) {
+                                                             const Deadline& deadline,
+                                                             const DeviceSpec& device) {
   const bool fits = bytes <= kInlineBytes;
   // On memory the peers map, a block too large for the header says where it lies instead.
   const bool placed = transport_->shares_memory();
@@ -534,7 +535,8 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
     all_inline = all_inline && sizes[w] <= kInlineBytes;
   }
   Gathered result;
-  result.storage.resize(total);
+  ASSIGN_OR_RETURN(result.storage, Buffer::Allocate(device, total, false));
+  char* const storage = static_cast<char*>(result.storage->data());
   // Every block either in its header or where its worker's peers can read it: each
   // worker copies them all itself, and nobody changes its block before all have.
   bool all_placed = placed && !all_inline;
@@ -547,7 +549,7 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
     for (int32_t w = 0; w < num_workers(); ++w) {
       const char* block = sizes[w] <= kInlineBytes ? BlockOf(w) + sizeof(Header) : PlacedBytes(w, sizes[w], data);
       if (block == nullptr && unreadable < 0) unreadable = w;
-      if (block != nullptr && sizes[w] > 0) std::memcpy(result.storage.data() + offset, block, sizes[w]);
+      if (block != nullptr && sizes[w] > 0) std::memcpy(storage + offset, block, sizes[w]);
       offset += sizes[w];
     }
     ASSIGN_OR_RETURN(const int32_t failed, Signal(1, unreadable < 0 ? 1 : 0, deadline));
@@ -559,15 +561,15 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
   } else if (all_inline) {
     size_t offset = 0;
     for (int32_t w = 0; w < num_workers(); ++w) {
-      if (sizes[w] > 0) std::memcpy(result.storage.data() + offset, BlockOf(w) + sizeof(Header), sizes[w]);
+      if (sizes[w] > 0) std::memcpy(storage + offset, BlockOf(w) + sizeof(Header), sizes[w]);
       offset += sizes[w];
     }
   } else {
-    RETURN_IF_ERROR(transport_->AllGatherV(data, sizes, result.storage.data(), deadline));
+    RETURN_IF_ERROR(transport_->AllGatherV(data, sizes, storage, deadline));
   }
   size_t offset = 0;
   for (int32_t w = 0; w < num_workers(); ++w) {
-    result.blocks.emplace_back(result.storage.data() + offset, sizes[w]);
+    result.blocks.emplace_back(storage + offset, sizes[w]);
     offset += sizes[w];
   }
   return result;
@@ -575,9 +577,9 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
 
 absl::StatusOr<Tensor> CrossWorker::AllGatherAlongAxis(const Tensor& local, int32_t axis,
                                                        const std::string& signature,
-                                                       const Deadline& deadline) {
+                                                       const Deadline& deadline, const DeviceSpec& device) {
   ASSIGN_OR_RETURN(Gathered gathered, AllGather(local.byte_size() > 0 ? local.data() : nullptr,
-                                                local.byte_size(), signature, deadline));
+                                                local.byte_size(), signature, deadline, device));
   const Shape& shape = local.shape();
   const size_t element = DTypeSize(local.dtype());
   int64_t outer = 1;
@@ -595,16 +597,24 @@ absl::StatusOr<Tensor> CrossWorker::AllGatherAlongAxis(const Tensor& local, int3
   Dims dims = shape.dims();
   dims[static_cast<size_t>(axis)] = rows;
   ASSIGN_OR_RETURN(Shape out_shape, Shape::Make(dims));
-  ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
-                   Buffer::Allocate(DeviceSpec{}.WithDefaults(),
-                                    static_cast<size_t>(out_shape.num_elements()) * element, false));
+  const size_t out_bytes = static_cast<size_t>(out_shape.num_elements()) * element;
+  // With one index of the leading axes, the blocks back to back are the concatenation.
+  if (outer == 1 && gathered.storage->size() == out_bytes) {
+    return Tensor::FromBuffer(local.dtype(), std::move(out_shape), std::move(gathered.storage));
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Allocate(device, out_bytes, false));
   ConcatenateAlongAxis(gathered.blocks, outer, static_cast<char*>(buffer->data()));
   return Tensor::FromBuffer(local.dtype(), std::move(out_shape), std::move(buffer));
 }
 
 absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
-                                    const std::string& signature, const Deadline& deadline) {
+                                    const std::string& signature, const Deadline& deadline,
+                                    void* root_copy) {
   const bool small = bytes <= kInlineBytes;
+  // The root's own copy, made while its peers read or receive (before it waits for them).
+  auto copy_at_root = [&] {
+    if (worker() == root && root_copy != nullptr && bytes > 0) std::memcpy(root_copy, data, bytes);
+  };
   const std::string described = absl::StrCat(signature, " from task ", task_name(root));
   if (!small && transport_->shares_memory() && bytes >= kShareableMinBytes) {
     // The root says where its bytes lie; when its peers can map them, each copies them
@@ -617,6 +627,7 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
     if (PlacesOf(root).shared == 1) {
       const char* source = worker() == root ? nullptr : PlacedBytes(root, bytes, data);
       if (source != nullptr) std::memcpy(data, source, bytes);
+      copy_at_root();
       ASSIGN_OR_RETURN(const int32_t failed, Signal(1, worker() == root || source != nullptr ? 1 : 0, deadline));
       if (failed >= 0) {
         return absl::InternalError(absl::StrCat("task ", task_name(failed), " could not read task ",
@@ -625,9 +636,11 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
       ++in_place_calls_;
       return absl::OkStatus();
     }
+    copy_at_root();
     return transport_->Broadcast(data, bytes, root, deadline);
   }
   RETURN_IF_ERROR(ExchangeHeaders(Kind::kBroadcast, described, data, bytes, small, deadline));
+  copy_at_root();
   if (bytes == 0) return absl::OkStatus();
   if (small) {
     if (worker() != root) std::memcpy(data, BlockOf(root) + sizeof(Header), bytes);

@@ -74,24 +74,39 @@ class CrossWorker final : public Workers {
                               size_t count, void* output, int64_t mean_divisor,
                               const std::string& signature, const Deadline& deadline) override;
 
-  // Every worker's bytes, in worker order: blocks[w] points into `storage`.
+  // Every worker's bytes, in worker order, back to back in `storage` (a buffer on the
+  // device asked for, from the host pool: no page to fault in when its size recurs);
+  // blocks[w] points into it.
   struct Gathered {
-    std::vector<char> storage;
+    std::shared_ptr<Buffer> storage;
     std::vector<std::span<const char>> blocks;
   };
   // `signature` must be equal on every worker (leave the gathered axis out of it).
+  // `device`: a host device for `storage` (CPU:0 by default).
   absl::StatusOr<Gathered> AllGather(const void* data, size_t bytes, const std::string& signature,
-                                     const Deadline& deadline);
+                                     const Deadline& deadline, const DeviceSpec& device = DeviceSpec{}.WithDefaults());
 
   // Every worker's `local` (a host tensor, rank >= 1) concatenated along `axis` in worker
-  // order, as a new host tensor. Dimensions other than `axis` must agree.
+  // order, as a new host tensor (on `device`, a host device, in the overload that takes
+  // one). Dimensions other than `axis` must agree. Along the first axis that is (whose
+  // leading dimensions are 1) the gathered blocks are the result, copied once.
   absl::StatusOr<Tensor> AllGatherAlongAxis(const Tensor& local, int32_t axis,
                                             const std::string& signature,
-                                            const Deadline& deadline) override;
+                                            const Deadline& deadline) override {
+    return AllGatherAlongAxis(local, axis, signature, deadline, DeviceSpec{}.WithDefaults());
+  }
+  absl::StatusOr<Tensor> AllGatherAlongAxis(const Tensor& local, int32_t axis, const std::string& signature,
+                                            const Deadline& deadline, const DeviceSpec& device);
 
   // `data` takes worker `root`'s bytes; `bytes` and `signature` must agree everywhere.
   absl::Status Broadcast(void* data, size_t bytes, int32_t root, const std::string& signature,
-                         const Deadline& deadline) override;
+                         const Deadline& deadline) override {
+    return Broadcast(data, bytes, root, signature, deadline, nullptr);
+  }
+  // The same; the root also copies its bytes to `root_copy` (when not null) while its peers
+  // read them, where a copy after the call would wait for them first.
+  absl::Status Broadcast(void* data, size_t bytes, int32_t root, const std::string& signature,
+                         const Deadline& deadline, void* root_copy);
 
   // Returns when every worker has called Barrier with the same `name`.
   absl::Status Barrier(const std::string& name, const Deadline& deadline);

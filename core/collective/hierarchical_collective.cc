@@ -166,19 +166,29 @@ absl::StatusOr<Tensor> HierarchicalCollective::TakeCrossResult(int32_t replica,
                                                                const DeviceSpec& device,
                                                                const Deadline& deadline) {
   RETURN_IF_ERROR(rendezvous().Arrive(replica, AfterCrossWorker(replica, deadline)));
-  absl::StatusOr<Tensor> result = [&]() -> absl::StatusOr<Tensor> {
-    RETURN_IF_ERROR(cross_status_);
-    ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
-                     Buffer::Allocate(device, cross_result_->byte_size(), false));
-    if (cross_result_->byte_size() > 0) {
-      std::memcpy(buffer->data(), cross_result_->data(), cross_result_->byte_size());
-    }
-    return Tensor::FromBuffer(cross_result_->dtype(), cross_result_->shape(), std::move(buffer));
-  }();
+  // Replica 0 takes the result as it is (a buffer made for it, on its device), once the
+  // others have copied it: a worker of one replica copies nothing here.
+  const bool take = replica == 0 && cross_status_.ok();
+  std::optional<absl::StatusOr<Tensor>> result;
+  if (!take) {
+    result = [&]() -> absl::StatusOr<Tensor> {
+      RETURN_IF_ERROR(cross_status_);
+      ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
+                       Buffer::Allocate(device, cross_result_->byte_size(), false));
+      if (cross_result_->byte_size() > 0) {
+        std::memcpy(buffer->data(), cross_result_->data(), cross_result_->byte_size());
+      }
+      return Tensor::FromBuffer(cross_result_->dtype(), cross_result_->shape(), std::move(buffer));
+    }();
+  }
   // Nobody may leave before every replica has copied: replica 0 reuses cross_result_. The
   // deadline may have passed in the cross-worker step: the copy has the grace too.
   RETURN_IF_ERROR(rendezvous().Arrive(replica, WithGrace(deadline)));
-  return result;
+  if (replica == 0) {
+    if (take) result = *std::move(cross_result_);
+    cross_result_.reset();
+  }
+  return *std::move(result);
 }
 
 absl::StatusOr<Tensor> HierarchicalCollective::AllGather(int32_t replica, const Tensor& input,
@@ -190,9 +200,15 @@ absl::StatusOr<Tensor> HierarchicalCollective::AllGather(int32_t replica, const 
   if (replica == 0) {
     // This worker's replicas concatenated along the axis, then the workers' blocks.
     cross_status_ = [&]() -> absl::Status {
-      ASSIGN_OR_RETURN(Tensor local, ConcatenatePublished(rendezvous(), axis, DeviceSpec{}.WithDefaults()));
+      // One replica's input is this worker's block as it is.
+      std::optional<Tensor> concatenated;
+      if (size() > 1) {
+        ASSIGN_OR_RETURN(concatenated, ConcatenatePublished(rendezvous(), axis, DeviceSpec{}.WithDefaults()));
+      }
+      const Tensor& local = size() > 1 ? *concatenated : input;
+      // A new tensor on this replica's device: replica 0's result as it is.
       ASSIGN_OR_RETURN(cross_result_, cross_worker_->AllGatherAlongAxis(
-                                          local, axis, described_.Describe(rendezvous().call(0)), deadline));
+                                          local, axis, described_.Describe(rendezvous().call(0)), deadline, device));
       return absl::OkStatus();
     }();
   }
@@ -208,14 +224,18 @@ absl::StatusOr<Tensor> HierarchicalCollective::Broadcast(int32_t replica, const 
   if (replica == 0) {
     cross_status_ = [&]() -> absl::Status {
       const int32_t root_worker = root / size();
-      const Tensor& local_root = rendezvous().call(root % size()).inputs[0];
-      ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
-                       Buffer::Allocate(DeviceSpec{}.WithDefaults(), input.byte_size(), false));
-      if (cross_worker_->worker() == root_worker && input.byte_size() > 0) {
-        std::memcpy(buffer->data(), local_root.data(), input.byte_size());
+      const std::string signature = described_.Describe(rendezvous().call(0));
+      ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Allocate(device, input.byte_size(), false));
+      if (cross_worker_->worker() == root_worker) {
+        // The root's input is sent as it is (a broadcast only reads the root's bytes; in
+        // the library's memory its peers copy it straight out of it) and copied into
+        // replica 0's result while they do.
+        const Tensor& local_root = rendezvous().call(root % size()).inputs[0];
+        RETURN_IF_ERROR(cross_worker_->Broadcast(local_root.data(), input.byte_size(), root_worker, signature,
+                                                 deadline, buffer->data()));
+      } else {
+        RETURN_IF_ERROR(cross_worker_->Broadcast(buffer->data(), input.byte_size(), root_worker, signature, deadline));
       }
-      RETURN_IF_ERROR(cross_worker_->Broadcast(buffer->data(), input.byte_size(), root_worker,
-                                               described_.Describe(rendezvous().call(0)), deadline));
       ASSIGN_OR_RETURN(cross_result_, Tensor::FromBuffer(input.dtype(), input.shape(), std::move(buffer)));
       return absl::OkStatus();
     }();

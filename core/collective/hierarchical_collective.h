@@ -55,7 +55,7 @@ class HierarchicalCollective final : public Collective {
   // Written by replica 0 between two barriers, read by every replica after the second.
   std::shared_ptr<Buffer> pack_;
   absl::Status cross_status_;
-  std::optional<Tensor> cross_result_;
+  std::optional<Tensor> cross_result_;  // a new tensor on replica 0's device
   CallDescriptionCache described_;  // replica 0's: the signature of its cross-worker calls
 };
 

@@ -317,6 +317,31 @@ TEST_P(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
     const int32_t expected_first[6] = {0, 100, 101, 200, 201, 202};
     for (int i = 0; i < 6; ++i) EXPECT_EQ(got[2 * i], expected_first[i]);
 
+    // Along axis 1 (two leading rows, so the blocks interleave), onto a device asked for:
+    // worker w has w + 1 columns, row i = {1000 i + 100 w + c}.
+    std::vector<int32_t> columns;
+    for (int32_t i = 0; i < 2; ++i) {
+      for (int32_t c = 0; c <= w; ++c) columns.push_back(1000 * i + 100 * w + c);
+    }
+    const int64_t side_dims[2] = {2, w + 1};
+    desc.dims = side_dims;
+    desc.byte_size = columns.size() * sizeof(int32_t);
+    auto side_local = Tensor::Create(desc, columns.data());
+    ASSERT_TRUE(side_local.ok());
+    const absl::StatusOr<DeviceSpec> cpu1 = DeviceSpec::Parse("CPU:1");
+    ASSERT_TRUE(cpu1.ok());
+    auto side = cross.AllGatherAlongAxis(*side_local, 1, "gather int32[2, *]", Deadline::AfterMs(30000),
+                                         cpu1->WithDefaults());
+    ASSERT_TRUE(side.ok()) << side.status();
+    ASSERT_EQ(side->shape().dim(0), 2);
+    ASSERT_EQ(side->shape().dim(1), 6);
+    EXPECT_EQ(side->device(), cpu1->WithDefaults());
+    const auto* side_got = static_cast<const int32_t*>(side->data());
+    const int32_t expected_columns[6] = {0, 100, 101, 200, 201, 202};
+    for (int32_t i = 0; i < 2; ++i) {
+      for (int c = 0; c < 6; ++c) EXPECT_EQ(side_got[6 * i + c], 1000 * i + expected_columns[c]) << i << "," << c;
+    }
+
     std::vector<double> big(50000, w == 2 ? 3.25 : 0.0);
     ASSERT_TRUE(cross.Broadcast(big.data(), big.size() * sizeof(double), 2, "broadcast float64[50000]",
                                 Deadline::AfterMs(30000)).ok());

@@ -12,6 +12,10 @@
 // reduces into one output, is its like). The "wrap" column reduces into one output too, but
 // with both tensors over the caller's own memory (dist_tensor_wrap): a peer cannot map
 // that, so the bytes go through the transport's rings instead of being read in place.
+// A second table times broadcasts (from worker 0) and all-gathers over shared memory the
+// same two ways: inputs the library allocated (copied out of their owners' memory from
+// 64 KiB) and inputs over the caller's memory (through the rings); the MPI reference is
+// run_vader.sh --collective bcast / allgather.
 #include "multi_worker_bench.h"
 
 #include <algorithm>
@@ -82,6 +86,14 @@ enum class Buffers {
   kNewOutput,    // dist_context_all_reduce: a new output each call
   kInto,         // dist_context_all_reduce_into one output made before the loop
   kWrappedInto,  // the same, input and output over the caller's memory (dist_tensor_wrap)
+  kWrappedInput,  // a new output each call, the input over the caller's memory
+};
+
+// Which collective the timed loop calls.
+enum class Call {
+  kAllReduce,  // dist_context_all_reduce(_into), SUM
+  kBroadcast,  // dist_context_broadcast from replica 0 (a new output each call)
+  kAllGather,  // dist_context_all_gather along axis 0 (a new output each call)
 };
 
 struct OursArgs {
@@ -89,6 +101,7 @@ struct OursArgs {
   int iterations;
   std::vector<double>* us;
   Buffers buffers;
+  Call call = Call::kAllReduce;
 };
 
 void ReleaseWrapped(void* data, void*) { std::free(data); }
@@ -106,20 +119,24 @@ dist_value_t* MakeTensor(const int64_t* shape, int64_t bytes, bool wrapped) {
   return tensor;
 }
 
-dist_status_t TimeAllReduce(dist_context_t* context, const dist_value_t* const*, int32_t,
-                            dist_value_t**, int32_t, void* user_data) {
+dist_status_t TimeCollective(dist_context_t* context, const dist_value_t* const*, int32_t,
+                             dist_value_t**, int32_t, void* user_data) {
   auto* args = static_cast<OursArgs*>(user_data);
   int32_t replica = 0;
   Check(dist_context_replica_id(context, &replica), "dist_context_replica_id");
   const int64_t shape[1] = {args->bytes / 4};
-  const bool wrapped = args->buffers == Buffers::kWrappedInto;
-  const bool into = args->buffers != Buffers::kNewOutput;
+  const bool wrapped = args->buffers == Buffers::kWrappedInto || args->buffers == Buffers::kWrappedInput;
+  const bool into = args->buffers == Buffers::kInto || args->buffers == Buffers::kWrappedInto;
   dist_value_t* tensor = MakeTensor(shape, args->bytes, wrapped);
   dist_value_t* output = into ? MakeTensor(shape, args->bytes, wrapped) : nullptr;
   for (int i = 0; i < kWarmup + args->iterations; ++i) {
     dist_value_t* out = nullptr;
     const auto t0 = Clock::now();
-    if (into) {
+    if (args->call == Call::kBroadcast) {
+      Check(dist_context_broadcast(context, tensor, 0, &out), "dist_context_broadcast");
+    } else if (args->call == Call::kAllGather) {
+      Check(dist_context_all_gather(context, tensor, 0, &out), "dist_context_all_gather");
+    } else if (into) {
       Check(dist_context_all_reduce_into(context, DIST_REDUCE_SUM, tensor, output), "dist_context_all_reduce_into");
     } else {
       Check(dist_context_all_reduce(context, DIST_REDUCE_SUM, tensor, &out), "dist_context_all_reduce");
@@ -204,22 +221,63 @@ std::vector<int64_t> Sizes(int64_t max_bytes) {
   return sizes;
 }
 
-// Worker 0's median time per size of the strategy's all-reduce.
+// Worker 0's median time per size of the strategy's all-reduce (or `call`).
 std::vector<double> TimeStrategy(dist_strategy_t* strategy, const std::vector<int64_t>& sizes, bool quick,
-                                 Buffers buffers = Buffers::kNewOutput) {
+                                 Buffers buffers = Buffers::kNewOutput, Call call = Call::kAllReduce) {
   std::vector<double> medians;
   for (const int64_t bytes : sizes) {
     std::vector<double> us;
-    OursArgs args{bytes, Iterations(bytes, quick), &us, buffers};
-    Check(dist_strategy_run(strategy, TimeAllReduce, &args, nullptr, 0, nullptr, 0), "dist_strategy_run");
+    OursArgs args{bytes, Iterations(bytes, quick), &us, buffers, call};
+    Check(dist_strategy_run(strategy, TimeCollective, &args, nullptr, 0, nullptr, 0), "dist_strategy_run");
     medians.push_back(us.empty() ? 0.0 : Median(us));
   }
   return medians;
 }
 
-// nccl-tests' bus bandwidth of an all-reduce of `bytes` in `us` across `workers`.
-double BusBandwidthGBs(int64_t bytes, double us, int32_t workers) {
-  return static_cast<double>(bytes) / (us * 1e-6) * 2.0 * (workers - 1) / workers / 1e9;
+// nccl-tests' bus bandwidth of an all-reduce of `bytes` in `us` across `workers` (of a
+// broadcast: bytes / time; of an all-gather of `bytes` per worker: n bytes / time (n-1)/n).
+double BusBandwidthGBs(int64_t bytes, double us, int32_t workers, Call call = Call::kAllReduce) {
+  const double factor = call == Call::kAllReduce   ? 2.0 * (workers - 1) / workers
+                        : call == Call::kBroadcast ? 1.0
+                                                   : static_cast<double>(workers - 1);
+  return static_cast<double>(bytes) / (us * 1e-6) * factor / 1e9;
+}
+
+// Worker 0's medians of broadcasts and all-gathers over shared memory, alternated per size.
+struct CopyRows {
+  std::vector<double> bcast, bcast_wrapped, gather, gather_wrapped;
+};
+
+CopyRows TimeCopies(dist_strategy_t* shared, const std::vector<int64_t>& sizes, bool quick) {
+  CopyRows rows;
+  for (const int64_t bytes : sizes) {
+    rows.bcast.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kNewOutput, Call::kBroadcast)[0]);
+    rows.bcast_wrapped.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kWrappedInput, Call::kBroadcast)[0]);
+    rows.gather.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kNewOutput, Call::kAllGather)[0]);
+    rows.gather_wrapped.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kWrappedInput, Call::kAllGather)[0]);
+  }
+  return rows;
+}
+
+void PrintCopies(const CopyRows& rows, const std::vector<int64_t>& sizes, int32_t workers, bool quick) {
+  std::printf("#\n# broadcast (from worker 0) and all-gather (axis 0, the size is each worker's block) over the "
+              "shared-memory transport, a new output each call;\n# lib: inputs the library allocated (from 64 KiB "
+              "copied straight out of their owners' memory); wrap: inputs over the caller's memory\n# "
+              "(dist_tensor_wrap, through the rings). busbw as nccl-tests; MPI's reference: run_vader.sh "
+              "--collective bcast / allgather\n");
+  std::printf("#%10s %8s %12s %12s %9s %12s %12s %9s %10s %10s %10s %10s\n", "size", "iters", "bcast lib(us)",
+              "bcast wrap", "wrap/lib", "gather lib", "gather wrap", "wrap/lib", "bc lib GB/s", "bc wrap",
+              "ag lib GB/s", "ag wrap");
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const Call b = Call::kBroadcast, g = Call::kAllGather;
+    std::printf(" %10s %8d %12.1f %12.1f %9.3f %12.1f %12.1f %9.3f %10.2f %10.2f %10.2f %10.2f\n",
+                FormatBytes(sizes[i]).c_str(), Iterations(sizes[i], quick), rows.bcast[i], rows.bcast_wrapped[i],
+                rows.bcast_wrapped[i] / rows.bcast[i], rows.gather[i], rows.gather_wrapped[i],
+                rows.gather_wrapped[i] / rows.gather[i], BusBandwidthGBs(sizes[i], rows.bcast[i], workers, b),
+                BusBandwidthGBs(sizes[i], rows.bcast_wrapped[i], workers, b),
+                BusBandwidthGBs(sizes[i], rows.gather[i], workers, g),
+                BusBandwidthGBs(sizes[i], rows.gather_wrapped[i], workers, g));
+  }
 }
 
 }  // namespace
@@ -268,6 +326,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
     dist_strategy_destroy(strategy);
     // Phase 2: the strategy over shared memory, when the workers share a host.
     std::vector<double> shm, shm_into, shm_wrapped;
+    CopyRows copies;
     if (dist_strategy_t* shared = CreateStrategy(DIST_SHARED_MEMORY_ON); shared != nullptr) {
       // A strategy made right after another one runs slow for its first ~50 ms (the first
       // one's server is still winding down): one untimed row of small all-reduces first.
@@ -277,6 +336,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
         shm_into.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kInto)[0]);
         shm_wrapped.push_back(TimeStrategy(shared, {bytes}, quick, Buffers::kWrappedInto)[0]);
       }
+      copies = TimeCopies(shared, sizes, quick);
       dist_strategy_destroy(shared);
     }
 
@@ -318,6 +378,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
                   tcp[i] / gloo[i], shm_bw, into_bw, wrap_bw);
       if (sizes[i] >= 256 * kKiB) worst_tcp_ratio = std::max(worst_tcp_ratio, tcp[i] / gloo[i]);
     }
+    if (!shm.empty()) PrintCopies(copies, sizes, workers, quick);
     std::printf("#\n# targets (issue 16):\n");
     if (!shm.empty()) {
       std::printf("#   shm 8 B: %.1f us with a new value, %.1f us into  (target <= 2 us)  %s with a new "
