@@ -649,6 +649,14 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
   return transport_->Broadcast(data, bytes, root, deadline);
 }
 
+bool CrossWorker::WouldReadInPlace(size_t bytes) const {
+  return transport_->shares_memory() && bytes >= kShareableMinBytes && bytes > kInlineBytes;
+}
+
+bool CrossWorker::ReadInPlace(const void* data, size_t bytes) const {
+  return WouldReadInPlace(bytes) && transport_->SharedPlace(data, bytes).has_value();
+}
+
 absl::Status CrossWorker::Barrier(const std::string& name, const Deadline& deadline) {
   return ExchangeHeaders(Kind::kBarrier, name, nullptr, 0, false, deadline);
 }

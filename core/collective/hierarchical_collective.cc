@@ -200,12 +200,15 @@ absl::StatusOr<Tensor> HierarchicalCollective::AllGather(int32_t replica, const 
   if (replica == 0) {
     // This worker's replicas concatenated along the axis, then the workers' blocks.
     cross_status_ = [&]() -> absl::Status {
-      // One replica's input is this worker's block as it is.
+      // One replica's input is this worker's block as it is. (Staging one over the caller's
+      // own memory in the library's, as a broadcast's root does, measured slower than the
+      // transport's rings for an all-gather: 17 against 11 us at 64 KiB.)
+      const bool as_is = size() == 1;
       std::optional<Tensor> concatenated;
-      if (size() > 1) {
+      if (!as_is) {
         ASSIGN_OR_RETURN(concatenated, ConcatenatePublished(rendezvous(), axis, DeviceSpec{}.WithDefaults()));
       }
-      const Tensor& local = size() > 1 ? *concatenated : input;
+      const Tensor& local = as_is ? input : *concatenated;
       // A new tensor on this replica's device: replica 0's result as it is.
       ASSIGN_OR_RETURN(cross_result_, cross_worker_->AllGatherAlongAxis(
                                           local, axis, described_.Describe(rendezvous().call(0)), deadline, device));
@@ -226,13 +229,20 @@ absl::StatusOr<Tensor> HierarchicalCollective::Broadcast(int32_t replica, const 
       const int32_t root_worker = root / size();
       const std::string signature = described_.Describe(rendezvous().call(0));
       ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Allocate(device, input.byte_size(), false));
+      const size_t bytes = input.byte_size();
       if (cross_worker_->worker() == root_worker) {
-        // The root's input is sent as it is (a broadcast only reads the root's bytes; in
-        // the library's memory its peers copy it straight out of it) and copied into
-        // replica 0's result while they do.
         const Tensor& local_root = rendezvous().call(root % size()).inputs[0];
-        RETURN_IF_ERROR(cross_worker_->Broadcast(local_root.data(), input.byte_size(), root_worker, signature,
-                                                 deadline, buffer->data()));
+        if (cross_worker_->WouldReadInPlace(bytes) && !cross_worker_->ReadInPlace(local_root.data(), bytes) &&
+            cross_worker_->ReadInPlace(buffer->data(), bytes)) {
+          // The caller's own memory: into the result first, which the peers read in place.
+          std::memcpy(buffer->data(), local_root.data(), bytes);
+          RETURN_IF_ERROR(cross_worker_->Broadcast(buffer->data(), bytes, root_worker, signature, deadline));
+        } else {
+          // Sent as it is (a broadcast only reads the root's bytes; in the library's memory
+          // its peers copy it straight out of it) and copied into the result meanwhile.
+          RETURN_IF_ERROR(cross_worker_->Broadcast(local_root.data(), bytes, root_worker, signature, deadline,
+                                                   buffer->data()));
+        }
       } else {
         RETURN_IF_ERROR(cross_worker_->Broadcast(buffer->data(), input.byte_size(), root_worker, signature, deadline));
       }

@@ -2,7 +2,9 @@
  * one process with N replicas. Every worker writes what its first replica computed to
  * OUT.<rank> (OUT.single with --single): the results of SUM and MEAN all-reduces of
  * arbitrary floats (where the order of additions shows in the bits), a large all-reduce,
- * an all-gather of replicas with different row counts, a broadcast, cross-replica reduce
+ * an all-gather of replicas with different row counts, a broadcast, broadcasts and
+ * all-gathers of large tensors in the library's memory and over the caller's own
+ * (dist_tensor_wrap: through shared memory these take different paths), cross-replica reduce
  * and gather, a reduce inside merge_call's function (with one replica per worker its
  * argument is a PerReplica value of one component, so the reduce spans every worker), the initial value of a variable each worker proposes differently, and the
  * rows a distributed dataset gives each replica. The test compares the files byte for
@@ -25,6 +27,21 @@ static float Arbitrary(int g, int i) {
   const unsigned h = (unsigned)(g * 2654435761u) ^ (unsigned)(i * 40503u + 17u);
   const float unit = (float)(h % 100003u) / 100003.0f - 0.5f;
   return unit * ldexpf(1.0f, (int)(h % 23u) - 11);
+}
+
+static void FreeWrapped(void* data, void* user_data) {
+  (void)user_data;
+  free(data);
+}
+
+/* count floats over memory of the caller's own, as from another runtime. */
+static dist_value_t* WrappedFloats(const int64_t* shape, int32_t rank, size_t count, float base) {
+  float* data = malloc(count * sizeof(float));
+  if (data == NULL) abort();
+  for (size_t i = 0; i < count; ++i) data[i] = base + (float)(i % 1000);
+  dist_value_t* t = NULL;
+  CHECK(dist_tensor_wrap(DIST_FLOAT32, shape, rank, data, count * sizeof(float), "CPU:0", FreeWrapped, NULL, &t));
+  return t;
 }
 
 static dist_value_t* FloatTensor(const int64_t* shape, int32_t rank, const float* data, size_t count) {
@@ -104,7 +121,26 @@ static dist_status_t Step(dist_context_t* context, const dist_value_t* const* ar
   dist_value_t* w = NULL;
   CHECK(dist_tensor_create(DIST_INT32, five, 1, ints, sizeof ints, "CPU:0", &w));
   CHECK(dist_context_all_reduce(context, DIST_REDUCE_MEAN, w, &results[8]));
-  results[9] = w;  /* for the cross-replica integer MEAN */
+  /* Large broadcasts and all-gathers (from 64 KiB, read in place over shared memory): from
+   * the library's memory and from the caller's, to replicas of another worker and of this
+   * one. Blocks of (g + 1) x 20000 floats. */
+  const int64_t wide_shape[1] = {kLarge / 2};
+  dist_value_t* yw = WrappedFloats(wide_shape, 1, kLarge / 2, (float)(g * 1000));
+  CHECK(dist_context_broadcast(context, y, n - 1, &results[9]));
+  CHECK(dist_context_broadcast(context, yw, 0, &results[10]));
+  const int64_t tall_shape[2] = {(g + 1) * 10000, 2};
+  dist_value_t* tall = WrappedFloats(tall_shape, 2, (size_t)((g + 1) * 20000), (float)(g * 1000));
+  CHECK(dist_context_all_gather(context, tall, 0, &results[11]));
+  void* tall_data = NULL;
+  CHECK(dist_tensor_data(tall, &tall_data));
+  dist_value_t* tall_library = NULL;
+  CHECK(dist_tensor_create(DIST_FLOAT32, tall_shape, 2, tall_data, (size_t)((g + 1) * 20000) * sizeof(float),
+                           "CPU:0", &tall_library));
+  CHECK(dist_context_all_gather(context, tall_library, 0, &results[12]));
+  dist_value_destroy(tall_library);
+  dist_value_destroy(tall);
+  dist_value_destroy(yw);
+  results[13] = w;  /* for the cross-replica integer MEAN */
   dist_value_destroy(y);
   return DIST_OK;
 }
@@ -169,7 +205,7 @@ int main(int argc, char** argv) {
   dist_value_t* counter = NULL;
   CHECK(dist_variable_create(zero, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, "counter", &counter));
 
-  enum { kResults = 10 };
+  enum { kResults = 14 };
   dist_value_t* results[kResults] = {0};
   const dist_value_t* run_args[1] = {counter};
   CHECK(dist_strategy_run(strategy, Step, NULL, run_args, 1, results, kResults));
@@ -178,8 +214,9 @@ int main(int argc, char** argv) {
   Write("sync_on_read_sum", counted);
   const char* labels[kResults] = {"x",          "z",         "sum",       "mean",
                                   "large",      "all_gather", "broadcast", "merge_reduce_sum",
-                                  "int_mean",   "ints"};
-  for (int r = 2; r < kResults - 1; ++r) { /* results[9], this replica's input, differs */
+                                  "int_mean",   "broadcast_large", "broadcast_wrapped",
+                                  "all_gather_wrapped", "all_gather_large", "ints"};
+  for (int r = 2; r < kResults - 1; ++r) { /* results[13], this replica's input, differs */
     dist_value_t* first = NULL;
     CHECK(dist_value_component(results[r], 0, &first));
     Write(labels[r], first);
@@ -190,8 +227,8 @@ int main(int argc, char** argv) {
   CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[0], &mean_reduced));
   CHECK(dist_strategy_gather(strategy, results[1], 0, &gathered));
   dist_value_t *int_mean = NULL, *int_mean_axis = NULL;
-  CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[9], &int_mean));
-  CHECK(dist_strategy_reduce_axis(strategy, DIST_REDUCE_MEAN, results[9], 0, &int_mean_axis));
+  CHECK(dist_strategy_reduce(strategy, DIST_REDUCE_MEAN, results[13], &int_mean));
+  CHECK(dist_strategy_reduce_axis(strategy, DIST_REDUCE_MEAN, results[13], 0, &int_mean_axis));
   dist_dtype_t int_mean_dtype = 0;
   CHECK(dist_tensor_dtype(int_mean, &int_mean_dtype));
   if (int_mean_dtype != DIST_FLOAT64) {
