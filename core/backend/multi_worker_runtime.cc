@@ -55,6 +55,7 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
                                        "worker tasks"));
   ASSIGN_OR_RETURN(const ClusterTask self, cluster.current_task());
   ASSIGN_OR_RETURN(const TransportKind transport_kind, ChooseTransport(options, device_type));
+  ASSIGN_OR_RETURN(const bool share_tensors, SharedTensorsFromEnvironment());
   const uint64_t instance = next_instance.fetch_add(1);
   const Deadline deadline = Deadline::AfterMs(timeout_ms);
 
@@ -68,7 +69,7 @@ absl::StatusOr<std::shared_ptr<MultiWorkerRuntime>> ConnectWorkers(
   std::vector<std::string> names;
   for (const ClusterTask& task : cluster.workers()) names.push_back(task.name());
   const TransportRequest request{&coordination, prefix, rank, std::move(names), ListenHost(self.address),
-                                 runtime->server->job_token()};
+                                 runtime->server->job_token(), share_tensors};
   ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport,
                    ConnectTransport(transport_kind, request, deadline));
   runtime->cross_worker = std::make_shared<CrossWorker>(std::move(transport));

@@ -141,7 +141,8 @@ absl::StatusOr<std::unique_ptr<Transport>> ConnectSharedMemory(const TransportRe
   }
   absl::StatusOr<std::unique_ptr<shm::ShmTransport>> shared =
       shm::ShmTransport::Connect(*request.coordination, request.key_prefix, request.rank, request.task_names, deadline,
-                                 BusyThreadsOutnumberCores(places, request.rank, kShmBusyThreadsPerWorker));
+                                 BusyThreadsOutnumberCores(places, request.rank, kShmBusyThreadsPerWorker),
+                                 request.share_tensors);
   if (shared.ok()) return std::unique_ptr<Transport>(*std::move(shared));
   // Every worker saw the same refusal (ShmTransport agrees on it): all fall back alike.
   if (absl::IsFailedPrecondition(shared.status())) {

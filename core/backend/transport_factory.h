@@ -41,6 +41,9 @@ struct TransportRequest {
   std::vector<std::string> task_names;  // every worker, in rank order
   std::string listen_host;              // this worker's host
   std::string job_token;                // what the transport's handshake proves ("" for none)
+  // Over shared memory: whether this worker's large tensors go where its peers read them
+  // in place (SharedTensorsFromEnvironment).
+  bool share_tensors = true;
 };
 
 // Whether workers that chose `kinds` (one per worker, in rank order), with these host

@@ -64,6 +64,15 @@ absl::StatusOr<int32_t> CommunicationOptions::ResolveReplicasPerWorker() const {
   return count;
 }
 
+absl::StatusOr<bool> SharedTensorsFromEnvironment() {
+  const char* env = std::getenv(kSharedTensorsEnv);
+  if (env == nullptr) return true;
+  const std::string value = env;
+  if (value == "on" || value.empty()) return true;
+  if (value == "off") return false;
+  return absl::InvalidArgumentError(absl::StrCat(kSharedTensorsEnv, " is ", Quoted(env), ": expected on or off"));
+}
+
 absl::StatusOr<SharedMemoryMode> CommunicationOptions::ResolveSharedMemory() const {
   if (shared_memory != SharedMemoryMode::kAuto) return shared_memory;
   const char* env = std::getenv(kSharedMemoryEnv);

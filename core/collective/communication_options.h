@@ -30,6 +30,14 @@ enum class SharedMemoryMode : int32_t {
 // "auto", "on" or "off".
 inline constexpr char kSharedMemoryEnv[] = "DIST_SHARED_MEMORY";
 
+// The environment variable that says whether this worker's large tensors live where the
+// other workers of its host read them in place ("on", the default) or stay in private
+// memory ("off": every worker of the host then goes through the transport's rings).
+inline constexpr char kSharedTensorsEnv[] = "DIST_SHARED_TENSORS";
+// kSharedTensorsEnv's answer: true unless it says "off" (a value that is not "on", "off"
+// or empty is kInvalidArgument naming it).
+absl::StatusOr<bool> SharedTensorsFromEnvironment();
+
 // The environment variable that sets the replicas per worker when the options do not.
 inline constexpr char kReplicasPerWorkerEnv[] = "DIST_REPLICAS_PER_WORKER";
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "core/collective/communication_options.h"
 #include "core/server/transport_failure.h"
 #include "core/server/watched_get.h"
 #include "core/shm/doorbell.h"
@@ -56,14 +57,17 @@ absl::Status CheckHeader(const SharedSegment& segment, int32_t rank, int32_t wor
 
 // Every worker's shared host arena mapped here (index: rank; null for this worker), when
 // every worker could map every other's; empty otherwise (all decide alike from the same
-// verdicts, as for the segments). Errors only when a worker does not come by `deadline`.
+// verdicts, as for the segments; a worker that does not `share_tensors` says so in its
+// verdict). Errors only when a worker does not come by `deadline`.
 absl::StatusOr<std::vector<std::unique_ptr<PeerArena>>> MapPeerArenas(
     CoordinationClient& coordination, const std::string& key_prefix, int32_t rank,
-    const std::vector<std::string>& task_names, const Deadline& deadline) {
+    const std::vector<std::string>& task_names, const Deadline& deadline, bool share_tensors) {
   const int32_t workers = static_cast<int32_t>(task_names.size());
   std::string verdict = "ok";
   std::string description = "none";
-  if (absl::StatusOr<SharedHostArenaInfo> arena = EnableSharedHostArena(); !arena.ok()) {
+  if (!share_tensors) {
+    verdict = absl::StrCat("task ", task_names[rank], " keeps its tensors private (", kSharedTensorsEnv, "=off)");
+  } else if (absl::StatusOr<SharedHostArenaInfo> arena = EnableSharedHostArena(); !arena.ok()) {
     verdict = std::string(arena.status().message());
   } else if (absl::StatusOr<std::string> described = PeerArena::Describe(); !described.ok()) {
     verdict = std::string(described.status().message());
@@ -112,7 +116,8 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
                                                                      int32_t rank,
                                                                      std::vector<std::string> task_names,
                                                                      const Deadline& deadline,
-                                                                     std::optional<bool> crowded) {
+                                                                     std::optional<bool> crowded,
+                                                                     bool share_tensors) {
   const int32_t workers = static_cast<int32_t>(task_names.size());
   if (rank < 0 || rank >= workers) {
     return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " is not in 0..", workers - 1));
@@ -206,7 +211,7 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Connect(Coordination
     peer.in_data = RingData(peer.in);
   }
   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<PeerArena>> arenas,
-                   MapPeerArenas(coordination, key_prefix, rank, task_names, deadline));
+                   MapPeerArenas(coordination, key_prefix, rank, task_names, deadline, share_tensors));
   return std::unique_ptr<ShmTransport>(
       new ShmTransport(coordination, rank, std::move(task_names), std::move(peers), std::move(arenas),
                        crowded.value_or(Oversubscribed(workers))));

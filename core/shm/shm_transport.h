@@ -56,12 +56,16 @@ class ShmTransport : public Transport {
   // come by `deadline`. `crowded`: whether the workers that share this worker's cores
   // outnumber them (the transport factory's census, worker_place.h), so that a waiting
   // worker yields its core instead of spinning on it; unset: whether the workers outnumber
-  // this process's cores (every worker assumed to share them).
+  // this process's cores (every worker assumed to share them). `share_tensors`: whether
+  // this worker puts its large tensors where its peers read them in place (the shared
+  // host arena); the workers agree, and one that does not (or cannot map another's) makes
+  // every worker of the communicator copy through the rings.
   static absl::StatusOr<std::unique_ptr<ShmTransport>> Connect(CoordinationClient& coordination,
                                                                const std::string& key_prefix, int32_t rank,
                                                                std::vector<std::string> task_names,
                                                                const Deadline& deadline,
-                                                               std::optional<bool> crowded = std::nullopt);
+                                                               std::optional<bool> crowded = std::nullopt,
+                                                               bool share_tensors = true);
   ~ShmTransport() override;
 
   int32_t rank() const override { return rank_; }

@@ -59,5 +59,25 @@ TEST(CommunicationOptionsTest, ReplicasPerWorker) {
   EXPECT_TRUE(HasError(options.Validate(), absl::StatusCode::kInvalidArgument, {"replicas_per_worker"}));
 }
 
+TEST(CommunicationOptionsTest, SharedTensorsFromTheEnvironment) {
+  ASSERT_EQ(unsetenv(kSharedTensorsEnv), 0);
+  absl::StatusOr<bool> share = SharedTensorsFromEnvironment();
+  ASSERT_TRUE(IsOk(share));
+  EXPECT_TRUE(*share);  // the default
+  for (const auto& [value, expected] : std::vector<std::pair<const char*, bool>>{{"on", true}, {"", true}, {"off", false}}) {
+    ASSERT_EQ(setenv(kSharedTensorsEnv, value, 1), 0);
+    share = SharedTensorsFromEnvironment();
+    ASSERT_TRUE(IsOk(share)) << value;
+    EXPECT_EQ(*share, expected) << value;
+  }
+  for (const char* bad : {"OFF", "0", "no", "offf"}) {
+    ASSERT_EQ(setenv(kSharedTensorsEnv, bad, 1), 0);
+    EXPECT_TRUE(HasError(SharedTensorsFromEnvironment(), absl::StatusCode::kInvalidArgument,
+                         {"DIST_SHARED_TENSORS", "expected on or off"}))
+        << bad;
+  }
+  ASSERT_EQ(unsetenv(kSharedTensorsEnv), 0);
+}
+
 }  // namespace
 }  // namespace distribute

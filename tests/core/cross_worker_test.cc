@@ -55,12 +55,16 @@ class CrossWorkerTest : public ::testing::TestWithParam<std::string> {
                                                      int32_t w, const std::vector<std::string>& names) {
     const Deadline deadline = Deadline::AfterMs(30000);
     if (GetParam() == "shm") {
-      ASSIGN_OR_RETURN(auto shared, shm::ShmTransport::Connect(client, prefix, w, names, deadline));
+      ASSIGN_OR_RETURN(auto shared, shm::ShmTransport::Connect(client, prefix, w, names, deadline, std::nullopt,
+                                                               w != private_worker_));
       return std::unique_ptr<Transport>(std::move(shared));
     }
     ASSIGN_OR_RETURN(auto gloo, GlooTransport::Connect(client, prefix, w, names, "127.0.0.1", "", deadline));
     return std::unique_ptr<Transport>(std::move(gloo));
   }
+
+  // Over shared memory, the worker that connects keeping its tensors private (-1: none).
+  int32_t private_worker_ = -1;
 
 };
 
@@ -245,6 +249,16 @@ TEST_P(CrossWorkerTest, OnePrivatePackMakesEveryWorkerCopy) {
   // the headers and all take the copying path, with the same bits.
   EXPECT_EQ(CheckAllReduce(3, 700000, Memory::kLibraryButWorker1), std::vector<uint64_t>(3, 0));
   EXPECT_EQ(CheckAllReduce(2, 700000, Memory::kPrivate), std::vector<uint64_t>(2, 0));
+}
+
+TEST_P(CrossWorkerTest, AWorkerThatKeepsItsTensorsPrivateMakesEveryWorkerCopy) {
+  // Worker 1 connects with share_tensors off (DIST_SHARED_TENSORS=off): the workers agree
+  // at start-up that none reads another's memory, so even the library's tensors take the
+  // copying path, with the same bits. The same agreement covers a worker that cannot map
+  // a peer's arena.
+  private_worker_ = 1;
+  EXPECT_EQ(CheckAllReduce(3, 700000, Memory::kLibrary), std::vector<uint64_t>(3, 0));
+  EXPECT_EQ(CheckAllReduce(2, 700000, Memory::kLibrary), std::vector<uint64_t>(2, 0));
 }
 
 TEST_P(CrossWorkerTest, MixedDtypesInPlace) {
