@@ -46,7 +46,8 @@ class HierarchicalCollective final : public Collective {
   // Tensors [first_tensor, last_tensor) of the published call, as one cross-worker pack.
   absl::Status AllReducePack(int32_t replica, ReduceOp op, size_t first_tensor,
                              size_t last_tensor, const Deadline& deadline);
-  // Every replica's copy of the tensor replica 0 left in cross_result_ (or its error).
+  // Every replica's copy of the tensor replica 0 left in cross_result_ (or its error);
+  // replica 0 keeps that tensor itself, after the others copied it.
   absl::StatusOr<Tensor> TakeCrossResult(int32_t replica, const DeviceSpec& device,
                                          const Deadline& deadline);
 
