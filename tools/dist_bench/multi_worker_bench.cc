@@ -16,6 +16,11 @@
 // same two ways: inputs the library allocated (copied out of their owners' memory from
 // 64 KiB) and inputs over the caller's memory (through the rings); the MPI reference is
 // run_vader.sh --collective bcast / allgather.
+//
+// Every side rewrites its input before each timed call (outside the timing), as a training
+// step writes its gradients: a peer that reads an input in place then finds it in its
+// owner's cache alone, not shared from the call before (an input written once made the
+// in-place all-gather look three times faster than it is). mpi-allreduce-bench does the same.
 #include "multi_worker_bench.h"
 
 #include <algorithm>
@@ -129,8 +134,11 @@ dist_status_t TimeCollective(dist_context_t* context, const dist_value_t* const*
   const bool into = args->buffers == Buffers::kInto || args->buffers == Buffers::kWrappedInto;
   dist_value_t* tensor = MakeTensor(shape, args->bytes, wrapped);
   dist_value_t* output = into ? MakeTensor(shape, args->bytes, wrapped) : nullptr;
+  void* input = nullptr;
+  Check(dist_tensor_data(tensor, &input), "dist_tensor_data");
   for (int i = 0; i < kWarmup + args->iterations; ++i) {
     dist_value_t* out = nullptr;
+    std::memset(input, 1 + i % 7, static_cast<size_t>(args->bytes));  // finite floats, never denormal
     const auto t0 = Clock::now();
     if (args->call == Call::kBroadcast) {
       Check(dist_context_broadcast(context, tensor, 0, &out), "dist_context_broadcast");
@@ -185,6 +193,7 @@ std::vector<double> TimeRawGloo(const std::shared_ptr<gloo::Context>& context, i
   std::vector<float> buffer(static_cast<size_t>(bytes / 4), 1.0f);
   std::vector<double> us;
   for (int i = 0; i < kWarmup + iterations; ++i) {
+    std::memset(buffer.data(), 1 + i % 7, buffer.size() * sizeof(float));
     gloo::AllreduceOptions options(context);
     options.setInput(buffer.data(), buffer.size());
     options.setOutput(buffer.data(), buffer.size());
@@ -353,7 +362,7 @@ int RunMultiWorkerBench(int64_t max_bytes, bool quick) {
                 "output made once (as an MPI benchmark reuses its buffers): from 64 KiB reduced in place out of\n# the "
                 "peers' tensors; wrap: the same over the caller's memory (dist_tensor_wrap), which goes through "
                 "the rings;\n# gloo: raw gloo::allreduce "
-                "(ring, in place), same processes and sizes; medians of worker 0's calls.\n# MPI's "
+                "(ring, in place), same processes and sizes; medians of worker 0's calls; every input rewritten before each call\n# (outside the timing). MPI's "
                 "shared-memory reference (Open MPI vader): tools/mpi_bench/run_vader.sh (busbw column "
                 "alike)\n");
     std::printf("#%10s %8s %12s %12s %9s %12s %12s %9s %9s %9s %9s %9s\n", "size", "iters", "shm med(us)",

@@ -14,7 +14,9 @@
 // bytes / median; for an all-gather n * bytes / median * (n-1)/n, as nccl-tests count).
 //
 // Buffers are out of place (never MPI_IN_PLACE), allocated once per size and written
-// before the timing starts, so no call pays for page faults.
+// before the timing starts, so no call pays for page faults. The send buffer is rewritten
+// before every call (outside the timing), as dist-bench --multi-worker rewrites its inputs:
+// data a step has just written, not data the peers still hold from the call before.
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -161,6 +163,7 @@ static void call_once(enum collective c, float* send, float* recv, int count, in
 static void time_calls(enum collective c, float* send, float* recv, int count, int rank, int iters,
                        double* seconds) {
   for (int i = 0; i < iters; ++i) {
+    memset(send, 1 + i % 7, (size_t)count * sizeof(float));  // finite floats, never denormal
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     const double t0 = MPI_Wtime();
     call_once(c, send, recv, count, rank);
@@ -229,7 +232,8 @@ static void print_header(int nprocs, const struct options* opt) {
   static const char* const kWhat[] = {"MPI_Allreduce, float32 SUM, out of place",
                                       "MPI_Bcast from rank 0, float32", "MPI_Allgather, bytes per rank, float32"};
   printf("# mpi-allreduce-bench: %s; %d processes; %s; "
-         "time = MAX over ranks per call%s\n", version, nprocs, kWhat[opt->collective], opt->quick ? "; --quick" : "");
+         "send buffer rewritten before each call; time = MAX over ranks per call%s\n", version, nprocs,
+         kWhat[opt->collective], opt->quick ? "; --quick" : "");
   printf("# %10s %12s %12s %16s\n", "bytes", "mpi med(us)", "mpi p90(us)", "mpi busbw(GB/s)");
   fflush(stdout);
 }
