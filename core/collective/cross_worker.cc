@@ -616,7 +616,7 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
     if (worker() == root && root_copy != nullptr && bytes > 0) std::memcpy(root_copy, data, bytes);
   };
   const std::string described = absl::StrCat(signature, " from task ", task_name(root));
-  if (!small && transport_->shares_memory() && bytes >= kShareableMinBytes) {
+  if (WouldReadInPlace(bytes)) {
     // The root says where its bytes lie; when its peers can map them, each copies them
     // straight out of the root's memory, and the root waits until all have.
     SharedPlaces places{};
@@ -649,8 +649,11 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
   return transport_->Broadcast(data, bytes, root, deadline);
 }
 
+// A block read in place is never one that rides in its header.
+static_assert(kShareableMinBytes > kInlineBytes);
+
 bool CrossWorker::WouldReadInPlace(size_t bytes) const {
-  return transport_->shares_memory() && bytes >= kShareableMinBytes && bytes > kInlineBytes;
+  return transport_->shares_memory() && bytes >= kShareableMinBytes;
 }
 
 bool CrossWorker::ReadInPlace(const void* data, size_t bytes) const {

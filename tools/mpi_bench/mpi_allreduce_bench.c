@@ -112,7 +112,7 @@ static int parse_args(int argc, char** argv, int rank, struct options* out) {
     } else if (strcmp(argv[i], "--collective") == 0 && i + 1 < argc) {
       const char* name = argv[++i];
       int found = -1;
-      for (int c = 0; c < 3; ++c) {
+      for (int c = 0; c < (int)(sizeof kCollectiveNames / sizeof kCollectiveNames[0]); ++c) {
         if (strcmp(name, kCollectiveNames[c]) == 0) found = c;
       }
       if (found < 0) {
