@@ -10,7 +10,9 @@
 //      with algbw, busbw and memory efficiency against the baseline, and at every size
 //      the time of a reference thread all-reduce measured in the same run
 //      (reference_all_reduce.h) with ours/ref (below 1: the library is faster), and the
-//      time of dist_context_all_reduce_into (no new value per call) with into/ref,
+//      time of dist_context_all_reduce_into (no new value per call) with into/ref; the
+//      inputs are written once (the reference reads them so), or rewritten
+//      before every call with --rewrite-inputs (as a training step writes its gradients),
 //   4. the time of an empty dist_strategy_run step for 1, 2 and 4 replicas,
 //   5. the replica wake path: median and p99 of an empty 2-replica step and of an 8-byte
 //      all-reduce step, alone and next to a busy process this program forks
@@ -50,6 +52,7 @@
 #include "input_bench.h"
 #include "multi_worker_bench.h"
 #include "reference_all_reduce.h"
+#include "spin_barrier.h"
 #include "stream_ceiling.h"
 
 namespace {
@@ -89,7 +92,7 @@ constexpr double kTargetLatency8Us = 2.0;
   std::fprintf(problem != nullptr ? stderr : stdout,
                "usage: %s [--quick] [--input | --no-input] [--multi-worker] [--parameter-server] [--coordinator] [--gpu]\n"
                "          [--max-bytes N]\n"
-               "          [--algo shared|one|hier]\n"
+               "          [--algo shared|one|hier] [--rewrite-inputs]\n"
                "  --quick        stop at 4 MiB and use fewer iterations (for CI); the input\n"
                "                 sections use batches up to 1 MiB and a 16 MiB TFRecord file\n"
                "  --input        only the input-pipeline sections (iterator throughput,\n"
@@ -111,7 +114,10 @@ constexpr double kTargetLatency8Us = 2.0;
                "                 (>= 8; default 256 MiB; suffixes K, M, G allowed)\n"
                "  --algo A       cross-device ops: shared (shared-memory all-reduce, the\n"
                "                 default), one (ReductionToOneDevice), hier\n"
-               "                 (HierarchicalCopyAllReduce with 1 pack)\n",
+               "                 (HierarchicalCopyAllReduce with 1 pack)\n"
+               "  --rewrite-inputs  the in-process all-reduce tables rewrite every replica's\n"
+               "                 input (the library's and the reference's) before each call,\n"
+               "                 outside the timing, as a training step writes its gradients\n",
                argv0);
   std::exit(problem != nullptr ? 2 : 0);
 }
@@ -125,6 +131,7 @@ struct Options {
   bool coordinator = false;
   bool gpu = false;
   bool max_bytes_given = false;
+  bool rewrite_inputs = false;
   int64_t max_bytes = kDefaultMaxBytes;
   std::string algo = "shared";
 };
@@ -189,6 +196,8 @@ Options ParseArgs(int argc, char** argv) {
       options.gpu = true;
     } else if (arg == "--coordinator") {
       options.coordinator = true;
+    } else if (arg == "--rewrite-inputs") {
+      options.rewrite_inputs = true;
     } else if (arg == "--max-bytes" || arg.rfind("--max-bytes=", 0) == 0) {
       const char* text = value("--max-bytes");
       options.max_bytes_given = true;
@@ -296,6 +305,11 @@ struct AllReduceJob {
   int64_t count = 0;          // elements
   int32_t replicas = 0;
   bool into = false;  // dist_context_all_reduce_into a tensor made once, not a new value per call
+  // Each replica rewrites its input before every call, then waits for the others at
+  // `rewritten` (the benchmark's own barrier), outside the timing.
+  bool rewrite = false;
+  std::vector<float*> input_data;
+  std::unique_ptr<dist_bench::SpinBarrier> rewritten;
   bool bad_result = false;
   std::string bad_message;
 };
@@ -320,6 +334,12 @@ dist_status_t AllReduceReplica(dist_context_t* context, const dist_value_t* cons
   const auto loop_start = Clock::now();
   auto t0 = loop_start;
   for (int64_t i = 0; i < job->iterations; ++i) {
+    if (job->rewrite) {
+      float* data = job->input_data[static_cast<size_t>(replica)];
+      std::fill(data, data + job->count, static_cast<float>(replica + 1));
+      job->rewritten->Wait();
+      if (times != nullptr) t0 = Clock::now();
+    }
     if (job->into) {
       status = dist_context_all_reduce_into(context, DIST_REDUCE_SUM, input, out);
     } else {
@@ -506,7 +526,12 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
       kInterleavedMaxBytes >> 20, kInterleavedRounds);
   std::printf(
       "# into_us: median microseconds of dist_context_all_reduce_into a tensor made once per "
-      "replica (no new value per call)\n#\n");
+      "replica (no new value per call)\n");
+  std::printf(options.rewrite_inputs
+                  ? "# inputs: every replica (and reference thread) rewrites its input before each call, outside the "
+                    "timing (--rewrite-inputs)\n#\n"
+                  : "# inputs: written once, read by every call (both sides; --rewrite-inputs rewrites them before each "
+                    "call)\n#\n");
   std::printf("#%13s %12s %8s %6s %11s %11s %10s %10s %8s %11s %9s %9s %9s %9s\n", "size(B)",
               "count", "type", "redop", "time(us)", "p90(us)", "algbw", "busbw", "memeff", "ref_us",
               "ours/ref", "into_us", "into/ref", "iters");
@@ -529,7 +554,10 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
       float* f = static_cast<float*>(data);
       std::fill(f, f + job.count, static_cast<float>(r + 1));
       job.inputs.push_back(tensor);
+      job.input_data.push_back(f);
     }
+    job.rewrite = options.rewrite_inputs;
+    job.rewritten = std::make_unique<dist_bench::SpinBarrier>(replicas);
 
     Row row;
     row.bytes = bytes;
@@ -546,7 +574,7 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
     const TimedLoop ours = library_loop(false);
     const TimedLoop into = library_loop(true);
     if (bytes <= kInterleavedMaxBytes) {
-      dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
+      dist_bench::ReferenceAllReduce reference(replicas, bytes / 4, options.rewrite_inputs);
       std::vector<int64_t> iterations;
       const std::vector<Stats> stats = MeasureInterleaved({ours, into, ReferenceLoop(reference)}, options, &iterations);
       CheckReference(reference, replicas, bytes);
@@ -560,7 +588,7 @@ std::vector<Row> AllReduceTable(int32_t replicas, const Options& options, double
       int64_t into_iterations = 0;
       row.into_us = CalibrateAndMeasure(into, options, &into_iterations);
       for (dist_value_t* t : job.inputs) dist_value_destroy(t);
-      dist_bench::ReferenceAllReduce reference(replicas, bytes / 4);
+      dist_bench::ReferenceAllReduce reference(replicas, bytes / 4, options.rewrite_inputs);
       int64_t reference_iterations = 0;
       row.ref_us = CalibrateAndMeasure(ReferenceLoop(reference), options, &reference_iterations);
       CheckReference(reference, replicas, bytes);

@@ -19,8 +19,8 @@ float InputValue(int32_t replica, int64_t i) { return static_cast<float>(replica
 
 }  // namespace
 
-ReferenceAllReduce::ReferenceAllReduce(int32_t replicas, int64_t count)
-    : replicas_(replicas), count_(count) {
+ReferenceAllReduce::ReferenceAllReduce(int32_t replicas, int64_t count, bool rewrite_inputs)
+    : replicas_(replicas), count_(count), rewrite_inputs_(rewrite_inputs) {
   for (int32_t r = 0; r < replicas; ++r) {
     std::vector<float> input(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) input[static_cast<size_t>(i)] = InputValue(r, i);
@@ -68,7 +68,15 @@ void ReferenceAllReduce::Run(int64_t iterations, std::vector<double>* times,
   auto body = [&](int32_t thread) {
     const auto loop_start = Clock::now();
     auto t0 = loop_start;
+    // The thread's input as it was made: copied over the input before each call when the
+    // inputs are rewritten (the same values, written anew).
+    const std::vector<float> pristine = rewrite_inputs_ ? inputs_[static_cast<size_t>(thread)] : std::vector<float>{};
     for (int64_t i = 0; i < iterations; ++i) {
+      if (rewrite_inputs_) {
+        std::memcpy(inputs_[static_cast<size_t>(thread)].data(), pristine.data(), pristine.size() * sizeof(float));
+        barrier.Wait();  // every input rewritten: the call starts here
+        if (thread == 0) t0 = Clock::now();
+      }
       ReduceScatter(thread);
       barrier.Wait();  // every slice is summed
       AllGather(thread);

@@ -13,7 +13,8 @@ namespace dist_bench {
 // float32 SUM over `replicas` threads, one input and one output buffer per thread.
 //
 // Buffer policy, the same as the library's row in dist_bench.cc: every replica owns a
-// separate input (never written) and receives the sum in a separate output (out of
+// separate input (written once, or before every call with `rewrite_inputs`, outside the
+// timing, as the library's row does then) and receives the sum in a separate output (out of
 // place). The outputs are allocated and touched once, here, and reused by every
 // iteration: the best the library's host-buffer pool can do for the output it returns, so
 // the reference pays no allocation and no first touch.
@@ -26,7 +27,7 @@ class ReferenceAllReduce {
  public:
   // `replicas` >= 2. Allocates and fills the inputs (element i of replica r is r + 1 + i % 7, so a slice
   // summed or copied to the wrong place shows) and fills the outputs with -1.
-  ReferenceAllReduce(int32_t replicas, int64_t count);
+  ReferenceAllReduce(int32_t replicas, int64_t count, bool rewrite_inputs = false);
 
   // Runs `iterations` all-reduces on `replicas` threads (the caller is thread 0).
   // times[i] is thread 0's time of iteration i in seconds, from the end of the previous
@@ -45,6 +46,7 @@ class ReferenceAllReduce {
 
   int32_t replicas_;
   int64_t count_;
+  bool rewrite_inputs_;
   std::vector<std::vector<float>> inputs_;
   std::vector<std::vector<float>> outputs_;
 };
