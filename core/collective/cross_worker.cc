@@ -21,6 +21,7 @@ enum class CrossWorker::Kind : uint32_t {
   kBroadcast = 3,
   kBarrier = 4,
   kAllReduceInPlace = 5,
+  kAllReduceGathered = 6,
 };
 
 namespace {
@@ -58,6 +59,7 @@ const char* CrossWorker::KindName(uint32_t kind) {
     case Kind::kBroadcast: return "broadcast";
     case Kind::kBarrier: return "barrier";
     case Kind::kAllReduceInPlace: return "all_reduce (in place)";
+    case Kind::kAllReduceGathered: return "all_reduce";
   }
   return "an unknown call";
 }
@@ -108,7 +110,8 @@ absl::Status CrossWorker::CheckHeaders() const {
     const bool same_call = theirs.kind == mine.kind && theirs.sequence == mine.sequence &&
                            theirs.signature_hash == mine.signature_hash &&
                            ((theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) &&
-                             theirs.kind != static_cast<uint32_t>(Kind::kAllReduceInPlace)) ||
+                             theirs.kind != static_cast<uint32_t>(Kind::kAllReduceInPlace) &&
+                             theirs.kind != static_cast<uint32_t>(Kind::kAllReduceGathered)) ||
                             theirs.payload_bytes == mine.payload_bytes);
     if (!same_call) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -139,22 +142,90 @@ absl::Status CrossWorker::AllReduce(ReduceOp op, const void* pack, size_t pack_b
                                                             mean_divisor, signature, deadline));
       if (reduced) return absl::OkStatus();
     }
+    if (pack_bytes <= GatheredMaxBytes()) {
+      return GatheredAllReduce(op, static_cast<const char*>(pack), pack_bytes, segments, mean_divisor, signature,
+                               deadline);
+    }
     return ReduceScatterAllGather(op, static_cast<const char*>(pack), pack_bytes, segments,
                                   mean_divisor, signature, deadline);
   }
-  // Every worker's pack comes with the headers: reduce all of it here.
+  // Every worker's pack comes with the headers (one worker: its own): reduce all of it here.
   RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllReduce, signature, pack, pack_bytes,
                                   pack_bytes <= kInlineBytes, deadline));
-  const char* base = pack_bytes <= kInlineBytes ? nullptr : static_cast<const char*>(pack);
-  absl::InlinedVector<const void*, kInlineWorkers> inputs(static_cast<size_t>(num_workers()));
+  absl::InlinedVector<const char*, kInlineWorkers> packs(static_cast<size_t>(num_workers()));
+  for (int32_t w = 0; w < num_workers(); ++w) {
+    packs[w] = pack_bytes <= kInlineBytes ? BlockOf(w) + sizeof(Header) : static_cast<const char*>(pack);
+  }
+  ReduceWholePacks(op, segments, mean_divisor, packs);
+  return absl::OkStatus();
+}
+
+void CrossWorker::ReduceWholePacks(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
+                                   std::span<const char* const> packs) {
+  absl::InlinedVector<const void*, kInlineWorkers> inputs(packs.size());
   for (const Segment& segment : segments) {
-    for (int32_t w = 0; w < num_workers(); ++w) {
-      inputs[w] = (base != nullptr ? base : BlockOf(w) + sizeof(Header)) + segment.offset;
-    }
-    ReduceAccumulatorRange(segment.dtype, op, inputs.data(), num_workers(), segment.outputs.data(),
-                           static_cast<int32_t>(segment.outputs.size()), 0, segment.count,
+    for (size_t w = 0; w < packs.size(); ++w) inputs[w] = packs[w] + segment.offset;
+    ReduceAccumulatorRange(segment.dtype, op, inputs.data(), static_cast<int32_t>(packs.size()),
+                           segment.outputs.data(), static_cast<int32_t>(segment.outputs.size()), 0, segment.count,
                            mean_divisor);
   }
+}
+
+size_t CrossWorker::GatheredMaxBytes() const {
+  return transport_->pipelining().gathered_bytes * 2 / static_cast<size_t>(std::max(num_workers(), 2));
+}
+
+absl::Status CrossWorker::GatheredAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
+                                            std::span<const Segment> segments, int64_t mean_divisor,
+                                            const std::string& signature, const Deadline& deadline) {
+  // Every worker sends its whole pack right behind its header, and each reduces every
+  // worker's pack itself, in worker order: one message each way, where the reduce-scatter
+  // and all-gather send two in turn (a small pack's time is its messages' latency, not
+  // their bytes).
+  const int32_t workers = num_workers();
+  const int32_t me = worker();
+  const size_t peers = static_cast<size_t>(workers - 1);
+  char* own = headers_.data() + kBlockBytes * static_cast<size_t>(me);
+  WriteHeader(Kind::kAllReduceGathered, signature, nullptr, pack_bytes, false, own);
+  // A receive may be longer than its message, and a peer in the reduce-scatter (a larger
+  // pack) sends its first frame on the same channel: room for either, so that a
+  // disagreement is found in the headers, never as a message too long for its receive.
+  const size_t capacity = std::max(GatheredMaxBytes(), transport_->pipelining().first_bytes);
+  if (received_.size() < capacity * static_cast<size_t>(workers)) received_.resize(capacity * static_cast<size_t>(workers));
+  absl::InlinedVector<Transport::Transfer, 2 * kInlineWorkers> sends, receives;
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == me) continue;
+    sends.push_back({w, 0, own, kBlockBytes});
+    sends.push_back({w, 1, const_cast<char*>(pack), pack_bytes});
+    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
+  }
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w != me) receives.push_back({w, 1, received_.data() + capacity * static_cast<size_t>(w), capacity});
+  }
+  RETURN_IF_ERROR(transport_->Exchange(
+      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
+        std::vector<Transport::Transfer> drain;
+        if (index + 1 != peers) return drain;
+        // Every header is here. When they disagree and every worker is in a copying
+        // all-reduce, each answers whatever receives its peers posted beyond the first
+        // message (a peer in the reduce-scatter posted more), so that nothing is left in
+        // flight; otherwise some peer sends nothing more: end the exchange now (the
+        // communicator is failed).
+        const absl::Status agreed = CheckHeaders();
+        if (agreed.ok()) return drain;
+        if (!AllInCopyingAllReduces()) return agreed;
+        for (int32_t w = 0; w < workers; ++w) {
+          if (w != me) AppendDrainSends(w, &drain);
+        }
+        return drain;
+      }));
+  RETURN_IF_ERROR(CheckHeaders());
+  absl::InlinedVector<const char*, kInlineWorkers> packs(static_cast<size_t>(workers));
+  for (int32_t w = 0; w < workers; ++w) {
+    packs[w] = w == me ? pack : received_.data() + capacity * static_cast<size_t>(w);
+  }
+  ReduceWholePacks(op, segments, mean_divisor, packs);
+  ++gathered_calls_;
   return absl::OkStatus();
 }
 
@@ -340,7 +411,8 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
         absl::Status agreed = CheckHeaders();
         for (int32_t w = 0; w < workers && !agreed.ok(); ++w) {
           const Header theirs = HeaderOf(w);
-          if (theirs.kind == static_cast<uint32_t>(Kind::kAllReduce) && theirs.payload_bytes > kInlineBytes) {
+          if ((theirs.kind == static_cast<uint32_t>(Kind::kAllReduce) && theirs.payload_bytes > kInlineBytes) ||
+              theirs.kind == static_cast<uint32_t>(Kind::kAllReduceGathered)) {
             return agreed;
           }
         }
@@ -459,40 +531,56 @@ absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const
   const int32_t workers = num_workers();
   const int32_t me = worker();
   const absl::Status agreed = CheckHeaders();
-  if (!agreed.ok()) {
-    // A worker in another kind of call, or in an all-reduce small enough for the headers,
-    // posted nothing past its header and sends no frame (and a malformed header says
-    // nothing to trust): end the exchange now (this communicator cannot be used again)
-    // rather than wait for a frame that never comes.
-    for (int32_t w = 0; w < workers; ++w) {
-      const Header theirs = HeaderOf(w);
-      if (theirs.magic != kMagic || theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) ||
-          theirs.payload_bytes <= kInlineBytes) {
-        return agreed;
-      }
-    }
-    // Every worker is in a large all-reduce, and they disagree: each answers every receive
-    // each peer posted with an empty message, so that nothing is left in flight and the
-    // communicator stays usable.
-    *disagreement = agreed;
-  }
-  const bool drain = !agreed.ok();
   std::vector<Transport::Transfer> sends;
+  if (!agreed.ok()) {
+    // Every worker is in a copying all-reduce, and they disagree: each answers every
+    // receive each peer posted with an empty message, so that nothing is left in flight
+    // and the communicator stays usable. Otherwise the exchange ends failed.
+    if (!AllInCopyingAllReduces()) return agreed;
+    *disagreement = agreed;
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w != me) AppendDrainSends(w, &sends);
+    }
+    return sends;
+  }
+  const ScatterCut cut(HeaderOf(me).payload_bytes, workers, transport_->pipelining());
   for (int32_t w = 0; w < workers; ++w) {
     if (w == me) continue;
-    // Peer w's cut, from its pack size (this worker's own when the headers agree).
-    const ScatterCut theirs(HeaderOf(w).payload_bytes, workers, transport_->pipelining());
-    for (size_t p = 1; p < theirs.pieces(theirs.size(w)); ++p) {  // the later pieces of w's chunk
-      const auto [from, to] = theirs.piece(theirs.size(w), p);
-      sends.push_back({w, static_cast<int32_t>(1 + p), drain ? nullptr : const_cast<char*>(pack) + theirs.begin(w) + from,
-                       drain ? 0 : to - from});
-    }
-    if (!drain) continue;
-    for (size_t p = 0; p < theirs.pieces(theirs.size(me)); ++p) {  // the results of this worker's chunk
-      sends.push_back({w, kResultChannels + static_cast<int32_t>(p), nullptr, 0});
+    for (size_t p = 1; p < cut.pieces(cut.size(w)); ++p) {  // the later pieces of w's chunk
+      const auto [from, to] = cut.piece(cut.size(w), p);
+      sends.push_back({w, static_cast<int32_t>(1 + p), const_cast<char*>(pack) + cut.begin(w) + from, to - from});
     }
   }
   return sends;
+}
+
+bool CrossWorker::AllInCopyingAllReduces() const {
+  // A worker in another kind of call, or in an all-reduce small enough for the headers,
+  // posted nothing past its header and sends no frame, and a malformed header says
+  // nothing to trust: such a worker's peers must not wait for a frame that never comes.
+  for (int32_t w = 0; w < num_workers(); ++w) {
+    const Header theirs = HeaderOf(w);
+    const bool scattering = theirs.kind == static_cast<uint32_t>(Kind::kAllReduce) && theirs.payload_bytes > kInlineBytes;
+    const bool gathering =
+        theirs.kind == static_cast<uint32_t>(Kind::kAllReduceGathered) && theirs.payload_bytes <= GatheredMaxBytes();
+    if (theirs.magic != kMagic || !(scattering || gathering)) return false;
+  }
+  return true;
+}
+
+void CrossWorker::AppendDrainSends(int32_t w, std::vector<Transport::Transfer>* sends) const {
+  const Header theirs = HeaderOf(w);
+  // A peer in the gathered protocol posted nothing past its header and its pack's receive,
+  // which this worker's header and first message (frame or pack) have met.
+  if (theirs.kind != static_cast<uint32_t>(Kind::kAllReduce)) return;
+  // Peer w's cut, from its pack size: what it posted beyond the first frames.
+  const ScatterCut cut(theirs.payload_bytes, num_workers(), transport_->pipelining());
+  for (size_t p = 1; p < cut.pieces(cut.size(w)); ++p) {  // the later pieces of w's chunk
+    sends->push_back({w, static_cast<int32_t>(1 + p), nullptr, 0});
+  }
+  for (size_t p = 0; p < cut.pieces(cut.size(worker())); ++p) {  // the results of this worker's chunk
+    sends->push_back({w, kResultChannels + static_cast<int32_t>(p), nullptr, 0});
+  }
 }
 
 absl::Status CrossWorker::AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs,

@@ -18,10 +18,13 @@
 // that says which collective each worker is making, on what dtypes and shapes, and in
 // which position of its sequence of calls. Workers that disagree all fail the call with a
 // message naming the tasks and what each of them asked for, before anything is reduced
-// (only a large all-reduce's first frame travels with its header), so a mismatch can
-// never produce wrong data or leave a worker waiting. Payloads up to 128 bytes travel
-// inside the header, so a small all-reduce is one exchange; a large one is one exchange
-// too, with every receive posted at its start.
+// (only an all-reduce's first frame or whole pack travels with its header), so a mismatch
+// can never produce wrong data or leave a worker waiting. Payloads up to 128 bytes travel
+// inside the header, so a small all-reduce is one exchange; packs up to the transport's
+// gathered_bytes (Transport::Pipelining: 16 KiB over shared memory, 256 KiB over TCP,
+// between two workers) travel whole right behind it and every worker reduces them all,
+// one message each way; a large one is one exchange too, with every receive posted at its
+// start.
 //
 // Reductions are deterministic: partial results are combined in worker order with the
 // reduce kernels' tree (reduce_kernels.h), in accumulator precision, and every worker
@@ -122,6 +125,8 @@ class CrossWorker final : public Workers {
   // How many calls read the peers' memory in place (all-reduces, all-gathers and
   // broadcasts; for tests and diagnostics).
   uint64_t in_place_calls() const { return in_place_calls_; }
+  // How many all-reduces sent whole packs with their headers (GatheredAllReduce).
+  uint64_t gathered_calls() const { return gathered_calls_; }
 
  private:
   enum class Kind : uint32_t;
@@ -140,6 +145,16 @@ class CrossWorker final : public Workers {
   const char* BlockOf(int32_t worker) const;
   Header HeaderOf(int32_t worker) const;
   static const char* KindName(uint32_t kind);
+  // The all-reduce of packs too large for the headers but at most GatheredMaxBytes()
+  // (Transport::Pipelining): every worker's whole pack travels with its header, and each
+  // worker reduces them all.
+  absl::Status GatheredAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
+                                 std::span<const Segment> segments, int64_t mean_divisor,
+                                 const std::string& signature, const Deadline& deadline);
+  size_t GatheredMaxBytes() const;
+  // Reduces every worker's whole pack (packs[w], in worker order) into the segments' outputs.
+  static void ReduceWholePacks(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
+                               std::span<const char* const> packs);
   // The all-reduce of packs too large for the headers (reduce_scatter + all_gather).
   absl::Status ReduceScatterAllGather(ReduceOp op, const char* pack, size_t pack_bytes,
                                       std::span<const Segment> segments, int64_t mean_divisor,
@@ -173,6 +188,12 @@ class CrossWorker final : public Workers {
   static void ReduceSpan(ReduceOp op, std::span<const Segment> segments, int64_t mean_divisor,
                          std::span<const char* const> inputs, size_t from, size_t to, char* result);
 
+  // Whether every worker's header in headers_ is a copying all-reduce's (the gathered or
+  // the reduce-scatter protocol), whose peers can drain each other after a disagreement.
+  bool AllInCopyingAllReduces() const;
+  // Appends the empty messages that answer every receive peer w posted past its header and
+  // first message (w in the reduce-scatter: its cut follows from its pack size).
+  void AppendDrainSends(int32_t w, std::vector<Transport::Transfer>* sends) const;
   // Once every header of a large all-reduce has arrived: the sends of the later pieces of
   // the others' chunks of `pack` when all agree; when all are large all-reduces that
   // disagree, an empty message for every receive each peer posted, with *disagreement set;
@@ -191,6 +212,7 @@ class CrossWorker final : public Workers {
   std::vector<char> result_;    // the reduced pack (accumulator layout)
   std::shared_ptr<Buffer> shared_result_;  // the same, where peers can read it in place
   uint64_t in_place_calls_ = 0;
+  uint64_t gathered_calls_ = 0;
 };
 
 }  // namespace distribute

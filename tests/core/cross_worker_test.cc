@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -37,6 +38,16 @@ class CrossWorkerTest : public ::testing::TestWithParam<std::string> {
   // Every worker all-reduces `count` floats of its own; every one must get the tree sum.
   // Returns each worker's count of in-place all-reduces.
   std::vector<uint64_t> CheckAllReduce(int32_t workers, size_t count, Memory memory = Memory::kPrivate);
+  // Whether CheckAllReduce(workers, count) sent whole packs (the gathered protocol) on
+  // every worker: true, false, or an empty optional when the workers differ.
+  std::optional<bool> Gathered(int32_t workers, size_t count);
+  // The largest float count that goes whole between `workers` workers on this transport:
+  // Transport::Pipelining's gathered_bytes (16 KiB over shared memory, 256 KiB over TCP)
+  // between two, 2 / W of it between W.
+  size_t GatheredMaxFloats(int32_t workers) const {
+    return (GetParam() == "shm" ? size_t{16} << 10 : size_t{256} << 10) * 2 / static_cast<size_t>(workers) / sizeof(float);
+  }
+  std::vector<uint64_t> gathered_;  // each worker's gathered_calls() after CheckAllReduce
 
   // Runs fn(worker) on `workers` connected CrossWorkers, one thread each.
   void RunWorkers(int32_t workers, const std::function<void(CrossWorker&)>& fn) {
@@ -111,6 +122,7 @@ class HostBytes {
 std::vector<uint64_t> CrossWorkerTest::CheckAllReduce(int32_t workers, size_t count, Memory memory) {
   std::vector<std::vector<float>> results(static_cast<size_t>(workers));
   std::vector<uint64_t> in_place(static_cast<size_t>(workers));
+  gathered_.assign(static_cast<size_t>(workers), 0);
   RunWorkers(workers, [&](CrossWorker& cross) {
     const int32_t w = cross.worker();
     const bool library = memory == Memory::kLibrary || (memory == Memory::kLibraryButWorker1 && w != 1);
@@ -123,6 +135,7 @@ std::vector<uint64_t> CrossWorkerTest::CheckAllReduce(int32_t workers, size_t co
                                 "all_reduce float32", Deadline::AfterMs(30000)).ok());
     results[static_cast<size_t>(w)].assign(out.as<float>(), out.as<float>() + count);
     in_place[static_cast<size_t>(w)] = cross.in_place_calls();
+    gathered_[static_cast<size_t>(w)] = cross.gathered_calls();
   });
   for (size_t i = 0; i < count; ++i) {
     const float expected = Tree(0, workers, i);
@@ -135,11 +148,35 @@ std::vector<uint64_t> CrossWorkerTest::CheckAllReduce(int32_t workers, size_t co
   return in_place;
 }
 
-TEST_P(CrossWorkerTest, AllReduceInlineSmallPack) { CheckAllReduce(3, 5); }
+std::optional<bool> CrossWorkerTest::Gathered(int32_t workers, size_t count) {
+  CheckAllReduce(workers, count);
+  for (uint64_t calls : gathered_) {
+    if (calls != gathered_[0]) return std::nullopt;
+  }
+  return gathered_[0] == 1;
+}
+
+TEST_P(CrossWorkerTest, AllReduceInlineSmallPack) {
+  EXPECT_EQ(Gathered(3, 5), false);
+  EXPECT_EQ(Gathered(1, 5), false);  // one worker: its own pack
+}
+
+TEST_P(CrossWorkerTest, AllReduceOfWholePacks) {
+  // Packs too large for the header, up to the transport's limit for the worker count,
+  // travel whole and every worker reduces them all, in worker order: the tree's bits.
+  for (const int32_t workers : {2, 3, 4}) {
+    EXPECT_EQ(Gathered(workers, 33), true) << workers;  // just past the header's 128 bytes
+    EXPECT_EQ(Gathered(workers, 1001), true) << workers;
+    EXPECT_EQ(Gathered(workers, GatheredMaxFloats(workers)), true) << workers;
+  }
+}
 
 TEST_P(CrossWorkerTest, AllReduceScatterOneFrame) {
-  CheckAllReduce(2, 1000);
-  CheckAllReduce(4, 37);  // some workers' chunks are empty
+  // Past the whole-pack limit, chunks within one first frame (64 KiB over shared memory,
+  // 1 MiB over TCP).
+  EXPECT_EQ(Gathered(2, GatheredMaxFloats(2) + 16), false);
+  EXPECT_EQ(Gathered(4, GatheredMaxFloats(4) + 16), false);
+  EXPECT_EQ(Gathered(3, GatheredMaxFloats(3) * 2 + 1), false);
 }
 
 TEST_P(CrossWorkerTest, AllReduceScatterSeveralFrames) {
@@ -474,6 +511,19 @@ TEST_P(CrossWorkerTest, ADisagreementOverSeveralPiecesLeavesNothingInFlight) {
   const bool crossing_usable = GetParam() != "shm";
   RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {100, 900000}, crossing_usable); });
   RunWorkers(4, [&](CrossWorker& cross) { ExpectDisagreement(cross, {33, 33, 2000000, 33}, crossing_usable); });
+}
+
+TEST_P(CrossWorkerTest, ADisagreementBetweenWholePacksAndChunksLeavesNothingInFlight) {
+  // Whole packs against other whole packs, and against a worker in the reduce-scatter
+  // (which posted receives for later pieces and results): the workers with whole packs
+  // answer those with empty messages, the others send them nothing more.
+  const size_t two = GatheredMaxFloats(2), three = GatheredMaxFloats(3);
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {40, two}, true); });
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {two, two + 16}, true); });
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {two + 16, 40}, true); });
+  RunWorkers(3, [&](CrossWorker& cross) { ExpectDisagreement(cross, {500, three * 3, three}, true); });
+  // Against a pack in the header (which posts nothing past the headers): failed at once.
+  RunWorkers(2, [&](CrossWorker& cross) { ExpectDisagreement(cross, {8, two}, false); });
 }
 
 TEST_P(CrossWorkerTest, ALargeAllReduceMetByASmallOneFailsAtOnce) {
