@@ -22,6 +22,7 @@ enum class CrossWorker::Kind : uint32_t {
   kBarrier = 4,
   kAllReduceInPlace = 5,
   kAllReduceGathered = 6,
+  kBroadcastWhole = 7,
 };
 
 namespace {
@@ -60,6 +61,7 @@ const char* CrossWorker::KindName(uint32_t kind) {
     case Kind::kBarrier: return "barrier";
     case Kind::kAllReduceInPlace: return "all_reduce (in place)";
     case Kind::kAllReduceGathered: return "all_reduce";
+    case Kind::kBroadcastWhole: return "broadcast";
   }
   return "an unknown call";
 }
@@ -111,7 +113,8 @@ absl::Status CrossWorker::CheckHeaders() const {
                            theirs.signature_hash == mine.signature_hash &&
                            ((theirs.kind != static_cast<uint32_t>(Kind::kAllReduce) &&
                              theirs.kind != static_cast<uint32_t>(Kind::kAllReduceInPlace) &&
-                             theirs.kind != static_cast<uint32_t>(Kind::kAllReduceGathered)) ||
+                             theirs.kind != static_cast<uint32_t>(Kind::kAllReduceGathered) &&
+                             theirs.kind != static_cast<uint32_t>(Kind::kBroadcastWhole)) ||
                             theirs.payload_bytes == mine.payload_bytes);
     if (!same_call) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -182,48 +185,10 @@ absl::Status CrossWorker::GatheredAllReduce(ReduceOp op, const char* pack, size_
   // worker's pack itself, in worker order: one message each way, where the reduce-scatter
   // and all-gather send two in turn (a small pack's time is its messages' latency, not
   // their bytes).
-  const int32_t workers = num_workers();
-  const int32_t me = worker();
-  const size_t peers = static_cast<size_t>(workers - 1);
-  char* own = headers_.data() + kBlockBytes * static_cast<size_t>(me);
-  WriteHeader(Kind::kAllReduceGathered, signature, nullptr, pack_bytes, false, own);
-  // A receive may be longer than its message, and a peer in the reduce-scatter (a larger
-  // pack) sends its first frame on the same channel: room for either, so that a
-  // disagreement is found in the headers, never as a message too long for its receive.
-  const size_t capacity = std::max(GatheredMaxBytes(), transport_->pipelining().first_bytes);
-  if (received_.size() < capacity * static_cast<size_t>(workers)) received_.resize(capacity * static_cast<size_t>(workers));
-  absl::InlinedVector<Transport::Transfer, 2 * kInlineWorkers> sends, receives;
-  for (int32_t w = 0; w < workers; ++w) {
-    if (w == me) continue;
-    sends.push_back({w, 0, own, kBlockBytes});
-    sends.push_back({w, 1, const_cast<char*>(pack), pack_bytes});
-    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
-  }
-  for (int32_t w = 0; w < workers; ++w) {
-    if (w != me) receives.push_back({w, 1, received_.data() + capacity * static_cast<size_t>(w), capacity});
-  }
-  RETURN_IF_ERROR(transport_->Exchange(
-      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
-        std::vector<Transport::Transfer> drain;
-        if (index + 1 != peers) return drain;
-        // Every header is here. When they disagree and every worker is in a copying
-        // all-reduce, each answers whatever receives its peers posted beyond the first
-        // message (a peer in the reduce-scatter posted more), so that nothing is left in
-        // flight; otherwise some peer sends nothing more: end the exchange now (the
-        // communicator is failed).
-        const absl::Status agreed = CheckHeaders();
-        if (agreed.ok()) return drain;
-        if (!AllInCopyingAllReduces()) return agreed;
-        for (int32_t w = 0; w < workers; ++w) {
-          if (w != me) AppendDrainSends(w, &drain);
-        }
-        return drain;
-      }));
-  RETURN_IF_ERROR(CheckHeaders());
-  absl::InlinedVector<const char*, kInlineWorkers> packs(static_cast<size_t>(workers));
-  for (int32_t w = 0; w < workers; ++w) {
-    packs[w] = w == me ? pack : received_.data() + capacity * static_cast<size_t>(w);
-  }
+  WriteHeader(Kind::kAllReduceGathered, signature, nullptr, pack_bytes, false, OwnBlock());
+  RETURN_IF_ERROR(ExchangeWhole(pack, pack_bytes, deadline));
+  absl::InlinedVector<const char*, kInlineWorkers> packs(static_cast<size_t>(num_workers()));
+  for (int32_t w = 0; w < num_workers(); ++w) packs[w] = w == worker() ? pack : WholeOf(w);
   ReduceWholePacks(op, segments, mean_divisor, packs);
   ++gathered_calls_;
   return absl::OkStatus();
@@ -465,6 +430,64 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
   return true;
 }
 
+char* CrossWorker::OwnBlock() { return headers_.data() + kBlockBytes * static_cast<size_t>(worker()); }
+
+size_t CrossWorker::WholeCapacity() const {
+  // A receive may be longer than its message, and a peer in the reduce-scatter (a larger
+  // pack) sends its first frame on channel 1 too: room for either, so that a disagreement
+  // is found in the headers, never as a message too long for its receive.
+  const Transport::Pipelining pipelining = transport_->pipelining();
+  return std::max(pipelining.gathered_bytes, pipelining.first_bytes);
+}
+
+const char* CrossWorker::WholeOf(int32_t w) const { return whole_.data() + WholeCapacity() * static_cast<size_t>(w); }
+
+absl::Status CrossWorker::ExchangeWhole(const void* payload, size_t payload_bytes, const Deadline& deadline) {
+  // Every worker sends every peer a message on channel 1, empty when it has no payload, so
+  // that whatever the workers disagree on (who is the root, what sizes), every receive
+  // posted is met and nothing is left in flight.
+  const int32_t workers = num_workers();
+  const int32_t me = worker();
+  const size_t peers = static_cast<size_t>(workers - 1);
+  const size_t capacity = WholeCapacity();
+  if (whole_.size() < capacity * static_cast<size_t>(workers)) whole_.resize(capacity * static_cast<size_t>(workers));
+  const uint32_t kind = HeaderOf(me).kind;
+  absl::InlinedVector<Transport::Transfer, 2 * kInlineWorkers> sends, receives;
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w == me) continue;
+    sends.push_back({w, 0, OwnBlock(), kBlockBytes});
+    sends.push_back({w, 1, const_cast<void*>(payload), payload_bytes});
+    receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
+  }
+  for (int32_t w = 0; w < workers; ++w) {
+    if (w != me) receives.push_back({w, 1, whole_.data() + capacity * static_cast<size_t>(w), capacity});
+  }
+  RETURN_IF_ERROR(transport_->Exchange(
+      sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
+        // Once every header is here, when they disagree: peers in this protocol all send
+        // their payloads; an all-reduce's peers in the reduce-scatter posted more
+        // receives, which this worker answers with empty messages; a peer in another call
+        // sends nothing more, so the exchange ends now (the communicator is failed).
+        std::vector<Transport::Transfer> drain;
+        if (index + 1 != peers) return drain;
+        const absl::Status agreed = CheckHeaders();
+        if (agreed.ok()) return drain;
+        if (kind == static_cast<uint32_t>(Kind::kAllReduceGathered)) {
+          if (!AllInCopyingAllReduces()) return agreed;
+          for (int32_t w = 0; w < workers; ++w) {
+            if (w != me) AppendDrainSends(w, &drain);
+          }
+          return drain;
+        }
+        for (int32_t w = 0; w < workers; ++w) {
+          const Header theirs = HeaderOf(w);
+          if (theirs.magic != kMagic || theirs.kind != kind) return agreed;
+        }
+        return drain;
+      }));
+  return CheckHeaders();
+}
+
 absl::StatusOr<int32_t> CrossWorker::Signal(int32_t channel, char flag, const Deadline& deadline) {
   const int32_t workers = num_workers();
   absl::InlinedVector<char, kInlineWorkers> flags(static_cast<size_t>(workers), 1);
@@ -601,44 +624,57 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
                                                              const std::string& signature,
                                                              const Deadline& deadline,
                                                              const DeviceSpec& device) {
+  // One exchange brings every block of up to the transport's gathered_bytes: in the
+  // header (up to 128 bytes) or right behind it. A larger block's header says where it lies
+  // in memory its peers map (shared memory, the library's tensors from 64 KiB); such blocks
+  // are then copied straight out of their owners' memory, or else travel in a second
+  // exchange.
+  const size_t whole_max = transport_->pipelining().gathered_bytes;
   const bool fits = bytes <= kInlineBytes;
-  // On memory the peers map, a block too large for the header says where it lies instead.
-  const bool placed = transport_->shares_memory();
-  if (placed && !fits) {
+  const bool whole = !fits && bytes <= whole_max;
+  if (fits) {
+    WriteHeader(Kind::kAllGather, signature, data, bytes, true, OwnBlock());
+  } else {
     SharedPlaces places{};
     if (const std::optional<uint64_t> place = transport_->SharedPlace(data, bytes);
-        place.has_value() && bytes >= kShareableMinBytes) {
+        place.has_value() && !whole && bytes >= kShareableMinBytes) {
       places = {1, *place, 0};
     }
-    RETURN_IF_ERROR(ExchangePlaces(Kind::kAllGather, signature, bytes, places, deadline));
-  } else {
-    RETURN_IF_ERROR(ExchangeHeaders(Kind::kAllGather, signature, data, bytes, fits, deadline));
+    WritePlacedHeader(Kind::kAllGather, signature, bytes, places);
   }
-  std::vector<size_t> sizes(static_cast<size_t>(num_workers()));
-  bool all_inline = true;
+  RETURN_IF_ERROR(ExchangeWhole(whole ? data : nullptr, whole ? bytes : 0, deadline));
+  const int32_t workers = num_workers();
+  std::vector<size_t> sizes(static_cast<size_t>(workers)), offsets(static_cast<size_t>(workers));
   size_t total = 0;
-  for (int32_t w = 0; w < num_workers(); ++w) {
+  bool all_here = true;                         // no block larger than whole_max
+  bool all_placed = transport_->shares_memory();  // every larger one where its peers map it
+  for (int32_t w = 0; w < workers; ++w) {
     sizes[w] = HeaderOf(w).payload_bytes;
+    offsets[w] = total;
     total += sizes[w];
-    all_inline = all_inline && sizes[w] <= kInlineBytes;
+    if (sizes[w] > whole_max) {
+      all_here = false;
+      all_placed = all_placed && PlacesOf(w).shared == 1;
+    }
   }
   Gathered result;
   ASSIGN_OR_RETURN(result.storage, Buffer::Allocate(device, total, false));
   char* const storage = static_cast<char*>(result.storage->data());
-  // Every block either in its header or where its worker's peers can read it: each
-  // worker copies them all itself, and nobody changes its block before all have.
-  bool all_placed = placed && !all_inline;
-  for (int32_t w = 0; w < num_workers() && all_placed; ++w) {
-    all_placed = sizes[w] <= kInlineBytes || PlacesOf(w).shared == 1;
+  for (int32_t w = 0; w < workers; ++w) {
+    if (sizes[w] == 0 || sizes[w] > whole_max) continue;
+    const char* block = w == worker() ? static_cast<const char*>(data)
+                        : sizes[w] <= kInlineBytes ? BlockOf(w) + sizeof(Header)
+                                                   : WholeOf(w);
+    std::memcpy(storage + offsets[w], block, sizes[w]);
   }
-  if (all_placed) {
+  if (!all_here && all_placed) {
+    // Each worker copies the larger blocks itself, and nobody changes its block before all have.
     int32_t unreadable = -1;
-    size_t offset = 0;
-    for (int32_t w = 0; w < num_workers(); ++w) {
-      const char* block = sizes[w] <= kInlineBytes ? BlockOf(w) + sizeof(Header) : PlacedBytes(w, sizes[w], data);
+    for (int32_t w = 0; w < workers; ++w) {
+      if (sizes[w] <= whole_max) continue;
+      const char* block = PlacedBytes(w, sizes[w], data);
       if (block == nullptr && unreadable < 0) unreadable = w;
-      if (block != nullptr && sizes[w] > 0) std::memcpy(storage + offset, block, sizes[w]);
-      offset += sizes[w];
+      if (block != nullptr) std::memcpy(storage + offsets[w], block, sizes[w]);
     }
     ASSIGN_OR_RETURN(const int32_t failed, Signal(1, unreadable < 0 ? 1 : 0, deadline));
     if (failed >= 0) {
@@ -646,14 +682,16 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
                                               " could not read a peer's block in shared memory"));
     }
     ++in_place_calls_;
-  } else if (all_inline) {
-    size_t offset = 0;
-    for (int32_t w = 0; w < num_workers(); ++w) {
-      if (sizes[w] > 0) std::memcpy(storage + offset, BlockOf(w) + sizeof(Header), sizes[w]);
-      offset += sizes[w];
+  } else if (!all_here) {
+    // The larger blocks travel now, each straight into its place.
+    absl::InlinedVector<Transport::Transfer, kInlineWorkers> sends, receives;
+    for (int32_t w = 0; w < workers; ++w) {
+      if (w == worker()) continue;
+      if (bytes > whole_max) sends.push_back({w, 0, const_cast<void*>(data), bytes});
+      if (sizes[w] > whole_max) receives.push_back({w, 0, storage + offsets[w], sizes[w]});
     }
-  } else {
-    RETURN_IF_ERROR(transport_->AllGatherV(data, sizes, storage, deadline));
+    if (bytes > whole_max) std::memcpy(storage + offsets[worker()], data, bytes);
+    RETURN_IF_ERROR(transport_->Exchange(sends, receives, deadline));
   }
   size_t offset = 0;
   for (int32_t w = 0; w < num_workers(); ++w) {
@@ -726,6 +764,15 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
     }
     copy_at_root();
     return transport_->Broadcast(data, bytes, root, deadline);
+  }
+  if (!small && bytes <= transport_->pipelining().gathered_bytes) {
+    // The root's bytes travel right behind its header: one message each way.
+    WriteHeader(Kind::kBroadcastWhole, described, nullptr, bytes, false, OwnBlock());
+    const bool sending = worker() == root;
+    RETURN_IF_ERROR(ExchangeWhole(sending ? data : nullptr, sending ? bytes : 0, deadline));
+    copy_at_root();
+    if (!sending) std::memcpy(data, WholeOf(root), bytes);
+    return absl::OkStatus();
   }
   RETURN_IF_ERROR(ExchangeHeaders(Kind::kBroadcast, described, data, bytes, small, deadline));
   copy_at_root();

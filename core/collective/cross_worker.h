@@ -24,7 +24,9 @@
 // gathered_bytes (Transport::Pipelining: 16 KiB over shared memory, 256 KiB over TCP,
 // between two workers) travel whole right behind it and every worker reduces them all,
 // one message each way; a large one is one exchange too, with every receive posted at its
-// start.
+// start. Broadcasts and all-gather blocks up to gathered_bytes travel right behind their
+// headers as well (every worker sends every peer that second message, empty when it has
+// nothing to send, so that a disagreement leaves nothing in flight).
 //
 // Reductions are deterministic: partial results are combined in worker order with the
 // reduce kernels' tree (reduce_kernels.h), in accumulator precision, and every worker
@@ -170,6 +172,15 @@ class CrossWorker final : public Workers {
   // Writes this worker's header block (in headers_) with `places` in its payload room.
   char* WritePlacedHeader(Kind kind, const std::string& signature, size_t payload_bytes,
                           const SharedPlaces& places);
+  // This worker's block in headers_.
+  char* OwnBlock();
+  // Exchanges this worker's header (written in OwnBlock()) and, right behind it on channel
+  // 1, its whole payload (none: an empty message) with every peer, and checks that every
+  // worker made the same call; afterwards WholeOf(w) holds worker w's payload (for w other
+  // than this worker). Payloads are at most WholeCapacity() bytes.
+  absl::Status ExchangeWhole(const void* payload, size_t payload_bytes, const Deadline& deadline);
+  const char* WholeOf(int32_t w) const;
+  size_t WholeCapacity() const;
   // The places worker w's block in headers_ gives.
   SharedPlaces PlacesOf(int32_t w) const;
   // Exchanges headers whose payload room carries `places` (where this worker's bytes lie in
@@ -209,6 +220,7 @@ class CrossWorker final : public Workers {
   std::string hashed_signature_;
   uint64_t signature_hash_ = 0;
   std::vector<char> received_;  // this worker's chunk of every worker's pack
+  std::vector<char> whole_;     // every worker's whole payload (ExchangeWhole), by worker
   std::vector<char> result_;    // the reduced pack (accumulator layout)
   std::shared_ptr<Buffer> shared_result_;  // the same, where peers can read it in place
   uint64_t in_place_calls_ = 0;

@@ -401,6 +401,113 @@ TEST_P(CrossWorkerTest, GatherAlongAxisBroadcastAndBarrier) {
   });
 }
 
+TEST_P(CrossWorkerTest, BroadcastsBehindTheirHeaders) {
+  // From past the header's 128 bytes up to the transport's gathered_bytes (16 KiB over
+  // shared memory, 256 KiB over TCP) the root's bytes travel right behind its header;
+  // every root, 3 workers; then one just past the limit, through the transport.
+  const size_t limit = GetParam() == "shm" ? size_t{16} << 10 : size_t{256} << 10;
+  RunWorkers(3, [&](CrossWorker& cross) {
+    const int32_t w = cross.worker();
+    for (const size_t bytes : {size_t{129}, size_t{1000}, limit, limit + 64}) {
+      for (int32_t root = 0; root < 3; ++root) {
+        std::vector<unsigned char> data(bytes);
+        for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(w == root ? (i * 7 + root) & 0xFF : 0xEE);
+        ASSERT_TRUE(cross.Broadcast(data.data(), bytes, root, absl::StrCat("broadcast uint8[", bytes, "]"),
+                                    Deadline::AfterMs(30000)).ok());
+        for (size_t i = 0; i < bytes; ++i) {
+          ASSERT_EQ(data[i], static_cast<unsigned char>((i * 7 + root) & 0xFF)) << bytes << " bytes from " << root;
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CrossWorkerTest, ABroadcastDisagreementLeavesNothingInFlight) {
+  // Two workers that each think they are the root, then different sizes: both fail naming
+  // the tasks, and the communicator still works (every message posted was met).
+  RunWorkers(2, [&](CrossWorker& cross) {
+    const int32_t w = cross.worker();
+    std::vector<char> data(1000, static_cast<char>(w));
+    absl::Status status = cross.Broadcast(data.data(), data.size(), w, "broadcast int8[1000]", Deadline::AfterMs(20000));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("worker:1"), absl::string_view::npos) << status;
+    EXPECT_EQ(data, std::vector<char>(1000, static_cast<char>(w)));
+    status = cross.Broadcast(data.data(), w == 0 ? 500 : 1000, 0, absl::StrCat("broadcast int8[", w == 0 ? 500 : 1000, "]"),
+                             Deadline::AfterMs(20000));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    std::vector<char> more(2000, static_cast<char>(w == 1 ? 9 : 0));
+    ASSERT_TRUE(cross.Broadcast(more.data(), more.size(), 1, "broadcast int8[2000]", Deadline::AfterMs(20000)).ok());
+    EXPECT_EQ(more, std::vector<char>(2000, 9));
+  });
+  // Against a worker in another call (which waits for nothing past the headers): both
+  // fail at once, without waiting for the deadline.
+  RunWorkers(2, [&](CrossWorker& cross) {
+    const auto start = Clock::now();
+    std::vector<char> data(1000, 1);
+    const absl::Status status =
+        cross.worker() == 0 ? cross.Broadcast(data.data(), data.size(), 1, "broadcast int8[1000]", Deadline::AfterMs(20000))
+                            : cross.Barrier("something else", Deadline::AfterMs(20000));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("worker:0"), absl::string_view::npos) << status;
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "waited for the deadline";
+  });
+}
+
+TEST_P(CrossWorkerTest, AnAllGatherDisagreementLeavesNothingInFlight) {
+  // Blocks of every size (one past the transport's limit, in private memory), one worker
+  // naming another call: all fail naming the tasks, and the communicator still works.
+  RunWorkers(3, [&](CrossWorker& cross) {
+    const int32_t w = cross.worker();
+    std::vector<char> block(w == 0 ? 64 : w == 1 ? 3000 : 300000, static_cast<char>(w));
+    const absl::Status status = cross.AllGather(block.data(), block.size(), w == 2 ? "gather int8[*, 2]" : "gather int8[*]",
+                                                Deadline::AfterMs(20000)).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("worker:2"), absl::string_view::npos) << status;
+    absl::StatusOr<CrossWorker::Gathered> again =
+        cross.AllGather(block.data(), block.size(), "gather int8[*]", Deadline::AfterMs(20000));
+    ASSERT_TRUE(again.ok()) << again.status();
+    for (int32_t q = 0; q < 3; ++q) {
+      EXPECT_EQ(std::vector<char>(again->blocks[q].begin(), again->blocks[q].end()),
+                std::vector<char>(q == 0 ? 64 : q == 1 ? 3000 : 300000, static_cast<char>(q)));
+    }
+  });
+}
+
+TEST_P(CrossWorkerTest, AllGathersOfBlocksInEveryPlace) {
+  // Blocks in the header (up to 128 bytes), right behind it (up to the transport's
+  // gathered_bytes: 16 KiB over shared memory, 256 KiB over TCP) and larger ones (in the
+  // library's memory, read in place over shared memory; in private memory, through a
+  // second exchange), mixed in one call, 4 workers, twice each way.
+  const size_t limit = GetParam() == "shm" ? size_t{16} << 10 : size_t{256} << 10;
+  const std::vector<size_t> private_sizes = {100, 5000, limit, limit + 64};
+  const std::vector<size_t> library_sizes = {100, 5000, 70000, 300000};  // two read in place over shm
+  const bool shm = GetParam() == "shm";
+  RunWorkers(4, [&](CrossWorker& cross) {
+    const int32_t w = cross.worker();
+    for (const bool library : {false, true, false}) {
+      const std::vector<size_t>& sizes = library ? library_sizes : private_sizes;
+      for (const size_t shift : {size_t{0}, size_t{1}, size_t{2}}) {
+        auto size_of = [&](int32_t q) { return sizes[(static_cast<size_t>(q) + shift) % sizes.size()]; };
+        const uint64_t in_place_before = cross.in_place_calls();
+        HostBytes block(size_of(w), library);
+        for (size_t i = 0; i < size_of(w); ++i) block.data()[i] = static_cast<char>((i * 13 + static_cast<size_t>(w)) & 0x7F);
+        absl::StatusOr<CrossWorker::Gathered> gathered =
+            cross.AllGather(block.data(), size_of(w), "gather int8[*]", Deadline::AfterMs(30000));
+        ASSERT_TRUE(gathered.ok()) << gathered.status();
+        ASSERT_EQ(gathered->blocks.size(), 4u);
+        for (int32_t q = 0; q < 4; ++q) {
+          ASSERT_EQ(gathered->blocks[q].size(), size_of(q));
+          for (size_t i = 0; i < size_of(q); ++i) {
+            ASSERT_EQ(gathered->blocks[q][i], static_cast<char>((i * 13 + static_cast<size_t>(q)) & 0x7F))
+                << "block " << q << " byte " << i;
+          }
+        }
+        EXPECT_EQ(cross.in_place_calls() - in_place_before, shm && library ? 1u : 0u);
+      }
+    }
+  });
+}
+
 TEST_P(CrossWorkerTest, LargeGathersAndBroadcastsInSharedMemoryAreReadInPlace) {
   // Blocks of at least kShareableMinBytes in the library's memory are copied straight out
   // of their owners' memory over shared memory (a small block rides in its header beside
