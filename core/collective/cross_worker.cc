@@ -440,7 +440,7 @@ size_t CrossWorker::WholeCapacity() const {
   return std::max(pipelining.gathered_bytes, pipelining.first_bytes);
 }
 
-const char* CrossWorker::WholeOf(int32_t w) const { return whole_.data() + WholeCapacity() * static_cast<size_t>(w); }
+const char* CrossWorker::WholeOf(int32_t w) const { return whole_.get() + WholeCapacity() * static_cast<size_t>(w); }
 
 absl::Status CrossWorker::ExchangeWhole(const void* payload, size_t payload_bytes, const Deadline& deadline) {
   // Every worker sends every peer a message on channel 1, empty when it has no payload, so
@@ -450,7 +450,11 @@ absl::Status CrossWorker::ExchangeWhole(const void* payload, size_t payload_byte
   const int32_t me = worker();
   const size_t peers = static_cast<size_t>(workers - 1);
   const size_t capacity = WholeCapacity();
-  if (whole_.size() < capacity * static_cast<size_t>(workers)) whole_.resize(capacity * static_cast<size_t>(workers));
+  if (whole_ == nullptr) {
+    // Not zero-filled: only the pages messages land in are ever touched (1 MiB per worker
+    // over TCP, most of it room a peer in another protocol might need).
+    whole_.reset(new char[capacity * static_cast<size_t>(workers)]);
+  }
   const uint32_t kind = HeaderOf(me).kind;
   absl::InlinedVector<Transport::Transfer, 2 * kInlineWorkers> sends, receives;
   for (int32_t w = 0; w < workers; ++w) {
@@ -460,7 +464,7 @@ absl::Status CrossWorker::ExchangeWhole(const void* payload, size_t payload_byte
     receives.push_back({w, 0, headers_.data() + kBlockBytes * static_cast<size_t>(w), kBlockBytes});
   }
   for (int32_t w = 0; w < workers; ++w) {
-    if (w != me) receives.push_back({w, 1, whole_.data() + capacity * static_cast<size_t>(w), capacity});
+    if (w != me) receives.push_back({w, 1, whole_.get() + capacity * static_cast<size_t>(w), capacity});
   }
   RETURN_IF_ERROR(transport_->Exchange(
       sends, receives, deadline, [&](size_t index) -> absl::StatusOr<std::vector<Transport::Transfer>> {
@@ -651,6 +655,10 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
   for (int32_t w = 0; w < workers; ++w) {
     sizes[w] = HeaderOf(w).payload_bytes;
     offsets[w] = total;
+    if (sizes[w] > SIZE_MAX - total) {
+      return absl::InvalidArgumentError(absl::StrCat("task ", task_name(w), " announced an all-gather block of ",
+                                                     sizes[w], " bytes, more than this process can hold"));
+    }
     total += sizes[w];
     if (sizes[w] > whole_max) {
       all_here = false;

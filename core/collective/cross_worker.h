@@ -220,7 +220,7 @@ class CrossWorker final : public Workers {
   std::string hashed_signature_;
   uint64_t signature_hash_ = 0;
   std::vector<char> received_;  // this worker's chunk of every worker's pack
-  std::vector<char> whole_;     // every worker's whole payload (ExchangeWhole), by worker
+  std::unique_ptr<char[]> whole_;  // every worker's whole payload (ExchangeWhole), by worker
   std::vector<char> result_;    // the reduced pack (accumulator layout)
   std::shared_ptr<Buffer> shared_result_;  // the same, where peers can read it in place
   uint64_t in_place_calls_ = 0;

@@ -420,6 +420,16 @@ TEST_P(CrossWorkerTest, BroadcastsBehindTheirHeaders) {
       }
     }
   });
+  // A job of one worker: its own bytes, through the same exchange with nobody.
+  RunWorkers(1, [&](CrossWorker& cross) {
+    std::vector<char> data(1000, 5);
+    ASSERT_TRUE(cross.Broadcast(data.data(), data.size(), 0, "broadcast int8[1000]", Deadline::AfterMs(30000)).ok());
+    EXPECT_EQ(data, std::vector<char>(1000, 5));
+    absl::StatusOr<CrossWorker::Gathered> gathered = cross.AllGather(data.data(), data.size(), "gather", Deadline::AfterMs(30000));
+    ASSERT_TRUE(gathered.ok()) << gathered.status();
+    ASSERT_EQ(gathered->blocks.size(), 1u);
+    EXPECT_EQ(std::vector<char>(gathered->blocks[0].begin(), gathered->blocks[0].end()), data);
+  });
 }
 
 TEST_P(CrossWorkerTest, ABroadcastDisagreementLeavesNothingInFlight) {
