@@ -67,7 +67,7 @@ const char* CrossWorker::KindName(uint32_t kind) {
 }
 
 CrossWorker::CrossWorker(std::unique_ptr<Transport> transport)
-    : transport_(std::move(transport)) {
+    : transport_(std::move(transport)), pipelining_(transport_->pipelining()) {
   headers_.resize(kBlockBytes * static_cast<size_t>(transport_->size()));
 }
 
@@ -175,7 +175,7 @@ void CrossWorker::ReduceWholePacks(ReduceOp op, std::span<const Segment> segment
 }
 
 size_t CrossWorker::GatheredMaxBytes() const {
-  return transport_->pipelining().gathered_bytes * 2 / static_cast<size_t>(std::max(num_workers(), 2));
+  return pipelining_.gathered_bytes * 2 / static_cast<size_t>(std::max(num_workers(), 2));
 }
 
 absl::Status CrossWorker::GatheredAllReduce(ReduceOp op, const char* pack, size_t pack_bytes,
@@ -214,7 +214,7 @@ absl::Status CrossWorker::ReduceScatterAllGather(ReduceOp op, const char* pack, 
   const int32_t workers = num_workers();
   const int32_t me = worker();
   const size_t peers = static_cast<size_t>(workers - 1);
-  const ScatterCut cut(pack_bytes, workers, transport_->pipelining());
+  const ScatterCut cut(pack_bytes, workers, pipelining_);
   const size_t frame_bytes = cut.frame_bytes();
   const size_t mine = cut.size(me);
   const size_t lo = cut.begin(me);
@@ -375,11 +375,7 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
         if (index + 1 < receives.size()) return std::vector<Transport::Transfer>{};
         absl::Status agreed = CheckHeaders();
         for (int32_t w = 0; w < workers && !agreed.ok(); ++w) {
-          const Header theirs = HeaderOf(w);
-          if ((theirs.kind == static_cast<uint32_t>(Kind::kAllReduce) && theirs.payload_bytes > kInlineBytes) ||
-              theirs.kind == static_cast<uint32_t>(Kind::kAllReduceGathered)) {
-            return agreed;
-          }
+          if (InCopyingAllReduce(HeaderOf(w))) return agreed;
         }
         return std::vector<Transport::Transfer>{};
       }));
@@ -399,7 +395,7 @@ absl::StatusOr<bool> CrossWorker::InPlaceAllReduce(ReduceOp op, const char* pack
   packs[me] = pack;
   results[me] = result;
 
-  const ScatterCut cut(pack_bytes, workers, transport_->pipelining());
+  const ScatterCut cut(pack_bytes, workers, pipelining_);
   const size_t lo = cut.begin(me);
   const size_t hi = lo + cut.size(me);
   if (unreadable.empty() && lo < hi) {
@@ -436,8 +432,7 @@ size_t CrossWorker::WholeCapacity() const {
   // A receive may be longer than its message, and a peer in the reduce-scatter (a larger
   // pack) sends its first frame on channel 1 too: room for either, so that a disagreement
   // is found in the headers, never as a message too long for its receive.
-  const Transport::Pipelining pipelining = transport_->pipelining();
-  return std::max(pipelining.gathered_bytes, pipelining.first_bytes);
+  return std::max(pipelining_.gathered_bytes, pipelining_.first_bytes);
 }
 
 const char* CrossWorker::WholeOf(int32_t w) const { return whole_.get() + WholeCapacity() * static_cast<size_t>(w); }
@@ -511,7 +506,7 @@ absl::StatusOr<int32_t> CrossWorker::Signal(int32_t channel, char flag, const De
 
 char* CrossWorker::WritePlacedHeader(Kind kind, const std::string& signature, size_t payload_bytes,
                                      const SharedPlaces& places) {
-  char* own = headers_.data() + kBlockBytes * static_cast<size_t>(worker());
+  char* own = OwnBlock();
   WriteHeader(kind, signature, nullptr, payload_bytes, false, own);
   std::memcpy(own + sizeof(Header), &places, sizeof places);
   return own;
@@ -570,7 +565,7 @@ absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const
     }
     return sends;
   }
-  const ScatterCut cut(HeaderOf(me).payload_bytes, workers, transport_->pipelining());
+  const ScatterCut cut(HeaderOf(me).payload_bytes, workers, pipelining_);
   for (int32_t w = 0; w < workers; ++w) {
     if (w == me) continue;
     for (size_t p = 1; p < cut.pieces(cut.size(w)); ++p) {  // the later pieces of w's chunk
@@ -581,16 +576,19 @@ absl::StatusOr<std::vector<Transport::Transfer>> CrossWorker::AfterHeaders(const
   return sends;
 }
 
+bool CrossWorker::InCopyingAllReduce(const Header& header) const {
+  const bool scattering = header.kind == static_cast<uint32_t>(Kind::kAllReduce) && header.payload_bytes > kInlineBytes;
+  const bool gathering =
+      header.kind == static_cast<uint32_t>(Kind::kAllReduceGathered) && header.payload_bytes <= GatheredMaxBytes();
+  return header.magic == kMagic && (scattering || gathering);
+}
+
 bool CrossWorker::AllInCopyingAllReduces() const {
   // A worker in another kind of call, or in an all-reduce small enough for the headers,
   // posted nothing past its header and sends no frame, and a malformed header says
   // nothing to trust: such a worker's peers must not wait for a frame that never comes.
   for (int32_t w = 0; w < num_workers(); ++w) {
-    const Header theirs = HeaderOf(w);
-    const bool scattering = theirs.kind == static_cast<uint32_t>(Kind::kAllReduce) && theirs.payload_bytes > kInlineBytes;
-    const bool gathering =
-        theirs.kind == static_cast<uint32_t>(Kind::kAllReduceGathered) && theirs.payload_bytes <= GatheredMaxBytes();
-    if (theirs.magic != kMagic || !(scattering || gathering)) return false;
+    if (!InCopyingAllReduce(HeaderOf(w))) return false;
   }
   return true;
 }
@@ -601,7 +599,7 @@ void CrossWorker::AppendDrainSends(int32_t w, std::vector<Transport::Transfer>* 
   // which this worker's header and first message (frame or pack) have met.
   if (theirs.kind != static_cast<uint32_t>(Kind::kAllReduce)) return;
   // Peer w's cut, from its pack size: what it posted beyond the first frames.
-  const ScatterCut cut(theirs.payload_bytes, num_workers(), transport_->pipelining());
+  const ScatterCut cut(theirs.payload_bytes, num_workers(), pipelining_);
   for (size_t p = 1; p < cut.pieces(cut.size(w)); ++p) {  // the later pieces of w's chunk
     sends->push_back({w, static_cast<int32_t>(1 + p), nullptr, 0});
   }
@@ -633,7 +631,7 @@ absl::StatusOr<CrossWorker::Gathered> CrossWorker::AllGather(const void* data, s
   // in memory its peers map (shared memory, the library's tensors from 64 KiB); such blocks
   // are then copied straight out of their owners' memory, or else travel in a second
   // exchange.
-  const size_t whole_max = transport_->pipelining().gathered_bytes;
+  const size_t whole_max = pipelining_.gathered_bytes;
   const bool fits = bytes <= kInlineBytes;
   const bool whole = !fits && bytes <= whole_max;
   if (fits) {
@@ -773,7 +771,7 @@ absl::Status CrossWorker::Broadcast(void* data, size_t bytes, int32_t root,
     copy_at_root();
     return transport_->Broadcast(data, bytes, root, deadline);
   }
-  if (!small && bytes <= transport_->pipelining().gathered_bytes) {
+  if (!small && bytes <= pipelining_.gathered_bytes) {
     // The root's bytes travel right behind its header: one message each way.
     WriteHeader(Kind::kBroadcastWhole, described, nullptr, bytes, false, OwnBlock());
     const bool sending = worker() == root;

@@ -202,6 +202,9 @@ class CrossWorker final : public Workers {
   // Whether every worker's header in headers_ is a copying all-reduce's (the gathered or
   // the reduce-scatter protocol), whose peers can drain each other after a disagreement.
   bool AllInCopyingAllReduces() const;
+  // Whether `header` is a copying all-reduce's: its worker sends a first frame or its
+  // whole pack right behind it.
+  bool InCopyingAllReduce(const Header& header) const;
   // Appends the empty messages that answer every receive peer w posted past its header and
   // first message (w in the reduce-scatter: its cut follows from its pack size).
   void AppendDrainSends(int32_t w, std::vector<Transport::Transfer>* sends) const;
@@ -212,6 +215,7 @@ class CrossWorker final : public Workers {
   absl::StatusOr<std::vector<Transport::Transfer>> AfterHeaders(const char* pack, absl::Status* disagreement);
 
   std::unique_ptr<Transport> transport_;
+  const Transport::Pipelining pipelining_;  // the transport's, fixed for its life
   uint64_t sequence_ = 0;
   std::vector<char> headers_;   // num_workers blocks of kBlockBytes
   // The last signature WriteHeader hashed, and its hash: a training loop makes the same
