@@ -373,7 +373,10 @@ absl::StatusOr<std::optional<Value>> Update(Strategy& strategy, const Value& var
   std::shared_ptr<Strategy> self = strategy.shared_from_this();
   std::vector<std::optional<Value>> results;
   for (int32_t i = 0; i < copies; ++i) {
-    const Value target = copies == 1 ? variable : Value::VariableComponent(state, i);
+    // fn gets each copy, as TF's update passes each device's variable: a distributed
+    // variable's one copy on this worker too (assigning it must not aggregate again).
+    const bool whole = copies == 1 && (variable.component_index() >= 0 || !variable.is_distributed());
+    const Value target = whole ? variable : Value::VariableComponent(state, i);
     std::vector<Value> unwrapped;
     for (const Value& arg : args) {
       if (arg.kind() == ValueKind::kMirrored) {
@@ -422,7 +425,9 @@ absl::StatusOr<Value> DistributeValuesFromFunction(Strategy& strategy, ValueFn f
     }
     components.push_back(**tensor);
   }
-  if (components.size() == 1) return Value(components.front());
+  // A lone replica's value is the value itself, unless other workers hold replicas too
+  // (TF wraps it then, as run's results: a cross-replica reduction must span every worker).
+  if (components.size() == 1 && strategy.num_workers() == 1) return Value(components.front());
   return Value::PerReplica(std::move(components));
 }
 

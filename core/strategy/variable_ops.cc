@@ -68,7 +68,9 @@ absl::Status AssignInReplicaContext(ReplicaContext& context, Variable& variable,
   if (variable.kind() == ValueKind::kSyncOnReadVariable) {
     return ApplyToCopy(variable, context.replica_id(), value, kind);
   }
-  if (context.num_replicas() == 1) return ApplyToCopy(variable, 0, value, kind);
+  // One replica in the whole job: nothing to aggregate. The job's count, not this
+  // worker's: a multi-worker replica alone on its worker still has peers elsewhere.
+  if (context.num_replicas_in_sync() == 1) return ApplyToCopy(variable, 0, value, kind);
   RETURN_IF_ERROR(variable.CheckCompatible(value));
   ASSIGN_OR_RETURN(const std::vector<Tensor> aggregated,
                    AggregateAcrossReplicas(context, variable, std::span<const Tensor>(&value, 1),
@@ -275,6 +277,24 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
   return created;
 }
 
+namespace {
+
+// The copy of the job's first replica: this process's first copy, or under
+// MultiWorkerMirrored the chief's, sent to every worker (each worker's own first copy
+// would make the workers read different values).
+absl::StatusOr<Tensor> ReadFirstReplicaCopy(const Variable& variable) {
+  const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable);
+  if (multi_worker == nullptr) return variable.Snapshot(0);
+  ASSIGN_OR_RETURN(Tensor first, variable.Snapshot(0));
+  ASSIGN_OR_RETURN(first, first.OnHost());
+  RETURN_IF_ERROR(multi_worker->workers().Broadcast(
+      first.byte_size() > 0 ? first.data() : nullptr, first.byte_size(), 0,
+      absl::StrCat("read of SyncOnReadVariable ", Quoted(variable.name())), multi_worker->NewDeadline()));
+  return first;
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   if (!value.is_variable()) {
     return absl::InvalidArgumentError(
@@ -282,19 +302,20 @@ absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   }
   const Variable& variable = *value.variable();
   if (value.component_index() >= 0) return variable.Snapshot(value.component_index());
-  const bool across_workers = variable.kind() == ValueKind::kSyncOnReadVariable &&
-                              MultiWorkerStrategyOf(variable) != nullptr;
-  if (variable.num_copies() == 1 && !across_workers) return variable.Snapshot(0);
+  // A SyncOnRead variable's cross-replica value follows its aggregation whatever its copy
+  // count: with one copy NONE is still refused, and other workers' copies still count.
+  const bool sync_on_read = variable.kind() == ValueKind::kSyncOnReadVariable;
+  if (variable.num_copies() == 1 && !sync_on_read) return variable.Snapshot(0);
   ThreadContext& thread = ThreadContext::Current();
   if (ReplicaContext* context = thread.replica_context();
       context != nullptr && context->strategy().id() == variable.strategy_id() &&
       context->replica_id() < variable.num_copies()) {
     return variable.Snapshot(context->replica_id());
   }
-  if (variable.kind() != ValueKind::kSyncOnReadVariable) return variable.Snapshot(0);
+  if (!sync_on_read) return variable.Snapshot(0);
   switch (variable.aggregation()) {
     case VariableAggregation::kOnlyFirstReplica:
-      return variable.Snapshot(0);
+      return ReadFirstReplicaCopy(variable);
     case VariableAggregation::kNone:
       return absl::InvalidArgumentError(absl::StrCat(
           "SyncOnReadVariable ", Quoted(variable.name()),

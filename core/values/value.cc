@@ -75,7 +75,10 @@ absl::StatusOr<Value> Value::Component(int32_t index) const {
                                               " has ", count, " component(s)"));
   }
   if (variable_ == nullptr) return Value(components_[static_cast<size_t>(index)]);
-  if (component_ >= 0 || variable_->num_copies() == 1) return *this;
+  // A distributed variable's component is its copy even when this process holds only one:
+  // under MultiWorkerMirrored the other workers hold the others, so the copy and the
+  // variable read (and assign) differently.
+  if (component_ >= 0 || !is_distributed()) return *this;
   return VariableComponent(variable_, index);
 }
 

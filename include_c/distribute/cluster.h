@@ -179,8 +179,8 @@ DIST_API void dist_cluster_destroy(dist_cluster_t* cluster);
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_rpc_layer(const dist_cluster_t* cluster,
                                                              const char** out_rpc_layer);
 
-/* TF_CONFIG's "environment" (TFConfigClusterResolver.environment), e.g. "cloud"; "" when
- * it has none. The string is owned by the cluster and valid while it lives.
+/* TF_CONFIG's "environment", e.g. "cloud"; "" when it has none. (TF's RunConfig reads this
+ * key; TFConfigClusterResolver.environment only returns what its constructor was given.) The string is owned by the cluster and valid while it lives.
  * Errors: DIST_INVALID_ARGUMENT for a NULL argument.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_environment(const dist_cluster_t* cluster,
