@@ -11,11 +11,20 @@ for jar in junit-platform-console-standalone.jar junit-jupiter-api.jar opentest4
   [[ -f "$J/$jar" ]] || { echo "test-java: $J/$jar missing (scripts/install-deps.sh installs junit5)" >&2; exit 1; }
 done
 "$root/bindings/java/build.sh" "$out" >/dev/null
+# The fake GPU plugin (tests/gpu_fake) beside libdistribute: TypedReadTest runs a child JVM
+# on it to check that reads of device memory are refused. A CMake build tree that lacks it
+# builds it here (one small target); without it the suite fails.
+libdir="$(cd "$(pkg-config --variable=libdir distribute)" && pwd)"
+fake="$libdir/libdist_fake_gpu.so"
+if [[ ! -f "$fake" && -f "$libdir/../CMakeCache.txt" ]]; then
+  cmake --build "$libdir/.." --target dist_fake_gpu >/dev/null
+fi
+[[ -f "$fake" ]] || { echo "test-java: $fake missing (cmake --build <build dir> --target dist_fake_gpu)" >&2; exit 1; }
 rm -rf "$out/test-classes" && mkdir -p "$out/test-classes"
 javac -Xlint:all -Xlint:-try -Werror -d "$out/test-classes" \
   -cp "$out/distribute.jar:$J/junit-jupiter-api.jar:$J/opentest4j.jar:$J/apiguardian-api.jar" \
   "$root"/tests/java/org/distribute/tests/*.java
-export DIST_JAVA_ROOT="$root" DIST_JAVA_OUT="$out"
+export DIST_JAVA_ROOT="$root" DIST_JAVA_OUT="$out" DIST_JAVA_FAKE_GPU="$fake"
 java -Xcheck:jni -Xss4m -Djava.library.path="$out" -jar "$J/junit-platform-console-standalone.jar" \
   -cp "$out/distribute.jar:$out/test-classes" --scan-classpath "$out/test-classes" \
   --fail-if-no-tests --disable-banner --disable-ansi-colors --details=tree ${DIST_JAVA_TEST_ARGS:-} \

@@ -1,8 +1,10 @@
 /* The hand-written part of the Java binding's JNI glue: the status -> exception mapping,
  * thread attachment, callbacks (every callback kind of the C API) and the functions that
- * take arrays or raw memory. Adds no logic of its own: every call is one C call. */
+ * take arrays or raw memory. Adds no logic of its own beyond the checks every binding
+ * makes before it reads a tensor's memory (the dtype of a typed read, host memory). */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "jni_common.h"
 
@@ -604,27 +606,99 @@ NATIVE(jlongArray, tensorShape)(JNIEnv* env, jclass cls, jlong tensor) {
   return r;
 }
 
-/* A direct ByteBuffer over the tensor's memory (no copy), valid while the tensor lives. */
+/* Throws a DistributeException with `code` and `message` (a check made by the binding,
+ * not the library: dist_last_error_message() is not this failure's). */
+static void throw_code(JNIEnv* env, dist_status_t code, const char* message) {
+  jstring jmsg = (*env)->NewStringUTF(env, message);
+  if (!jmsg) return;
+  jobject ex = (*env)->NewObject(env, g_exception_class, g_exception_ctor, (jint)code, jmsg);
+  if (ex) (*env)->Throw(env, (jthrowable)ex);
+}
+
+/* The Java method reading a tensor of `dtype` (0: the byte reads). */
+static const char* read_name(dist_dtype_t dtype) {
+  switch (dtype) {
+    case DIST_FLOAT32: return "toFloatArray";
+    case DIST_FLOAT64: return "toDoubleArray";
+    case DIST_INT32: return "toIntArray";
+    case DIST_INT64: return "toLongArray";
+    default: return "toByteArray";
+  }
+}
+
+/* 1 when the tensor's buffer is host memory (its device is a CPU); otherwise throws a
+ * DistributeException (FAILED_PRECONDITION for device memory, as the Go and Rust bindings
+ * answer) and returns 0. Java must never read device memory: a GPU pointer faults. */
+static int host_only(JNIEnv* env, const dist_value_t* t, const char* op) {
+  const char* name = NULL;
+  dist_status_t st = dist_tensor_device(t, &name);
+  CHECK_OR(st, 0);
+  dist_device_t* device = NULL;
+  st = dist_device_parse(name, &device);
+  CHECK_OR(st, 0);
+  dist_device_type_t type = 0;
+  st = dist_device_type(device, &type);
+  if (st != DIST_OK) {
+    dj_throw_status(env, st);
+    dist_device_destroy(device);
+    return 0;
+  }
+  if (type == DIST_DEVICE_CPU) {
+    dist_device_destroy(device);
+    return 1;
+  }
+  char msg[512];
+  snprintf(msg, sizeof msg,
+           "Tensor.%s: the tensor is on %s, in device memory, which Java cannot read: "
+           "copy it to the host first (copyToDevice(\"CPU:0\"))",
+           op, name ? name : "?");
+  dist_device_destroy(device);  /* `name` is the tensor's, still valid */
+  throw_code(env, DIST_FAILED_PRECONDITION, msg);
+  return 0;
+}
+
+/* A direct ByteBuffer over the tensor's memory (no copy), valid while the tensor lives.
+ * A tensor in device memory is refused (the buffer would point at GPU memory). */
 NATIVE(jobject, tensorData)(JNIEnv* env, jclass cls, jlong tensor) {
   (void)cls;
+  const dist_value_t* t = (const dist_value_t*)(intptr_t)tensor;
   void* data = NULL;
   size_t size = 0;
-  dist_status_t st = dist_tensor_data((const dist_value_t*)(intptr_t)tensor, &data);
+  if (!host_only(env, t, "data")) return NULL;
+  dist_status_t st = dist_tensor_data(t, &data);
   CHECK_OR(st, NULL);
-  st = dist_tensor_byte_size((const dist_value_t*)(intptr_t)tensor, &size);
+  st = dist_tensor_byte_size(t, &size);
   CHECK_OR(st, NULL);
   static char empty;
   return (*env)->NewDirectByteBuffer(env, data ? data : &empty, (jlong)size);
 }
 
-/* Copies the tensor's bytes straight into a primitive array (one copy). */
-NATIVE(void, tensorCopyTo)(JNIEnv* env, jclass cls, jlong tensor, jobject array, jlong byte_size) {
+/* Copies the tensor's bytes straight into a primitive array (one copy). `dtype` is the
+ * dtype the array's element type stands for (0: any, the byte reads): another dtype is
+ * INVALID_ARGUMENT naming both, checked before anything is read, as the Go and Rust
+ * bindings do; a tensor in device memory is FAILED_PRECONDITION. */
+NATIVE(void, tensorCopyTo)(JNIEnv* env, jclass cls, jlong tensor, jint dtype, jobject array, jlong byte_size) {
   (void)cls;
+  const dist_value_t* t = (const dist_value_t*)(intptr_t)tensor;
+  const char* op = read_name((dist_dtype_t)dtype);
+  dist_dtype_t actual = 0;
+  dist_status_t st = dist_tensor_dtype(t, &actual);
+  CHECK_OR(st);
+  if (dtype != 0 && actual != (dist_dtype_t)dtype) {
+    char msg[256];
+    const char* have = dist_dtype_name(actual);
+    const char* want = dist_dtype_name((dist_dtype_t)dtype);
+    snprintf(msg, sizeof msg, "Tensor.%s: the tensor is %s, asked for %s", op, have ? have : "?",
+             want ? want : "?");
+    throw_code(env, DIST_INVALID_ARGUMENT, msg);
+    return;
+  }
+  if (!host_only(env, t, op)) return;
   void* data = NULL;
   size_t size = 0;
-  dist_status_t st = dist_tensor_data((const dist_value_t*)(intptr_t)tensor, &data);
+  st = dist_tensor_data(t, &data);
   CHECK_OR(st);
-  st = dist_tensor_byte_size((const dist_value_t*)(intptr_t)tensor, &size);
+  st = dist_tensor_byte_size(t, &size);
   CHECK_OR(st);
   if ((size_t)byte_size != size) {
     dj_throw_illegal(env, "array size does not match the tensor's byte size");

@@ -24,7 +24,7 @@ final class NativeHand {
   static native long tensorWrap(int dtype, long[] shape, ByteBuffer buffer, String device, Object keep);
   static native long[] tensorShape(long tensor);
   static native ByteBuffer tensorData(long tensor);
-  static native void tensorCopyTo(long tensor, Object array, long byteSize);
+  static native void tensorCopyTo(long tensor, int dtype, Object array, long byteSize);
   static native long datasetFromTensorSlices(long[] components);
   static native long datasetFromGenerator(Object state, int numComponents);
   static native long datasetMap(long dataset, Object state, int numOutputs, int numParallelCalls);

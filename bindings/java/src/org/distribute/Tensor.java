@@ -74,16 +74,72 @@ public final class Tensor extends Value {
   public long byteSize() { return NativeGen.tensorByteSize(h()); }
   public String device() { return NativeGen.tensorDevice(h()); }
 
-  /** A view of the tensor's memory, native order, no copy: valid while the tensor is open. */
+  /**
+   * A view of the tensor's memory, native order, no copy: valid while the tensor is open.
+   * A tensor in device memory (a GPU's) is refused with a {@link DistributeException}
+   * FAILED_PRECONDITION: copy it to the host first ({@code copyToDevice("CPU:0")}).
+   */
   public ByteBuffer data() {
     return NativeHand.tensorData(h()).order(ByteOrder.nativeOrder());
   }
 
-  public float[] toFloatArray() { float[] a = new float[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 4L * a.length); return a; }
-  public double[] toDoubleArray() { double[] a = new double[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 8L * a.length); return a; }
-  public int[] toIntArray() { int[] a = new int[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 4L * a.length); return a; }
-  public long[] toLongArray() { long[] a = new long[(int) numElements()]; NativeHand.tensorCopyTo(h(), a, 8L * a.length); return a; }
-  public byte[] toByteArray() { byte[] a = new byte[(int) byteSize()]; NativeHand.tensorCopyTo(h(), a, a.length); return a; }
+  /*
+   * The typed reads copy a host tensor's elements into a new array. Each checks, in the one
+   * native call that copies, that the tensor's dtype is the array's (FLOAT32 for float[],
+   * FLOAT64 for double[], INT32 for int[], INT64 for long[]; nothing is converted) and that
+   * the tensor is in host memory, as the Go and Rust bindings do: another dtype is a
+   * DistributeException INVALID_ARGUMENT naming both dtypes, a tensor in device memory a
+   * DistributeException FAILED_PRECONDITION (copy it to the host first).
+   */
+
+  /** The elements of a FLOAT32 host tensor. */
+  public float[] toFloatArray() {
+    float[] a = new float[elements(4)];
+    NativeHand.tensorCopyTo(h(), DType.FLOAT32.code(), a, 4L * a.length);
+    return a;
+  }
+
+  /** The elements of a FLOAT64 host tensor. */
+  public double[] toDoubleArray() {
+    double[] a = new double[elements(8)];
+    NativeHand.tensorCopyTo(h(), DType.FLOAT64.code(), a, 8L * a.length);
+    return a;
+  }
+
+  /** The elements of an INT32 host tensor. */
+  public int[] toIntArray() {
+    int[] a = new int[elements(4)];
+    NativeHand.tensorCopyTo(h(), DType.INT32.code(), a, 4L * a.length);
+    return a;
+  }
+
+  /** The elements of an INT64 host tensor. */
+  public long[] toLongArray() {
+    long[] a = new long[elements(8)];
+    NativeHand.tensorCopyTo(h(), DType.INT64.code(), a, 8L * a.length);
+    return a;
+  }
+
+  /** The bytes of a host tensor of any dtype (native byte order); device memory is refused. */
+  public byte[] toByteArray() {
+    byte[] a = new byte[elements(0)];
+    NativeHand.tensorCopyTo(h(), 0, a, a.length);
+    return a;
+  }
+
+  /**
+   * The length of the array a read needs: the element count ({@code elementSize} 0: the byte
+   * size). A mismatched element size is left to the native dtype check, which names both.
+   */
+  private int elements(int elementSize) {
+    long n = elementSize == 0 ? byteSize() : numElements();
+    if (elementSize != 0 && n * elementSize != byteSize()) return 0;
+    if (n > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("the tensor has " + n + (elementSize == 0 ? " bytes" : " elements")
+          + ": more than a Java array holds; read it through data()");
+    }
+    return (int) n;
+  }
 
   public float scalarFloat() { return NativeGen.tensorScalarFloat32(h()); }
   public double scalarDouble() { return NativeGen.tensorScalarFloat64(h()); }
