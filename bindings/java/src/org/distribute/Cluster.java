@@ -1,9 +1,11 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /** A cluster spec and the current task (TF_CONFIG). */
 public final class Cluster extends Handle {
   Cluster(long handle) {
-    super(handle, true);
+    super(handle, true, NativeGen::clusterDestroy);
   }
 
   public Cluster() {
@@ -40,27 +42,22 @@ public final class Cluster extends Handle {
     return new Cluster(NativeGen.clusterFromStatefulset(podName, service, replicas, port));
   }
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.clusterDestroy(handle);
-  }
-
-  public Cluster addTask(String job, int index, String address) { NativeGen.clusterAddTask(h(), job, index, address); return this; }
-  public Cluster setTask(String job, int index) { NativeGen.clusterSetTask(h(), job, index); return this; }
-  public String taskType() { return NativeGen.clusterTaskType(h()); }
-  public int taskIndex() { return NativeGen.clusterTaskIndex(h()); }
-  public boolean isChief() { return NativeGen.clusterIsChief(h()) != 0; }
-  public int numWorkers() { return NativeGen.clusterNumWorkers(h()); }
-  public int numTasks(String job) { return NativeGen.clusterNumTasks(h(), job); }
-  public int taskIndexAt(String job, int position) { return NativeGen.clusterTaskIndexAt(h(), job, position); }
-  public String taskAddress(String job, int index) { return NativeGen.clusterTaskAddress(h(), job, index); }
+  public Cluster addTask(String job, int index, String address) { try { NativeGen.clusterAddTask(h(), job, index, address); return this; } finally { reachabilityFence(this); } }
+  public Cluster setTask(String job, int index) { try { NativeGen.clusterSetTask(h(), job, index); return this; } finally { reachabilityFence(this); } }
+  public String taskType() { try { return NativeGen.clusterTaskType(h()); } finally { reachabilityFence(this); } }
+  public int taskIndex() { try { return NativeGen.clusterTaskIndex(h()); } finally { reachabilityFence(this); } }
+  public boolean isChief() { try { return NativeGen.clusterIsChief(h()) != 0; } finally { reachabilityFence(this); } }
+  public int numWorkers() { try { return NativeGen.clusterNumWorkers(h()); } finally { reachabilityFence(this); } }
+  public int numTasks(String job) { try { return NativeGen.clusterNumTasks(h(), job); } finally { reachabilityFence(this); } }
+  public int taskIndexAt(String job, int position) { try { return NativeGen.clusterTaskIndexAt(h(), job, position); } finally { reachabilityFence(this); } }
+  public String taskAddress(String job, int index) { try { return NativeGen.clusterTaskAddress(h(), job, index); } finally { reachabilityFence(this); } }
   /** TF_CONFIG's "rpc_layer" (e.g. "grpc"); "" when it has none or for a cluster built with {@link #Cluster()}. */
-  public String rpcLayer() { return NativeGen.clusterRpcLayer(h()); }
+  public String rpcLayer() { try { return NativeGen.clusterRpcLayer(h()); } finally { reachabilityFence(this); } }
   /** TF_CONFIG's "environment" (e.g. "cloud"); "" when it has none. */
-  public String environment() { return NativeGen.clusterEnvironment(h()); }
+  public String environment() { try { return NativeGen.clusterEnvironment(h()); } finally { reachabilityFence(this); } }
   /**
    * TFConfigClusterResolver.master(): the current task's address, "rpc_layer://host:port" with an
    * rpc layer, "host:port" without; "" for a single-task cluster or no current task.
    */
-  public String master() { return NativeGen.clusterMaster(h()); }
+  public String master() { try { return NativeGen.clusterMaster(h()); } finally { reachabilityFence(this); } }
 }

@@ -1,5 +1,7 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /**
  * The coordinator of TF 2 parameter-server training (dist_coordinator_t, TF's
  * ClusterCoordinator), created on the chief over a ParameterServerStrategy. Worker and ps
@@ -8,12 +10,15 @@ package org.distribute;
  */
 public final class Coordinator extends Handle {
   public Coordinator(Strategy strategy) {
-    super(NativeGen.coordinatorCreate(Handle.h(strategy)), true);
+    super(create(strategy), true, NativeGen::coordinatorDestroy);
   }
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.coordinatorDestroy(handle);
+  private static long create(Strategy strategy) {
+    try {
+      return NativeGen.coordinatorCreate(Handle.h(strategy));
+    } finally {
+      reachabilityFence(strategy);
+    }
   }
 
   /** Registers closure function {@code name} in this process; kept until unregistered. */
@@ -34,23 +39,38 @@ public final class Coordinator extends Handle {
 
   /** Schedules registered closure {@code function} with {@code args} (may be null). */
   public RemoteValue schedule(String function, ClosureArgs args) {
-    return new RemoteValue(NativeGen.coordinatorSchedule(h(), function, Handle.h(args)));
+    try {
+      return new RemoteValue(NativeGen.coordinatorSchedule(h(), function, Handle.h(args)), this);
+    } finally {
+      reachabilityFence(this);
+      reachabilityFence(args);
+    }
   }
 
-  public void join() { NativeGen.coordinatorJoin(h()); }
+  public void join() { try { NativeGen.coordinatorJoin(h()); } finally { reachabilityFence(this); } }
 
-  public boolean done() { return NativeGen.coordinatorDone(h()) != 0; }
+  public boolean done() { try { return NativeGen.coordinatorDone(h()) != 0; } finally { reachabilityFence(this); } }
 
-  public int numWorkers() { return NativeGen.coordinatorNumWorkers(h()); }
+  public int numWorkers() { try { return NativeGen.coordinatorNumWorkers(h()); } finally { reachabilityFence(this); } }
 
   /** A per-worker dataset distributed as distribute_dataset does (options may be null). */
   public PerWorker createPerWorkerDataset(String datasetFunction, InputOptions options) {
-    return new PerWorker(NativeGen.coordinatorCreatePerWorkerDataset(h(), datasetFunction, Handle.h(options)));
+    try {
+      return new PerWorker(NativeGen.coordinatorCreatePerWorkerDataset(h(), datasetFunction, Handle.h(options)), this);
+    } finally {
+      reachabilityFence(this);
+      reachabilityFence(options);
+    }
   }
 
   /** A per-worker dataset as distribute_datasets_from_function makes it (options may be null). */
   public PerWorker createPerWorkerDatasetFromFunction(String datasetFunction, InputOptions options) {
-    return new PerWorker(
-        NativeGen.coordinatorCreatePerWorkerDatasetFromFunction(h(), datasetFunction, Handle.h(options)));
+    try {
+      return new PerWorker(
+          NativeGen.coordinatorCreatePerWorkerDatasetFromFunction(h(), datasetFunction, Handle.h(options)), this);
+    } finally {
+      reachabilityFence(this);
+      reachabilityFence(options);
+    }
   }
 }

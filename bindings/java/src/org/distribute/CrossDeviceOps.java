@@ -1,9 +1,11 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /** How a MirroredStrategy reduces across devices. */
 public final class CrossDeviceOps extends Handle {
   CrossDeviceOps(long handle) {
-    super(handle, true);
+    super(handle, true, NativeGen::crossDeviceOpsDestroy);
   }
 
   public static CrossDeviceOps reductionToOneDevice(String device) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateReductionToOneDevice(device)); }
@@ -12,10 +14,5 @@ public final class CrossDeviceOps extends Handle {
   /** NcclAllReduce; only a strategy over GPU replicas accepts it. */
   public static CrossDeviceOps ncclAllReduce(int numPacks) { return new CrossDeviceOps(NativeGen.crossDeviceOpsCreateNcclAllReduce(numPacks)); }
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.crossDeviceOpsDestroy(handle);
-  }
-
-  public CrossDeviceOpsKind kind() { return CrossDeviceOpsKind.of(NativeGen.crossDeviceOpsKind(h())); }
+  public CrossDeviceOpsKind kind() { try { return CrossDeviceOpsKind.of(NativeGen.crossDeviceOpsKind(h())); } finally { reachabilityFence(this); } }
 }

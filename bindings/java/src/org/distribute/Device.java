@@ -1,9 +1,11 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /** A parsed device name. */
 public final class Device extends Handle {
   Device(long handle) {
-    super(handle, true);
+    super(handle, true, NativeGen::deviceDestroy);
   }
 
   public static Device parse(String name) { return new Device(NativeGen.deviceParse(name)); }
@@ -13,15 +15,10 @@ public final class Device extends Handle {
   public static void setLogicalCpuDeviceCount(int count) { NativeGen.setLogicalCpuDeviceCount(count); }
   public static String gpuUnavailableReason() { return NativeGen.gpuUnavailableReason(); }
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.deviceDestroy(handle);
-  }
-
-  public String name() { return NativeGen.deviceName(h()); }
-  public String job() { return NativeGen.deviceJob(h()); }
-  public int replica() { return NativeGen.deviceReplica(h()); }
-  public int task() { return NativeGen.deviceTask(h()); }
-  public DeviceType type() { return DeviceType.of(NativeGen.deviceType(h())); }
-  public int index() { return NativeGen.deviceIndex(h()); }
+  public String name() { try { return NativeGen.deviceName(h()); } finally { reachabilityFence(this); } }
+  public String job() { try { return NativeGen.deviceJob(h()); } finally { reachabilityFence(this); } }
+  public int replica() { try { return NativeGen.deviceReplica(h()); } finally { reachabilityFence(this); } }
+  public int task() { try { return NativeGen.deviceTask(h()); } finally { reachabilityFence(this); } }
+  public DeviceType type() { try { return DeviceType.of(NativeGen.deviceType(h())); } finally { reachabilityFence(this); } }
+  public int index() { try { return NativeGen.deviceIndex(h()); } finally { reachabilityFence(this); } }
 }

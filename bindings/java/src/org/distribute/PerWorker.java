@@ -1,16 +1,17 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /** A per-worker dataset or iterator of a {@link Coordinator} (dist_per_worker_t). */
 public final class PerWorker extends Handle {
-  PerWorker(long handle) {
-    super(handle, true);
-  }
+  /** Keeps the coordinator reachable: its release drops the workers' resources. */
+  private final Coordinator coordinator;
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.perWorkerDestroy(handle);
+  PerWorker(long handle, Coordinator coordinator) {
+    super(handle, true, NativeGen::perWorkerDestroy);
+    this.coordinator = coordinator;
   }
 
   /** iter(per_worker_dataset): a fresh pass on every worker. */
-  public PerWorker makeIterator() { return new PerWorker(NativeGen.perWorkerMakeIterator(h())); }
+  public PerWorker makeIterator() { try { return new PerWorker(NativeGen.perWorkerMakeIterator(h()), coordinator); } finally { reachabilityFence(this); } }
 }

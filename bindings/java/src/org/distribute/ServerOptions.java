@@ -1,31 +1,28 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /** Options of a {@link Server} (setters return this). */
 public final class ServerOptions extends Handle {
   public ServerOptions() {
-    super(NativeGen.serverOptionsCreate(), true);
+    super(NativeGen.serverOptionsCreate(), true, NativeGen::serverOptionsDestroy);
   }
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.serverOptionsDestroy(handle);
-  }
-
-  public ServerOptions startupTimeoutMs(long ms) { NativeGen.serverOptionsSetStartupTimeoutMs(h(), ms); return this; }
-  public ServerOptions heartbeatIntervalMs(long ms) { NativeGen.serverOptionsSetHeartbeatIntervalMs(h(), ms); return this; }
-  public ServerOptions heartbeatTimeoutMs(long ms) { NativeGen.serverOptionsSetHeartbeatTimeoutMs(h(), ms); return this; }
+  public ServerOptions startupTimeoutMs(long ms) { try { NativeGen.serverOptionsSetStartupTimeoutMs(h(), ms); return this; } finally { reachabilityFence(this); } }
+  public ServerOptions heartbeatIntervalMs(long ms) { try { NativeGen.serverOptionsSetHeartbeatIntervalMs(h(), ms); return this; } finally { reachabilityFence(this); } }
+  public ServerOptions heartbeatTimeoutMs(long ms) { try { NativeGen.serverOptionsSetHeartbeatTimeoutMs(h(), ms); return this; } finally { reachabilityFence(this); } }
   /**
    * The job token every request between this job's servers carries: 16 to 1024 printable ASCII
    * characters without spaces, the same in every process of the job; null or "": DIST_JOB_TOKEN
    * from the environment (distrun sets one), or none. A malformed token is INVALID_ARGUMENT and
    * changes nothing.
    */
-  public ServerOptions jobToken(String token) { NativeGen.serverOptionsSetJobToken(h(), token); return this; }
+  public ServerOptions jobToken(String token) { try { NativeGen.serverOptionsSetJobToken(h(), token); return this; } finally { reachabilityFence(this); } }
   /**
    * Lets a job without a token run on non-loopback addresses (as DIST_ALLOW_UNAUTHENTICATED=1),
    * trusting everyone who can reach its ports; by default such a job runs only on loopback.
    */
-  public ServerOptions allowUnauthenticated(boolean allow) { NativeGen.serverOptionsSetAllowUnauthenticated(h(), allow ? 1 : 0); return this; }
+  public ServerOptions allowUnauthenticated(boolean allow) { try { NativeGen.serverOptionsSetAllowUnauthenticated(h(), allow ? 1 : 0); return this; } finally { reachabilityFence(this); } }
   /**
    * TLS for this task's server and its connection to the chief: this task's certificate chain
    * and its unencrypted private key (PEM files), and the CAs to trust (null or "": none; set,
@@ -35,7 +32,11 @@ public final class ServerOptions extends Handle {
    * key, a key without a certificate or a CA alone is INVALID_ARGUMENT here and changes nothing.
    */
   public ServerOptions tlsFiles(String certPath, String keyPath, String caPath) {
-    NativeGen.serverOptionsSetTlsFiles(h(), certPath, keyPath, caPath);
-    return this;
+    try {
+      NativeGen.serverOptionsSetTlsFiles(h(), certPath, keyPath, caPath);
+      return this;
+    } finally {
+      reachabilityFence(this);
+    }
   }
 }

@@ -1,5 +1,7 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -65,22 +67,28 @@ public final class Tensor extends Value {
   }
 
   /** This tensor as a new DLManagedTensor* (the caller calls its deleter). */
-  public long toDlpack() { return NativeGen.tensorToDlpack(h()); }
+  public long toDlpack() { try { return NativeGen.tensorToDlpack(h()); } finally { reachabilityFence(this); } }
 
-  public DType dtype() { return DType.of(NativeGen.tensorDtype(h())); }
-  public int rank() { return NativeGen.tensorRank(h()); }
-  public long[] shape() { return NativeHand.tensorShape(h()); }
-  public long numElements() { return NativeGen.tensorNumElements(h()); }
-  public long byteSize() { return NativeGen.tensorByteSize(h()); }
-  public String device() { return NativeGen.tensorDevice(h()); }
+  public DType dtype() { try { return DType.of(NativeGen.tensorDtype(h())); } finally { reachabilityFence(this); } }
+  public int rank() { try { return NativeGen.tensorRank(h()); } finally { reachabilityFence(this); } }
+  public long[] shape() { try { return NativeHand.tensorShape(h()); } finally { reachabilityFence(this); } }
+  public long numElements() { try { return NativeGen.tensorNumElements(h()); } finally { reachabilityFence(this); } }
+  public long byteSize() { try { return NativeGen.tensorByteSize(h()); } finally { reachabilityFence(this); } }
+  public String device() { try { return NativeGen.tensorDevice(h()); } finally { reachabilityFence(this); } }
 
   /**
    * A view of the tensor's memory, native order, no copy: valid while the tensor is open.
-   * A tensor in device memory (a GPU's) is refused with a {@link DistributeException}
+   * A tensor the program does not close keeps its memory while the view (or a slice or
+   * duplicate of it) is reachable, even when the Tensor object is not: the Cleaner releases
+   * it after both. A tensor in device memory (a GPU's) is refused with a {@link DistributeException}
    * FAILED_PRECONDITION: copy it to the host first ({@code copyToDevice("CPU:0")}).
    */
   public ByteBuffer data() {
-    return NativeHand.tensorData(h()).order(ByteOrder.nativeOrder());
+    try {
+      return keepWith(NativeHand.tensorData(h()).order(ByteOrder.nativeOrder()));
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /*
@@ -94,37 +102,57 @@ public final class Tensor extends Value {
 
   /** The elements of a FLOAT32 host tensor. */
   public float[] toFloatArray() {
-    float[] a = new float[elements(4)];
-    NativeHand.tensorCopyTo(h(), DType.FLOAT32.code(), a, 4L * a.length);
-    return a;
+    try {
+      float[] a = new float[elements(4)];
+      NativeHand.tensorCopyTo(h(), DType.FLOAT32.code(), a, 4L * a.length);
+      return a;
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** The elements of a FLOAT64 host tensor. */
   public double[] toDoubleArray() {
-    double[] a = new double[elements(8)];
-    NativeHand.tensorCopyTo(h(), DType.FLOAT64.code(), a, 8L * a.length);
-    return a;
+    try {
+      double[] a = new double[elements(8)];
+      NativeHand.tensorCopyTo(h(), DType.FLOAT64.code(), a, 8L * a.length);
+      return a;
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** The elements of an INT32 host tensor. */
   public int[] toIntArray() {
-    int[] a = new int[elements(4)];
-    NativeHand.tensorCopyTo(h(), DType.INT32.code(), a, 4L * a.length);
-    return a;
+    try {
+      int[] a = new int[elements(4)];
+      NativeHand.tensorCopyTo(h(), DType.INT32.code(), a, 4L * a.length);
+      return a;
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** The elements of an INT64 host tensor. */
   public long[] toLongArray() {
-    long[] a = new long[elements(8)];
-    NativeHand.tensorCopyTo(h(), DType.INT64.code(), a, 8L * a.length);
-    return a;
+    try {
+      long[] a = new long[elements(8)];
+      NativeHand.tensorCopyTo(h(), DType.INT64.code(), a, 8L * a.length);
+      return a;
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** The bytes of a host tensor of any dtype (native byte order); device memory is refused. */
   public byte[] toByteArray() {
-    byte[] a = new byte[elements(0)];
-    NativeHand.tensorCopyTo(h(), 0, a, a.length);
-    return a;
+    try {
+      byte[] a = new byte[elements(0)];
+      NativeHand.tensorCopyTo(h(), 0, a, a.length);
+      return a;
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /**
@@ -141,10 +169,10 @@ public final class Tensor extends Value {
     return (int) n;
   }
 
-  public float scalarFloat() { return NativeGen.tensorScalarFloat32(h()); }
-  public double scalarDouble() { return NativeGen.tensorScalarFloat64(h()); }
-  public int scalarInt() { return NativeGen.tensorScalarInt32(h()); }
-  public long scalarLong() { return NativeGen.tensorScalarInt64(h()); }
+  public float scalarFloat() { try { return NativeGen.tensorScalarFloat32(h()); } finally { reachabilityFence(this); } }
+  public double scalarDouble() { try { return NativeGen.tensorScalarFloat64(h()); } finally { reachabilityFence(this); } }
+  public int scalarInt() { try { return NativeGen.tensorScalarInt32(h()); } finally { reachabilityFence(this); } }
+  public long scalarLong() { try { return NativeGen.tensorScalarInt64(h()); } finally { reachabilityFence(this); } }
 
-  public Tensor copyToDevice(String device) { return new Tensor(NativeGen.tensorCopyToDevice(h(), device), true); }
+  public Tensor copyToDevice(String device) { try { return new Tensor(NativeGen.tensorCopyToDevice(h(), device), true); } finally { reachabilityFence(this); } }
 }

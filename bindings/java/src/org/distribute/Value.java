@@ -1,12 +1,14 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /**
  * A value (dist_value_t): a tensor, a distributed value (PerReplica, Mirrored) or a
  * variable. {@link #of} returns a {@link Tensor} or {@link Variable} where the kind says so.
  */
 public class Value extends Handle {
   Value(long handle, boolean owned) {
-    super(handle, owned);
+    super(handle, owned, NativeGen::valueDestroy);
   }
 
   /** Wraps a handle, choosing the class by its kind. */
@@ -33,43 +35,63 @@ public class Value extends Handle {
     return v;
   }
 
+  /** The pointers of {@code values}: the caller keeps the array reachable past its native call. */
   static long[] handles(Value... values) {
     long[] a = new long[values == null ? 0 : values.length];
     for (int i = 0; i < a.length; i++) a[i] = h(values[i]);
     return a;
   }
 
-  @Override
-  void destroy(long handle) {
-    NativeGen.valueDestroy(handle);
-  }
-
   public ValueKind kind() {
-    return ValueKind.of(NativeGen.valueKind(h()));
+    try {
+      return ValueKind.of(NativeGen.valueKind(h()));
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   public int numComponents() {
-    return NativeGen.valueNumComponents(h());
+    try {
+      return NativeGen.valueNumComponents(h());
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** Component {@code index} (a new handle). */
   public Value component(int index) {
-    return of(NativeGen.valueComponent(h(), index), true);
+    try {
+      return of(NativeGen.valueComponent(h(), index), true);
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** Component {@code index} as a tensor (a variable component is read). */
   public Tensor componentTensor(int index) {
-    return (Tensor) of(NativeGen.valueComponentTensor(h(), index), true);
+    try {
+      return (Tensor) of(NativeGen.valueComponentTensor(h(), index), true);
+    } finally {
+      reachabilityFence(this);
+    }
   }
 
   /** A PerReplica value of the components (one per replica). */
   public static Value perReplica(Value... components) {
-    return of(NativeHand.createPerReplica(handles(components), false), true);
+    try {
+      return of(NativeHand.createPerReplica(handles(components), false), true);
+    } finally {
+      reachabilityFence(components);
+    }
   }
 
   /** A Mirrored value of the components. */
   public static Value mirrored(Value... components) {
-    return of(NativeHand.createPerReplica(handles(components), true), true);
+    try {
+      return of(NativeHand.createPerReplica(handles(components), true), true);
+    } finally {
+      reachabilityFence(components);
+    }
   }
 
   /** Closes every value (null entries allowed). */

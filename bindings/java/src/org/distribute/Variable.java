@@ -1,5 +1,7 @@
 package org.distribute;
 
+import static java.lang.ref.Reference.reachabilityFence;
+
 /** A variable (plain, Mirrored or SyncOnRead, by the current strategy). */
 public final class Variable extends Value {
   Variable(long handle, boolean owned) {
@@ -8,7 +10,11 @@ public final class Variable extends Value {
 
   public static Variable create(Value initialValue, VariableSynchronization sync,
       VariableAggregation aggregation, String name) {
-    return new Variable(NativeGen.variableCreate(h(initialValue), sync.code(), aggregation.code(), name), true);
+    try {
+      return new Variable(NativeGen.variableCreate(h(initialValue), sync.code(), aggregation.code(), name), true);
+    } finally {
+      reachabilityFence(initialValue);
+    }
   }
 
   public static Variable create(Value initialValue, String name) {
@@ -19,7 +25,7 @@ public final class Variable extends Value {
   public static final int MAX_BATCH_VARIABLES = 65536;
 
   /** The variable's value (for a distributed variable, as TF reads it). */
-  public Value read() { return Value.of(NativeGen.variableRead(h()), true); }
+  public Value read() { try { return Value.of(NativeGen.variableRead(h()), true); } finally { reachabilityFence(this); } }
 
   /**
    * Reads 1 to {@link #MAX_BATCH_VARIABLES} variables in one call, each as {@link #read}
@@ -30,17 +36,21 @@ public final class Variable extends Value {
    * the entry ("variables[2]: ...").
    */
   public static Value[] readAll(Variable... variables) {
-    return Value.ofAll(NativeHand.variablesRead(Value.handles(variables)), true);
+    try {
+      return Value.ofAll(NativeHand.variablesRead(Value.handles(variables)), true);
+    } finally {
+      reachabilityFence(variables);
+    }
   }
 
-  public void assign(Value v) { NativeGen.variableAssign(h(), h(v)); }
-  public void assignAdd(Value v) { NativeGen.variableAssignAdd(h(), h(v)); }
-  public void assignSub(Value v) { NativeGen.variableAssignSub(h(), h(v)); }
-  public String name() { return NativeGen.variableName(h()); }
-  public int deviceCount() { return NativeGen.variableDeviceCount(h()); }
-  public String device(int index) { return NativeGen.variableDevice(h(), index); }
-  public VariableSynchronization synchronization() { return VariableSynchronization.of(NativeGen.variableSynchronization(h())); }
-  public VariableAggregation aggregation() { return VariableAggregation.of(NativeGen.variableAggregation(h())); }
+  public void assign(Value v) { try { NativeGen.variableAssign(h(), h(v)); } finally { reachabilityFence(this); reachabilityFence(v); } }
+  public void assignAdd(Value v) { try { NativeGen.variableAssignAdd(h(), h(v)); } finally { reachabilityFence(this); reachabilityFence(v); } }
+  public void assignSub(Value v) { try { NativeGen.variableAssignSub(h(), h(v)); } finally { reachabilityFence(this); reachabilityFence(v); } }
+  public String name() { try { return NativeGen.variableName(h()); } finally { reachabilityFence(this); } }
+  public int deviceCount() { try { return NativeGen.variableDeviceCount(h()); } finally { reachabilityFence(this); } }
+  public String device(int index) { try { return NativeGen.variableDevice(h(), index); } finally { reachabilityFence(this); } }
+  public VariableSynchronization synchronization() { try { return VariableSynchronization.of(NativeGen.variableSynchronization(h())); } finally { reachabilityFence(this); } }
+  public VariableAggregation aggregation() { try { return VariableAggregation.of(NativeGen.variableAggregation(h())); } finally { reachabilityFence(this); } }
 
   /**
    * Applies registered update {@code function} (see {@link UpdateFunctions}) where the
@@ -48,8 +58,13 @@ public final class Variable extends Value {
    * defaults (null: none). A variable of a ParameterServerStrategy only.
    */
   public void applyUpdate(String function, Value[] args, String[] hyperparameterNames, double[] hyperparameterValues) {
-    UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
-    NativeHand.variableApplyUpdate(h(), function, Value.handles(args), hyperparameterNames, hyperparameterValues);
+    try {
+      UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
+      NativeHand.variableApplyUpdate(h(), function, Value.handles(args), hyperparameterNames, hyperparameterValues);
+    } finally {
+      reachabilityFence(this);
+      reachabilityFence(args);
+    }
   }
 
   /**
@@ -66,28 +81,33 @@ public final class Variable extends Value {
    */
   public static void applyUpdates(Variable[] variables, String function, Value[][] args,
       String[] hyperparameterNames, double[] hyperparameterValues) {
-    UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
-    int count = variables == null ? 0 : variables.length;
-    int rows = args == null ? 0 : args.length;
-    if (args != null && rows != count) {
-      throw new IllegalArgumentException("args has " + rows + " rows but there are " + count + " variables: expected one row per variable");
-    }
-    int numArgs = rows == 0 || args[0] == null ? 0 : args[0].length;
-    // Row-major, as the C call reads it: variable i's arguments at i * numArgs.
-    long[] flat = new long[Math.multiplyExact(rows, numArgs)];
-    for (int i = 0; i < rows; i++) {
-      int n = args[i] == null ? 0 : args[i].length;
-      if (n != numArgs) {
-        throw new IllegalArgumentException("args[" + i + "] has " + n + " values but args[0] has " + numArgs
-            + ": every variable takes the same number of arguments");
+    try {
+      UpdateFunctions.requireSameLength("hyperparameterNames", hyperparameterNames, "hyperparameterValues", hyperparameterValues);
+      int count = variables == null ? 0 : variables.length;
+      int rows = args == null ? 0 : args.length;
+      if (args != null && rows != count) {
+        throw new IllegalArgumentException("args has " + rows + " rows but there are " + count + " variables: expected one row per variable");
       }
-      for (int j = 0; j < n; j++) flat[i * numArgs + j] = h(args[i][j]);
+      int numArgs = rows == 0 || args[0] == null ? 0 : args[0].length;
+      // Row-major, as the C call reads it: variable i's arguments at i * numArgs.
+      long[] flat = new long[Math.multiplyExact(rows, numArgs)];
+      for (int i = 0; i < rows; i++) {
+        int n = args[i] == null ? 0 : args[i].length;
+        if (n != numArgs) {
+          throw new IllegalArgumentException("args[" + i + "] has " + n + " values but args[0] has " + numArgs
+              + ": every variable takes the same number of arguments");
+        }
+        for (int j = 0; j < n; j++) flat[i * numArgs + j] = h(args[i][j]);
+      }
+      NativeHand.variablesApplyUpdate(Value.handles(variables), function, flat, numArgs, hyperparameterNames, hyperparameterValues);
+    } finally {
+      reachabilityFence(variables);
+      reachabilityFence(args);
     }
-    NativeHand.variablesApplyUpdate(Value.handles(variables), function, flat, numArgs, hyperparameterNames, hyperparameterValues);
   }
 
   /** The number of shards of a ParameterServerStrategy's variable (1 when unpartitioned). */
-  public int numShards() { return NativeGen.variableNumShards(h()); }
+  public int numShards() { try { return NativeGen.variableNumShards(h()); } finally { reachabilityFence(this); } }
   /** The ps task index holding shard {@code index}. */
-  public int shardTask(int index) { return NativeGen.variableShardTask(h(), index); }
+  public int shardTask(int index) { try { return NativeGen.variableShardTask(h(), index); } finally { reachabilityFence(this); } }
 }
