@@ -33,7 +33,7 @@ test-default: build
 # libdistribute (build/distribute-uninstalled.pc). Needs only the library and distrun.
 test-java: deps
 	@cmake --preset default >/dev/null
-	@cmake --build --preset default --target distribute distrun
+	@cmake --build --preset default --target distribute distrun dist_fake_gpu
 	@PKG_CONFIG_PATH=$(CURDIR)/build DISTRUN=$(CURDIR)/build/bin/distrun tests/java/run.sh build/java
 
 # ---- Rust binding (bindings/rust): cargo test --offline with Debian's rustc/cargo against

@@ -73,8 +73,9 @@ class CrossWorker final : public Workers {
 
   // One tensor's reduction across every worker: this worker's `num_local` arrays of
   // `count` `dtype` elements are combined here in accumulator precision, then with the
-  // other workers' (the order one process with all the replicas would use), and stored in
-  // `output` (which may alias inputs[0]).
+  // other workers' in worker order (one process with all the replicas combines the same
+  // way when the worker count is a power of 2 or num_local is 1), and stored in `output`
+  // (which may alias inputs[0]).
   absl::Status AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs, int32_t num_local,
                               size_t count, void* output, int64_t mean_divisor,
                               const std::string& signature, const Deadline& deadline) override;

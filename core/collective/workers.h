@@ -51,8 +51,9 @@ class Workers {
                                  const std::string& signature, const Deadline& deadline) = 0;
 
   // One tensor's reduction across every replica of the job: this worker's `num_local`
-  // arrays of `count` `dtype` elements, then the other workers' (the order one process
-  // with all the replicas would use), stored in `output` (which may alias inputs[0]).
+  // arrays of `count` `dtype` elements, then the other workers' in worker order (the order
+  // one process with all the replicas uses when the worker count is a power of 2 or
+  // num_local is 1), stored in `output` (which may alias inputs[0]).
   virtual absl::Status AllReduceLocal(ReduceOp op, DType dtype, const void* const* inputs,
                                       int32_t num_local, size_t count, void* output,
                                       int64_t mean_divisor, const std::string& signature,

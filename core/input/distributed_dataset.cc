@@ -126,9 +126,14 @@ absl::StatusOr<std::shared_ptr<const DistributedDataset>> DistributedDataset::Fr
   const auto mode = options.replication_mode == InputReplicationMode::kPerWorker
                         ? DistributedIterator::Mode::kConsecutive
                         : DistributedIterator::Mode::kPerReplica;
+  // Under a synchronous multi-worker strategy every worker's pipeline is its own: their
+  // iterators agree on the end at every step.
+  std::shared_ptr<const Strategy> ends_with_workers;
+  if (strategy.num_workers() > 1) ends_with_workers = strategy.shared_from_this();
   return std::shared_ptr<const DistributedDataset>(
       new DistributedDataset(mode, std::move(sources), strategy.worker_devices(), num_components,
-                             0, options.fetch_to_device, 0, 0, strategy.num_workers() > 1));
+                             0, options.fetch_to_device, 0, 0, strategy.num_workers() > 1,
+                             PartialBatchSplit::kInOrder, std::move(ends_with_workers)));
 }
 
 absl::StatusOr<std::unique_ptr<DistributedIterator>> DistributedDataset::MakeIterator() const {
@@ -141,7 +146,8 @@ absl::StatusOr<std::unique_ptr<DistributedIterator>> DistributedDataset::MakeIte
   return std::make_unique<DistributedIterator>(mode_, sources_, std::move(iterators), workers_,
                                                num_components_, per_replica_batch_size_,
                                                fetch_to_device_, first_replica_, replicas_in_sync_,
-                                               always_per_replica_, partial_batch_split_);
+                                               always_per_replica_, partial_batch_split_,
+                                               ends_with_workers_);
 }
 
 }  // namespace distribute

@@ -40,7 +40,8 @@ class DistributedIterator {
                       int64_t per_replica_batch_size, bool fetch_to_device,
                       int32_t first_replica = 0, int32_t replicas_in_sync = 0,
                       bool always_per_replica = false,
-                      PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder);
+                      PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder,
+                      std::shared_ptr<const Strategy> ends_with_workers = nullptr);
 
   // The next step in *out (one value per component): true, or false at the end and at
   // every later call. Errors from the sources come back unchanged.
@@ -59,6 +60,9 @@ class DistributedIterator {
   absl::StatusOr<std::optional<std::vector<Element>>> NextThroughDevicePrefetch();
   void StageNext();
   absl::StatusOr<bool> Pull(size_t source, Element* out);
+  // Gathered modes across workers: whether any worker still has an element this step (a
+  // collective every worker's iterator makes at every step).
+  absl::StatusOr<bool> AnyWorkerHasElement(bool here);
 
   const Mode mode_;
   const std::vector<DatasetPtr> datasets_;
@@ -75,6 +79,13 @@ class DistributedIterator {
   // are on other workers).
   const bool always_per_replica_;
   const PartialBatchSplit partial_batch_split_;  // kSplit
+  // Gathered modes of a multi-worker strategy (else null): each worker reads its own
+  // pipeline, so the workers agree at every step on whether the job's input has ended;
+  // a worker whose pipeline ended first gives its replicas empty batches shaped like its
+  // first element (kept in empty_like_) until every worker's has ended, as TF does.
+  const std::shared_ptr<const Strategy> ends_with_workers_;
+  std::optional<absl::StatusOr<Element>> empty_like_;
+  int64_t steps_ = 0;
   bool done_ = false;
   // fetch_to_device with GPU replicas (else null): batches are placed on the host by
   // NextSplit/NextGathered and moved to the devices ahead of time.
@@ -130,7 +141,8 @@ class DistributedDataset {
                      int64_t per_replica_batch_size, bool fetch_to_device,
                      int32_t first_replica = 0, int32_t replicas_in_sync = 0,
                      bool always_per_replica = false,
-                     PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder)
+                     PartialBatchSplit partial_batch_split = PartialBatchSplit::kInOrder,
+                     std::shared_ptr<const Strategy> ends_with_workers = nullptr)
       : mode_(mode),
         sources_(std::move(sources)),
         workers_(std::move(workers)),
@@ -140,7 +152,8 @@ class DistributedDataset {
         first_replica_(first_replica),
         replicas_in_sync_(replicas_in_sync),
         always_per_replica_(always_per_replica),
-        partial_batch_split_(partial_batch_split) {}
+        partial_batch_split_(partial_batch_split),
+        ends_with_workers_(std::move(ends_with_workers)) {}
 
   const DistributedIterator::Mode mode_;
   const std::vector<DatasetPtr> sources_;
@@ -152,6 +165,7 @@ class DistributedDataset {
   const int32_t replicas_in_sync_;
   const bool always_per_replica_;
   const PartialBatchSplit partial_batch_split_;
+  const std::shared_ptr<const Strategy> ends_with_workers_;  // see DistributedIterator
 };
 
 }  // namespace distribute

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/input/distributed_dataset.h"
 #include "core/input/distribution.h"
+#include "core/strategy/strategy.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {
@@ -16,7 +17,8 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
                                          int64_t per_replica_batch_size, bool fetch_to_device,
                                          int32_t first_replica, int32_t replicas_in_sync,
                                          bool always_per_replica,
-                                         PartialBatchSplit partial_batch_split)
+                                         PartialBatchSplit partial_batch_split,
+                                         std::shared_ptr<const Strategy> ends_with_workers)
     : mode_(mode),
       datasets_(std::move(datasets)),
       sources_(std::move(sources)),
@@ -28,7 +30,8 @@ DistributedIterator::DistributedIterator(Mode mode, std::vector<DatasetPtr> data
       first_replica_(first_replica),
       replicas_in_sync_(replicas_in_sync > 0 ? replicas_in_sync : static_cast<int32_t>(workers_.size())),
       always_per_replica_(always_per_replica),
-      partial_batch_split_(partial_batch_split) {
+      partial_batch_split_(partial_batch_split),
+      ends_with_workers_(std::move(ends_with_workers)) {
   bool any_gpu = false;
   for (const DeviceSpec& worker : workers_) any_gpu = any_gpu || worker.type == DeviceType::kGpu;
   if (fetch_to_device_ && any_gpu) device_prefetch_ = std::make_unique<DevicePrefetcher>(workers_);
@@ -65,6 +68,36 @@ absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextSpl
   return std::optional<std::vector<Element>>(std::move(by_replica));
 }
 
+namespace {
+
+// Empty batches (no rows) of every component of `element`, where its tensors are.
+absl::StatusOr<Element> EmptyBatchesLike(const Element& element) {
+  Element empty;
+  for (size_t c = 0; c < element.size(); ++c) {
+    if (element[c].shape().rank() < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "this worker's input ended while other workers' have not, and component ", c,
+          " is a scalar: only batches (rank >= 1) can be padded with an empty batch"));
+    }
+    ASSIGN_OR_RETURN(Tensor batch, EmptyBatchLike(element[c], element[c].device()));
+    empty.push_back(std::move(batch));
+  }
+  return empty;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> DistributedIterator::AnyWorkerHasElement(bool here) {
+  const int32_t mine = here ? 1 : 0;
+  int32_t any = 0;
+  const void* inputs[1] = {&mine};
+  RETURN_IF_ERROR(ends_with_workers_->workers().AllReduceLocal(
+      ReduceOp::kMax, DType::kInt32, inputs, 1, 1, &any, 1,
+      absl::StrCat("end-of-input agreement of a distributed iterator (step ", steps_, ")"),
+      ends_with_workers_->NewDeadline()));
+  return any != 0;
+}
+
 absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextGathered() {
   std::vector<std::optional<Element>> by_replica(workers_.size());
   bool any = false;
@@ -73,8 +106,26 @@ absl::StatusOr<std::optional<std::vector<Element>>> DistributedIterator::NextGat
     Element element;
     ASSIGN_OR_RETURN(const bool has_value, Pull(source, &element));
     if (!has_value) continue;
+    if (ends_with_workers_ != nullptr && !empty_like_.has_value()) empty_like_ = EmptyBatchesLike(element);
     by_replica[r] = std::move(element);
     any = true;
+  }
+  if (ends_with_workers_ != nullptr) {
+    ASSIGN_OR_RETURN(const bool anywhere, AnyWorkerHasElement(any));
+    ++steps_;
+    if (!anywhere) return std::optional<std::vector<Element>>();
+    if (!any) {
+      // Another worker still has input: this one's replicas get empty batches.
+      if (!empty_like_.has_value()) {
+        return absl::FailedPreconditionError(
+            "this worker's input pipeline produced no element while other workers' still have "
+            "some: its replicas need empty batches, but their shapes are unknown (give every "
+            "worker's pipeline at least one element)");
+      }
+      if (!empty_like_->ok()) return empty_like_->status();
+      by_replica.front() = **empty_like_;
+      any = true;
+    }
   }
   if (!any) return std::optional<std::vector<Element>>();
   const bool to_device = fetch_to_device_ && device_prefetch_ == nullptr;

@@ -105,7 +105,12 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_dataset(dist_stra
  * during this call) once per worker (PER_WORKER: its dataset yields per-replica batches,
  * and the worker's replicas take consecutive batches, one each per step) or once per
  * replica (PER_REPLICA: replica i iterates its own dataset). A replica whose dataset ends
- * first gets empty batches until every replica's has ended. `free_fn` (may be NULL)
+ * first gets empty batches until every replica's has ended; under MultiWorkerMirrored
+ * until every replica of every worker's has ended (the workers agree at each
+ * dist_iterator_get_next, which is then a collective: every worker calls it in the same
+ * order as its other collectives, each wait bounded by the strategy's timeout; a worker
+ * whose pipeline gave no element at all cannot shape empty batches and fails with
+ * DIST_FAILED_PRECONDITION). `free_fn` (may be NULL)
  * releases user_data once fn is no longer needed (before this call returns).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_strategy_distribute_datasets_from_function(

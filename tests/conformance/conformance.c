@@ -10,6 +10,7 @@
  * TF_CONFIG, DIST_RANK and DIST_REPLICAS_PER_WORKER); parameter_server without TF_CONFIG
  * is local mode. --restore checks a checkpoint of the checkpoint cell written by another
  * configuration; --save writes this configuration's. */
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -229,6 +230,34 @@ static void CollectiveCells(dist_context_t* context, int32_t g) {
     dist_value_destroy(out);
     dist_value_destroy(block);
   }
+  /* bool: MIN is a logical and, MAX an or; SUM is refused on every replica. */
+  {
+    double flags[3] = {g % 2 == 0, 1, 0};
+    dist_value_t* b = MakeTensor(DIST_BOOL, NULL, 0, flags, 3);
+    const double all[3] = {g_in_sync == 1, 1, 0}, any[3] = {1, 1, 0};
+    for (int o = 0; o < 3; ++o) {
+      static const dist_reduce_op_t ops[] = {DIST_REDUCE_MIN, DIST_REDUCE_MAX, DIST_REDUCE_SUM};
+      dist_value_t* out = NULL;
+      snprintf(what, sizeof what, "replica %d: all_reduce(%s) bool", g, OpName(ops[o]));
+      const dist_status_t status = dist_context_all_reduce(context, ops[o], b, &out);
+      ExpectStatus(what, status, o < 2 ? DIST_OK : DIST_INVALID_ARGUMENT);
+      if (status == DIST_OK) Expect(what, out, DIST_BOOL, o == 0 ? all : any, 3);
+      dist_value_destroy(out);
+    }
+    dist_value_destroy(b);
+  }
+  /* all_reduce_into this replica's own input (in place), every op on float32. */
+  for (int o = 0; o < kNumOps; ++o) {
+    dist_value_t* x = ReplicaInput(g, kOps[o], DIST_FLOAT32);
+    double expected[kModelElements];
+    dist_dtype_t expected_dtype = 0;
+    ModelAllReduce(kOps[o], DIST_FLOAT32, g_in_sync, expected, &expected_dtype);
+    snprintf(what, sizeof what, "replica %d: all_reduce_into(%s) float32 in place", g, OpName(kOps[o]));
+    const dist_status_t status = dist_context_all_reduce_into(context, kOps[o], x, x);
+    ExpectStatus(what, status, DIST_OK);
+    if (status == DIST_OK) Expect(what, x, DIST_FLOAT32, expected, kModelElements);
+    dist_value_destroy(x);
+  }
   for (int32_t source = 0; source < g_in_sync; ++source) {
     dist_value_t* x = ReplicaInput(g, DIST_REDUCE_SUM, DIST_FLOAT64);
     double expected[kModelElements];
@@ -241,6 +270,49 @@ static void CollectiveCells(dist_context_t* context, int32_t g) {
     dist_value_destroy(out);
     dist_value_destroy(x);
   }
+}
+
+/* ---- Bits where the reduction order shows ---- */
+
+/* A float for replica g, element i, whose sums depend on the order of additions. */
+static double Arbitrary(int32_t g, int32_t i) {
+  const uint32_t h = (uint32_t)g * 2654435761u ^ ((uint32_t)i * 40503u + 17u);
+  const double unit = (double)(h % 100003u) / 100003.0 - 0.5;
+  return ldexp(unit, (int)(h % 23u) - 11);
+}
+
+enum { kOrderElements = 1000 };
+static uint64_t g_order_digest[64];  /* each local replica's */
+
+static uint64_t Fnv(uint64_t hash, const void* data, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ ((const unsigned char*)data)[i]) * 1099511628211u;
+  return hash;
+}
+
+/* SUM and MEAN all-reduces of arbitrary float32 and float64 values: their bits must be
+ * the same on every replica and in every configuration with as many replicas (the
+ * reduction order is fixed). matrix.sh compares the digests across configurations. */
+static void OrderCells(dist_context_t* context, int32_t g) {
+  static const dist_dtype_t dtypes[] = {DIST_FLOAT32, DIST_FLOAT64};
+  uint64_t digest = 1469598103934665603u;
+  for (int d = 0; d < 2; ++d) {
+    for (int o = 0; o < 2; ++o) {
+      unsigned char bytes[8 * kOrderElements];
+      const size_t size = DtypeSize(dtypes[d]);
+      for (int32_t i = 0; i < kOrderElements; ++i) ModelEncode(dtypes[d], Arbitrary(g, i), bytes + (size_t)i * size);
+      const int64_t shape[1] = {kOrderElements};
+      dist_value_t* x = NULL;
+      MUST(dist_tensor_create(dtypes[d], shape, 1, bytes, size * kOrderElements, "CPU:0", &x));
+      dist_value_t* out = NULL;
+      MUST(dist_context_all_reduce(context, kOps[o], x, &out));
+      void* data = NULL;
+      MUST(dist_tensor_data(out, &data));
+      digest = Fnv(digest, data, size * kOrderElements);
+      dist_value_destroy(out);
+      dist_value_destroy(x);
+    }
+  }
+  g_order_digest[g - g_first] = digest;
 }
 
 /* ---- Variables ---- */
@@ -534,6 +606,7 @@ static dist_status_t ReplicaFn(dist_context_t* context, const dist_value_t* cons
     Fail("replica id %d of %d: expected one of %d ... %d of %d", g, in_sync, g_first, g_first + g_local - 1, g_in_sync);
   }
   CollectiveCells(context, g);
+  OrderCells(context, g);
   VariableCellsInReplicaContext(g);
   if (!g_ps) MergeCells(context, g, &script->targets);
   for (int d = 0; d < kNumDtypes; ++d) {
@@ -547,6 +620,19 @@ static dist_status_t ReplicaFn(dist_context_t* context, const dist_value_t* cons
   for (int64_t i = 0; i < rows * 2; ++i) values[i] = (double)(g + 1) * 0.5 + (double)i;
   const int64_t shape[2] = {rows, 2};
   results[kReduceResults + 2] = MakeTensor(DIST_FLOAT32, shape, 2, values, rows * 2);
+  return DIST_OK;
+}
+
+/* A scalar float32 per replica (its ModelUpdate), as run's only result. */
+static dist_status_t ScalarOfReplica(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
+                                     dist_value_t** results, int32_t num_results, void* user_data) {
+  (void)args;
+  (void)num_args;
+  (void)num_results;
+  (void)user_data;
+  int32_t g = 0;
+  MUST(dist_context_replica_id(context, &g));
+  results[0] = Scalar(DIST_FLOAT32, ModelUpdate(g));
   return DIST_OK;
 }
 
@@ -597,6 +683,35 @@ static void CrossReplicaReductions(dist_strategy_t* strategy, dist_value_t** res
     if (status == DIST_OK) Expect(what, out, DIST_FLOAT32, expected, 2);
     dist_value_destroy(out);
   }
+  /* run's results are PerReplica values when other replicas exist, here or on other
+   * workers (TF's regroup); a per-replica value cannot be assigned to a mirrored variable
+   * in cross-replica context, nor passed to update. */
+  const int per_replica = g_local > 1 || (g_workers > 1 && !g_ps);
+  dist_value_kind_t kind = 0;
+  MUST(dist_value_kind(results[0], &kind));
+  Count();
+  if (kind != (per_replica ? DIST_VALUE_PER_REPLICA : DIST_VALUE_TENSOR)) {
+    Fail("run's result: expected a %s, got value kind %d", per_replica ? "PerReplica value" : "tensor", kind);
+  }
+  {
+    dist_value_t* initial = Scalar(DIST_FLOAT32, ModelInitial());
+    dist_value_t* variable = NULL;
+    MUST(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, "per_replica_target", &variable));
+    dist_value_t* mine = NULL;
+    MUST(dist_strategy_run(strategy, ScalarOfReplica, NULL, NULL, 0, &mine, 1));
+    const dist_status_t refused = per_replica ? DIST_INVALID_ARGUMENT : DIST_OK;
+    ExpectStatus("cross-replica assign of run's per-replica result to an ON_WRITE variable",
+                 dist_variable_assign(variable, mine), refused);
+    const dist_value_t* args[1] = {mine};
+    dist_value_t* out = NULL;
+    ExpectStatus("update() with run's per-replica result as its argument",
+                 dist_strategy_update(strategy, variable, AddUpdate, NULL, args, 1, 1, &out),
+                 per_replica ? DIST_INVALID_ARGUMENT : DIST_OK);
+    dist_value_destroy(out);
+    dist_value_destroy(mine);
+    dist_value_destroy(variable);
+    dist_value_destroy(initial);
+  }
   /* A plain tensor is the same on every replica: SUM of it is undefined with several. */
   dist_value_t* plain = Scalar(DIST_FLOAT32, 3.0);
   dist_value_t* out = NULL;
@@ -634,11 +749,7 @@ static void ValuesFromFunction(dist_strategy_t* strategy) {
 
 /* ---- Input ---- */
 
-enum { kElements = 23 };
-
-typedef struct {
-  int64_t seen[kElements];  /* this replica's elements, counted; merged with reduce */
-} InputStep;
+enum { kElements = 25 };
 
 static dist_status_t CountElements(dist_context_t* context, const dist_value_t* const* args, int32_t num_args,
                                    dist_value_t** results, int32_t num_results, void* user_data) {
@@ -659,6 +770,43 @@ static dist_status_t CountElements(dist_context_t* context, const dist_value_t* 
   return DIST_OK;
 }
 
+/* Iterates `distributed` to its end, one run per step, and checks that every element of
+ * range(kElements) reached exactly one replica of one worker, in `expected_steps` steps
+ * (every worker ends in the same step: the step's reduce spans them all). */
+static void ExpectEveryElementOnce(dist_strategy_t* strategy, dist_distributed_dataset_t* distributed,
+                                   const char* what, int expected_steps) {
+  dist_iterator_t* iterator = NULL;
+  MUST(dist_distributed_dataset_make_iterator(distributed, &iterator));
+  double total[kElements] = {0};
+  int steps = 0;
+  for (;;) {
+    dist_value_t* element = NULL;
+    const dist_status_t status = dist_iterator_get_next(iterator, &element, 1);
+    if (status == DIST_OUT_OF_RANGE) break;
+    MUST(status);
+    dist_value_t* histogram = NULL;
+    const dist_value_t* args[1] = {element};
+    MUST(dist_strategy_run(strategy, CountElements, NULL, args, 1, &histogram, 1));
+    dist_value_t* merged = NULL;
+    MUST(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, histogram, &merged));
+    void* data = NULL;
+    MUST(dist_tensor_data(merged, &data));
+    for (int i = 0; i < kElements; ++i) total[i] += (double)((const int64_t*)data)[i];
+    dist_value_destroy(merged);
+    dist_value_destroy(histogram);
+    dist_value_destroy(element);
+    ++steps;
+  }
+  double ones[kElements];
+  for (int i = 0; i < kElements; ++i) ones[i] = 1.0;
+  dist_value_t* seen = MakeTensor(DIST_FLOAT64, NULL, 0, total, kElements);
+  Expect(what, seen, DIST_FLOAT64, ones, kElements);
+  dist_value_destroy(seen);
+  Count();
+  if (expected_steps > 0 && steps != expected_steps) Fail("%s: expected %d steps, got %d", what, expected_steps, steps);
+  dist_iterator_destroy(iterator);
+}
+
 static void InputCells(dist_strategy_t* strategy) {
   for (int split = 0; split < 2; ++split) {
     const int64_t global_batch = 2 * g_in_sync;
@@ -670,44 +818,52 @@ static void InputCells(dist_strategy_t* strategy) {
     MUST(dist_input_options_set_partial_batch_split(options, split == 0 ? DIST_PARTIAL_BATCH_IN_ORDER : DIST_PARTIAL_BATCH_EVEN));
     dist_distributed_dataset_t* distributed = NULL;
     MUST(dist_strategy_distribute_dataset(strategy, batched, options, &distributed));
-    dist_iterator_t* iterator = NULL;
-    MUST(dist_distributed_dataset_make_iterator(distributed, &iterator));
-    double total[kElements] = {0};
-    int steps = 0;
-    for (;;) {
-      dist_value_t* element = NULL;
-      const dist_status_t status = dist_iterator_get_next(iterator, &element, 1);
-      if (status == DIST_OUT_OF_RANGE) break;
-      MUST(status);
-      dist_value_t* histogram = NULL;
-      const dist_value_t* args[1] = {element};
-      MUST(dist_strategy_run(strategy, CountElements, NULL, args, 1, &histogram, 1));
-      dist_value_t* merged = NULL;
-      MUST(dist_strategy_reduce(strategy, DIST_REDUCE_SUM, histogram, &merged));
-      void* data = NULL;
-      MUST(dist_tensor_data(merged, &data));
-      for (int i = 0; i < kElements; ++i) total[i] += (double)((const int64_t*)data)[i];
-      dist_value_destroy(merged);
-      dist_value_destroy(histogram);
-      dist_value_destroy(element);
-      ++steps;
-    }
     char what[160];
     snprintf(what, sizeof what, "distribute_dataset(range(%d).batch(%lld)), %s split: every element exactly once",
              kElements, (long long)global_batch, split == 0 ? "IN_ORDER" : "EVEN");
-    double ones[kElements];
-    for (int i = 0; i < kElements; ++i) ones[i] = 1.0;
-    dist_value_t* seen = MakeTensor(DIST_FLOAT64, NULL, 0, total, kElements);
-    Expect(what, seen, DIST_FLOAT64, ones, kElements);
-    dist_value_destroy(seen);
-    const int expected_steps = (int)((kElements + global_batch - 1) / global_batch);
-    Count();
-    if (steps != expected_steps) Fail("%s: expected %d steps, got %d", what, expected_steps, steps);
-    dist_iterator_destroy(iterator);
+    ExpectEveryElementOnce(strategy, distributed, what, (int)((kElements + global_batch - 1) / global_batch));
     dist_distributed_dataset_destroy(distributed);
     dist_input_options_destroy(options);
     dist_dataset_destroy(batched);
     dist_dataset_destroy(range);
+  }
+}
+
+/* distribute_datasets_from_function's fn: range(kElements) sharded by input pipeline and
+ * batched by the per-replica batch size of a global batch of 3 per replica (the shards'
+ * batch counts differ between workers for some worker counts). */
+static dist_status_t ShardedRange(const dist_input_context_t* context, dist_dataset_t** out, void* user_data) {
+  (void)user_data;
+  int32_t pipelines = 0, id = 0;
+  int64_t per_replica = 0;
+  MUST(dist_input_context_num_input_pipelines(context, &pipelines));
+  MUST(dist_input_context_input_pipeline_id(context, &id));
+  MUST(dist_input_context_per_replica_batch_size(context, 3 * (int64_t)g_in_sync, &per_replica));
+  Count();
+  if (per_replica != 3) Fail("per_replica_batch_size(%d): expected 3, got %lld", 3 * g_in_sync, (long long)per_replica);
+  dist_dataset_t *range = NULL, *shard = NULL;
+  MUST(dist_dataset_range(0, kElements, 1, &range));
+  MUST(dist_dataset_shard(range, pipelines, id, &shard));
+  const dist_status_t status = dist_dataset_batch(shard, per_replica, 0, out);
+  dist_dataset_destroy(shard);
+  dist_dataset_destroy(range);
+  return status;
+}
+
+static void InputFromFunctionCells(dist_strategy_t* strategy) {
+  static const dist_input_replication_mode_t modes[] = {DIST_INPUT_PER_WORKER, DIST_INPUT_PER_REPLICA};
+  for (int m = 0; m < 2; ++m) {
+    dist_input_options_t* options = NULL;
+    MUST(dist_input_options_create(&options));
+    MUST(dist_input_options_set_replication_mode(options, modes[m]));
+    dist_distributed_dataset_t* distributed = NULL;
+    MUST(dist_strategy_distribute_datasets_from_function(strategy, ShardedRange, NULL, NULL, options, &distributed));
+    char what[160];
+    snprintf(what, sizeof what, "distribute_datasets_from_function(%s, range(%d) sharded): every element exactly once",
+             m == 0 ? "PER_WORKER" : "PER_REPLICA", kElements);
+    ExpectEveryElementOnce(strategy, distributed, what, 0);
+    dist_distributed_dataset_destroy(distributed);
+    dist_input_options_destroy(options);
   }
 }
 
@@ -933,6 +1089,18 @@ int main(int argc, char** argv) {
 
   dist_value_t* results[kNumResults] = {0};
   MUST(dist_strategy_run(strategy, ReplicaFn, &script, NULL, 0, results, kNumResults));
+  Count();
+  for (int32_t r = 1; r < g_local; ++r) {
+    if (g_order_digest[r] != g_order_digest[0]) Fail("order-sensitive all-reduces: replica %d's bits differ from replica %d's", g_first + r, g_first);
+  }
+  /* One process with all the replicas combines in the same tree when the worker count is
+   * a power of 2 or every worker has one replica (reduce_kernels.h): those rows share a key. */
+  const int flat = g_ps || g_local == 1 || (g_workers & (g_workers - 1)) == 0;
+  if (flat) {
+    printf("digest G=%d %016llx\n", g_in_sync, (unsigned long long)g_order_digest[0]);
+  } else {
+    printf("digest G=%d,W=%d %016llx\n", g_in_sync, g_workers, (unsigned long long)g_order_digest[0]);
+  }
   if (g_ps) {
     CheckPsVariableCells();
   } else {
@@ -946,7 +1114,10 @@ int main(int argc, char** argv) {
   ValuesFromFunction(strategy);
   /* Under ParameterServer each worker's input is its own shard, reduced within the
    * worker only: the exactly-once check spans one process. */
-  if (!(g_ps && g_workers > 1)) InputCells(strategy);
+  if (!(g_ps && g_workers > 1)) {
+    InputCells(strategy);
+    InputFromFunctionCells(strategy);
+  }
   for (int i = 0; i < kNumResults; ++i) dist_value_destroy(results[i]);
   /* The checkpoint holds only its own variables (a SyncOnRead NONE one cannot be saved). */
   for (int c = 0; c < g_num_variable_cells; ++c) {

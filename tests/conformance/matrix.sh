@@ -29,6 +29,23 @@ row() {
   "$@" --label "$label" --save "$checkpoint" $restore >"$T/out" 2>"$T/err"
   rc=$?
   seconds=$(( $(date +%s) - start ))
+  # The order-sensitive all-reduces' bits: one digest per row (every worker's), the same
+  # as every earlier row's with as many replicas.
+  digests=$(sed -n 's/^\(\[[0-9]*\] \)\{0,1\}digest \(G=[0-9,W=]*\) \([0-9a-f]*\)$/\2 \3/p' "$T/out" | sort -u)
+  if [ "$rc" -eq 0 ] && [ "$(echo "$digests" | wc -l)" -ne 1 ]; then
+    echo "FAIL [$label] workers' order-sensitive all-reduce bits differ: $digests" >>"$T/err"
+    rc=1
+  fi
+  if [ "$rc" -eq 0 ]; then
+    g=${digests% *}
+    if [ -f "$T/digest.$g" ] && [ "$(cat "$T/digest.$g")" != "$digests" ]; then
+      echo "FAIL [$label] order-sensitive all-reduce bits differ from $(cat "$T/digest.$g.label") ($g)" >>"$T/err"
+      rc=1
+    else
+      echo "$digests" >"$T/digest.$g"
+      echo "$label" >"$T/digest.$g.label"
+    fi
+  fi
   if [ "$rc" -eq 0 ]; then
     cells=$(sed -n 's/^\(\[[0-9]*\] \)\{0,1\}\[.*\] \([0-9]*\) cells, 0 failed$/\2/p' "$T/out" | head -1)
     printf '%-44s ok   %5s cells per process  %3ss\n' "$label" "$cells" "$seconds"
@@ -57,10 +74,12 @@ case "$GROUP" in
     mw 2 2
     row "Mirrored 4 (after 2x2)" "$PROGRAM" --strategy mirrored --replicas 4
     row "OneDevice (after Mirrored 4)" "$PROGRAM" --strategy one_device
-    for config in "1 1" "2 1" "3 1" "4 1" "3 2"; do
+    for config in "1 1" "2 1" "3 1" "4 1" "2 3" "3 2"; do
       # shellcheck disable=SC2086
       mw $config
     done
+    # In-process rows with as many replicas as the jobs above: the same bits.
+    for r in 2 3 6; do row "Mirrored $r (bits of the jobs)" "$PROGRAM" --strategy mirrored --replicas "$r"; done
     ;;
   ps)
     for r in 1 2; do row "ParameterServer local, $r replicas" "$PROGRAM" --strategy parameter_server --replicas "$r"; done

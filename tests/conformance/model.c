@@ -72,7 +72,8 @@ static double HalfValue(uint16_t bits) {
   X(DIST_INT64, int64_t)    \
   X(DIST_INT16, int16_t)    \
   X(DIST_INT8, int8_t)      \
-  X(DIST_UINT8, uint8_t)
+  X(DIST_UINT8, uint8_t)    \
+  X(DIST_BOOL, uint8_t)
 
 void ModelEncode(dist_dtype_t dtype, double value, void* element) {
   uint16_t bits = 0;
