@@ -581,6 +581,82 @@ static void UpdateCells(void) {
   }
 }
 
+/* ---- Bring your own threads ---- */
+
+/* Each local replica joined on a thread of this program's own: an all-reduce, a mirrored
+ * variable's assign_add in replica context, and merge_call's reduce, as under run. */
+typedef struct {
+  dist_strategy_t* strategy;
+  int32_t local;
+  dist_value_t* variable;  /* ON_WRITE MEAN float32, starts at ModelInitial */
+} JoinedReplica;
+
+static dist_status_t SumInMerge(dist_strategy_t* strategy, const dist_value_t* const* args, int32_t num_args,
+                                dist_value_t** out, void* user_data) {
+  (void)num_args;
+  (void)user_data;
+  return dist_strategy_reduce(strategy, DIST_REDUCE_SUM, args[0], out);
+}
+
+static void* JoinedReplicaThread(void* arg) {
+  JoinedReplica* joined = arg;
+  dist_context_t* context = NULL;
+  MUST(dist_strategy_join_replica(joined->strategy, joined->local, &context));
+  int32_t g = 0;
+  MUST(dist_context_replica_id(context, &g));
+  Count();
+  if (g != g_first + joined->local) Fail("joined replica %d: replica id %d, expected %d", joined->local, g, g_first + joined->local);
+  char what[160];
+  double expected[kModelElements];
+  dist_dtype_t expected_dtype = 0;
+  ModelAllReduce(DIST_REDUCE_SUM, DIST_FLOAT64, g_in_sync, expected, &expected_dtype);
+  dist_value_t* x = ReplicaInput(g, DIST_REDUCE_SUM, DIST_FLOAT64);
+  dist_value_t* out = NULL;
+  snprintf(what, sizeof what, "joined replica %d: all_reduce(SUM) float64", g);
+  dist_status_t status = dist_context_all_reduce(context, DIST_REDUCE_SUM, x, &out);
+  ExpectStatus(what, status, DIST_OK);
+  if (status == DIST_OK) Expect(what, out, DIST_FLOAT64, expected, kModelElements);
+  dist_value_destroy(out);
+  out = NULL;
+  const dist_value_t* args[1] = {x};
+  snprintf(what, sizeof what, "joined replica %d: merge_call's reduce(SUM)", g);
+  status = dist_context_merge_call(context, SumInMerge, NULL, args, 1, &out);
+  ExpectStatus(what, status, DIST_OK);
+  if (status == DIST_OK) Expect(what, out, DIST_FLOAT64, expected, kModelElements);
+  dist_value_destroy(out);
+  dist_value_destroy(x);
+  dist_value_t* update = Scalar(DIST_FLOAT32, ModelUpdate(g));
+  snprintf(what, sizeof what, "joined replica %d: assign_add of an ON_WRITE MEAN variable", g);
+  ExpectStatus(what, dist_variable_assign_add(joined->variable, update), DIST_OK);
+  dist_value_destroy(update);
+  MUST(dist_context_leave(context));
+  return NULL;
+}
+
+static void JoinedReplicaCells(dist_strategy_t* strategy) {
+  dist_value_t* initial = Scalar(DIST_FLOAT32, ModelInitial());
+  dist_value_t* variable = NULL;
+  MUST(dist_variable_create(initial, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_MEAN, "joined_mean", &variable));
+  pthread_t threads[64];
+  JoinedReplica joined[64];
+  for (int32_t r = 0; r < g_local; ++r) {
+    joined[r] = (JoinedReplica){strategy, r, variable};
+    if (pthread_create(&threads[r], NULL, JoinedReplicaThread, &joined[r]) != 0) {
+      Fail("pthread_create failed");
+      exit(1);
+    }
+  }
+  for (int32_t r = 0; r < g_local; ++r) pthread_join(threads[r], NULL);
+  ModelVariableOutcome model;
+  ModelVariableInReplicaContext(DIST_SYNC_ON_WRITE, DIST_AGGREGATION_MEAN, 1, DIST_FLOAT32, g_in_sync, &model);
+  dist_value_t* read = NULL;
+  MUST(dist_variable_read(variable, &read));
+  Expect("joined replicas: the ON_WRITE MEAN variable after assign_add", read, DIST_FLOAT32, &model.cross_replica, 1);
+  dist_value_destroy(read);
+  dist_value_destroy(variable);
+  dist_value_destroy(initial);
+}
+
 /* ---- The replica function and the cross-replica reductions ---- */
 
 typedef struct {
@@ -1111,6 +1187,7 @@ int main(int argc, char** argv) {
     UpdateCells();
   }
   CrossReplicaReductions(strategy, results);
+  if (!g_ps) JoinedReplicaCells(strategy);
   ValuesFromFunction(strategy);
   /* Under ParameterServer each worker's input is its own shard, reduced within the
    * worker only: the exactly-once check spans one process. */
