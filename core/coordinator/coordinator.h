@@ -44,8 +44,8 @@ class RemoteValue {
  public:
   explicit RemoteValue(std::shared_ptr<CoordinatorState> state) : state_(std::move(state)) {}
   // Waits for the closure: its result (none when the function stored none) or its error;
-  // Cancelled for a cancelled closure; DeadlineExceeded when no closure finished for the
-  // timeout.
+  // Cancelled for a cancelled closure; DeadlineExceeded when no closure finished or went back to
+  // the queue (its worker lost) for the timeout.
   absl::StatusOr<std::optional<Tensor>> Fetch();
   bool ready() const;
 

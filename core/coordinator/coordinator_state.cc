@@ -53,6 +53,10 @@ void CoordinatorState::Finish(const std::shared_ptr<Closure>& closure, absl::Sta
 void CoordinatorState::PutBack(const std::shared_ptr<Closure>& closure) {
   std::lock_guard<std::mutex> lock(mu);
   --in_flight;
+  // Progress for join's and fetch's windows: the closure's request waited the whole
+  // timeout on the lost worker, and a healthy worker now gets its own timeout to run it
+  // (a window counted from the last completion alone could end first).
+  last_progress = Clock::now();
   if (shutdown || error.has_value()) {
     queue.push_front(closure);
     CancelQueued();

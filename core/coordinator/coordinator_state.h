@@ -85,7 +85,9 @@ struct CoordinatorState : std::enable_shared_from_this<CoordinatorState> {
   std::string LostWorkers() const;
   void MarkLost(WorkerSlot& worker, const absl::Status& why);
 
-  // Waits (lock held) until `done()`, failing when no closure finished for the timeout.
+  // Waits (lock held) until `done()`, failing when no closure finished or went back to the
+  // queue (its worker lost) for the timeout. Bounded: a lost worker gets no closure until
+  // it answers a ping, so once every worker is lost nothing moves the window.
   template <typename Done>
   absl::Status WaitProgress(std::unique_lock<std::mutex>& lock, absl::string_view what, Done done) {
     const Clock::time_point start = Clock::now();
@@ -94,7 +96,7 @@ struct CoordinatorState : std::enable_shared_from_this<CoordinatorState> {
       const Clock::time_point limit = std::max(last_progress, start) + timeout;
       if (Clock::now() >= limit) {
         return absl::DeadlineExceededError(absl::StrCat(
-            what, ": no closure finished for ", timeout_ms(), " ms (", queue.size(), " queued, ", in_flight,
+            what, ": no closure finished or was put back for ", timeout_ms(), " ms (", queue.size(), " queued, ", in_flight,
             " running; ", LostWorkers(), ")"));
       }
       cv.wait_until(lock, limit);

@@ -159,8 +159,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_coordinator_schedule(dist_coordinator
                                                                 dist_remote_value_t** out);
 /* Waits until every closure scheduled so far has finished. Errors: the first error of a
  * closure since the last join, schedule or done (cleared by being reported; the queued
- * closures are cancelled); DIST_DEADLINE_EXCEEDED when no closure finished for the
- * strategy's timeout (the closures carry on). Thread-safety: safe. */
+ * closures are cancelled); DIST_DEADLINE_EXCEEDED when no closure finished, and none went
+ * back to the queue from a lost worker, for the strategy's timeout (the closures carry on;
+ * a closure that hangs on a stopped worker is put back when its request's timeout ends,
+ * which restarts the wait, so a healthy worker gets to run it). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_coordinator_join(dist_coordinator_t* coordinator);
 /* *out_done is 1 when no closure is queued or running, else 0. Errors: as join's (a
  * closure's error is reported here once). Never blocks. Thread-safety: safe. */

@@ -13,7 +13,14 @@ ARG=${3:-}
 RUNS=${4:-1}
 T=$(mktemp -d "${TMPDIR:-/tmp}/coordinator_test.XXXXXX") || exit 1
 PIDS=""
+# A stopped task (the stop case) is killed by its own pid: `timeout`, whose pid PIDS holds,
+# cannot end a stopped child.
+kill_stopped() {
+  [ -f "$T/stopped" ] && kill -KILL "$(cat "$T/worker.1.pid")" 2>/dev/null
+  return 0
+}
 cleanup() {
+  kill_stopped
   for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
   sleep 0.3
   for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
@@ -54,7 +61,7 @@ start() {
 }
 
 run_once() {
-  rm -f "$T"/*.pid "$T"/*.log "$T"/scheduled "$T"/restarted "$T"/killed
+  rm -f "$T"/*.pid "$T"/*.log "$T"/scheduled "$T"/restarted "$T"/killed "$T"/stopped
   PIDS=""
   PORTS=$(free_ports)
   DIST_JOB_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -71,6 +78,12 @@ run_once() {
       start worker 1
       touch "$T/restarted"
       ;;
+    stop)
+      wait_for_file 60 "$T/scheduled"
+      sleep 0.2
+      kill -STOP "$(cat "$T/worker.1.pid")"
+      touch "$T/stopped"
+      ;;
     kill_ps)
       wait_for_file 60 "$T/scheduled"
       sleep 0.3
@@ -84,6 +97,7 @@ run_once() {
   rc=$?
   [ "$rc" -eq 0 ] || fail "the chief exited with $rc"
   grep '^ok' "$T/chief.0.log"
+  kill_stopped
   for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
   for p in $PIDS; do wait "$p" 2>/dev/null; done
 }

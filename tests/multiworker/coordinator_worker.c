@@ -12,6 +12,13 @@
  *                  index fetched once, join OK, N <= counter <= N + 1 (the killed closure may
  *                  have counted before it died: TF's at-least-once); then closures until
  *                  one runs on the restarted worker 1 (20 s at most).
+ *   stop N         timeout 3000 ms; once worker 1 has run a closure the chief writes
+ *                  DIR/scheduled, the script SIGSTOPs
+ *                  worker 1 for good and writes DIR/stopped; then 4 rounds of 3 closures
+ *                  sleeping 30 ms, each joined at once, then N: every join OK (a closure
+ *                  that hangs on the stopped worker runs again on another before join gives
+ *                  up), no closure ran on worker 1, every index fetched once, the counter
+ *                  exact (a stopped worker never ran the closure it hangs on).
  *   kill_ps        timeout 3000 ms; closures that add to a variable and sleep; after
  *                  DIR/scheduled the script SIGKILLs ps 0: join must fail with
  *                  DIST_UNAVAILABLE naming ps:0 within the timeout + 1 s of the kill
@@ -371,6 +378,57 @@ static void RunCounting(dist_strategy_t* strategy, dist_coordinator_t* c, int n,
   dist_value_destroy(counter);
 }
 
+/* stop: worker 1 is stopped (SIGSTOP) for good before any closure: rounds of 3 closures,
+ * each joined at once (a closure that hangs on the stopped worker, sent there after join
+ * began waiting, must be run elsewhere before join gives up), then n closures; each index
+ * comes back once. */
+static void ExpectRound(dist_coordinator_t* c, const dist_value_t* counter, int first, int count) {
+  dist_remote_value_t** batch = calloc((size_t)count, sizeof(*batch));
+  for (int i = 0; i < count; ++i) batch[i] = ScheduleCount(c, counter, first + i, 30);
+  CHECK(dist_coordinator_join(c));
+  for (int i = 0; i < count; ++i) {
+    int64_t pair[2];
+    ReadPair(batch[i], pair);
+    EXPECT(pair[0] == first + i, "closure %d returned index %lld", first + i, (long long)pair[0]);
+    EXPECT(pair[1] != 1, "closure %d ran on the stopped worker 1", first + i);
+    dist_remote_value_destroy(batch[i]);
+  }
+  free(batch);
+}
+
+static void RunStopped(dist_strategy_t* strategy, dist_coordinator_t* c, int n) {
+  dist_value_t* counter = Counter(strategy, "counter");
+  /* First every worker serves (worker 1 has run a closure), so that the stop finds it
+   * answering. These closures do not count. */
+  dist_value_t* scratch = Counter(strategy, "scratch");
+  int worker_1_served = 0;
+  for (int64_t limit = NowMs() + 20000; !worker_1_served && NowMs() < limit;) {
+    dist_remote_value_t* batch[6];
+    for (int i = 0; i < 6; ++i) batch[i] = ScheduleCount(c, scratch, i, 10);
+    CHECK(dist_coordinator_join(c));
+    for (int i = 0; i < 6; ++i) {
+      int64_t pair[2];
+      ReadPair(batch[i], pair);
+      worker_1_served |= pair[1] == 1;
+      dist_remote_value_destroy(batch[i]);
+    }
+  }
+  EXPECT(worker_1_served, "worker 1 ran no closure within 20 s");
+  dist_value_destroy(scratch);
+  WriteFile("scheduled", "1\n");
+  const int64_t give_up = NowMs() + 20000;
+  while (!FileExists("stopped") && NowMs() < give_up) SleepMs(20);
+  EXPECT(FileExists("stopped"), "the script did not stop worker 1");
+  int done = 0;
+  for (int round = 0; round < 4; ++round, done += 3) ExpectRound(c, counter, done, 3);
+  ExpectRound(c, counter, done, n);
+  done += n;
+  const float total = ReadScalar(counter);
+  EXPECT(total == (float)done, "counter %.0f after %d closures", total, done);
+  printf("ok %d closures resolved once each with worker 1 stopped, counter %.0f\n", done, total);
+  dist_value_destroy(counter);
+}
+
 static void RunKillPs(dist_strategy_t* strategy, dist_coordinator_t* c) {
   dist_value_t* counter = Counter(strategy, "counter");
   dist_status_t joined = DIST_OK;
@@ -504,11 +562,14 @@ int main(int argc, char** argv) {
   dist_coordinator_t* coordinator = NULL;
   const char* which = argv[2];
   CHECK(dist_communication_options_create(&comm));
-  CHECK(dist_communication_options_set_timeout_ms(comm, strcmp(which, "kill_ps") == 0 ? 3000 : 30000));
+  const int short_timeout = strcmp(which, "kill_ps") == 0 || strcmp(which, "stop") == 0;
+  CHECK(dist_communication_options_set_timeout_ms(comm, short_timeout ? 3000 : 30000));
   CHECK(dist_strategy_create_parameter_server(cluster, comm, NULL, &strategy));
   CHECK(dist_coordinator_create(strategy, &coordinator));
   if (strcmp(which, "count") == 0 || strcmp(which, "kill") == 0) {
     RunCounting(strategy, coordinator, argc > 3 ? atoi(argv[3]) : 100, strcmp(which, "kill") == 0);
+  } else if (strcmp(which, "stop") == 0) {
+    RunStopped(strategy, coordinator, argc > 3 ? atoi(argv[3]) : 40);
   } else if (strcmp(which, "kill_ps") == 0) {
     RunKillPs(strategy, coordinator);
   } else if (strcmp(which, "fail") == 0) {
