@@ -12,6 +12,7 @@ namespace {
 // The job holds 2 pipes per worker open at once; far below any sane fd limit.
 constexpr long kMaxWorkers = 4096;
 constexpr long kMaxPsTasks = 4096;
+constexpr long kMaxRestarts = 1000;
 constexpr long kMaxReplicasPerWorker = 1 << 16;
 // Keeps deadline arithmetic in int64 nanoseconds far from overflow (about 11 days).
 constexpr double kMaxSeconds = 1e6;
@@ -48,13 +49,13 @@ ParseResult UsageError(std::string message) {
 
 std::string ShortUsageText() {
   return "usage: distrun -n N [--ps P] [--replicas-per-worker K] [--timeout SECONDS]\n"
-         "               [--grace SECONDS] [--] prog [args...]\n"
+         "               [--grace SECONDS] [--coordinator [--max-restarts R]] [--] prog [args...]\n"
          "Try 'distrun --help' for more information.\n";
 }
 
 std::string UsageText() {
   return "usage: distrun -n N [--ps P] [--replicas-per-worker K] [--timeout SECONDS]\n"
-         "               [--grace SECONDS] [--] prog [args...]\n"
+         "               [--grace SECONDS] [--coordinator [--max-restarts R]] [--] prog [args...]\n"
          "\n"
          "Starts N local worker processes of `prog args...` with TF_CONFIG describing a\n"
          "cluster of N workers on free 127.0.0.1 ports, and DIST_RANK, DIST_WORLD_SIZE,\n"
@@ -67,15 +68,26 @@ std::string UsageText() {
          "The job ends when every worker has exited; the ps tasks are then sent SIGTERM\n"
          "(SIGKILL after the grace period) and their exit status never counts.\n"
          "\n"
+         "With --coordinator, rank 0 runs a ClusterCoordinator and ranks 1..N-1 only serve\n"
+         "it (TF 2's parameter-server training): the job ends when rank 0 exits, with its\n"
+         "status; the serving workers and ps tasks are then stopped like ps tasks. A serving\n"
+         "worker that fails (a non-zero status or a signal) while rank 0 runs is reported\n"
+         "and the job goes on (the coordinator runs its closures elsewhere); it is started\n"
+         "again, with the same TF_CONFIG, up to --max-restarts times.\n"
+         "\n"
          "  -n N                     number of workers (N >= 1)\n"
          "  --ps P                   number of parameter-server tasks (default 0)\n"
          "  --replicas-per-worker K  value of DIST_REPLICAS_PER_WORKER (default 1)\n"
          "  --timeout SECONDS        stop everything after SECONDS and exit 124\n"
          "  --grace SECONDS          SIGTERM-to-SIGKILL delay when stopping (default 5)\n"
+         "  --coordinator            rank 0 coordinates; the other workers only serve it\n"
+         "  --max-restarts R         with --coordinator: restart each failed serving worker\n"
+         "                           up to R times (default 0)\n"
          "  -h, --help               print this help and exit 0\n"
          "\n"
          "Exit status: 0 when every worker exits 0; otherwise the first failing worker's\n"
-         "status (128+signal when killed); 124 on timeout; 127 when prog cannot be\n"
+         "status (128+signal when killed; with --coordinator, rank 0's status); 124 on\n"
+         "timeout; 127 when prog cannot be\n"
          "executed; 128+signal when distrun itself was interrupted; 2 on bad usage.\n";
 }
 
@@ -114,8 +126,13 @@ ParseResult ParseOptions(int argc, char** argv) {
       result.outcome = ParseOutcome::kHelp;
       return result;
     }
+    if (name == "--coordinator") {
+      if (inline_value) return UsageError("option " + name + " takes no value");
+      options.coordinator = true;
+      continue;
+    }
     bool known = name == "-n" || name == "--ps" || name == "--replicas-per-worker" || name == "--timeout" ||
-                 name == "--grace";
+                 name == "--grace" || name == "--max-restarts";
     if (!known) return UsageError("unknown option '" + arg + "'");
     if (!inline_value) {
       if (i + 1 >= argc) return UsageError("option " + name + " needs a value");
@@ -143,6 +160,11 @@ ParseResult ParseOptions(int argc, char** argv) {
         return UsageError("--timeout expects a positive number of seconds, got '" +
                           std::string(value) + "'");
       }
+    } else if (name == "--max-restarts") {
+      if (!ParseInt(value, 0, kMaxRestarts, &options.max_restarts)) {
+        return UsageError("--max-restarts expects a restart count from 0 to " + std::to_string(kMaxRestarts) +
+                          ", got '" + value + "'");
+      }
     } else {  // --grace
       if (!ParseSeconds(value, /*allow_zero=*/true, &options.grace_seconds)) {
         return UsageError("--grace expects a non-negative number of seconds, got '" +
@@ -152,6 +174,9 @@ ParseResult ParseOptions(int argc, char** argv) {
   }
 
   if (!have_n) return UsageError("missing -n N (the number of workers)");
+  if (options.max_restarts > 0 && !options.coordinator) {
+    return UsageError("--max-restarts restarts serving workers: it needs --coordinator");
+  }
   for (; i < argc; ++i) options.program.emplace_back(argv[i]);
   if (options.program.empty()) return UsageError("missing the program to run");
   result.outcome = ParseOutcome::kRun;

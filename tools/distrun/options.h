@@ -13,6 +13,11 @@ struct Options {
   int replicas_per_worker = 1;  // --replicas-per-worker K, K >= 1
   double timeout_seconds = 0;   // --timeout S; 0 means no timeout
   double grace_seconds = 5;     // --grace S: SIGTERM -> SIGKILL delay when stopping
+  // --coordinator: rank 0 runs a ClusterCoordinator and the other workers only serve it
+  // (TF 2's parameter-server training): the job is rank 0's, a serving worker's exit is
+  // reported and does not end it.
+  bool coordinator = false;
+  int max_restarts = 0;         // --max-restarts R: restarts of each failed serving worker
   std::vector<std::string> program;  // the worker's argv, non-empty
 };
 

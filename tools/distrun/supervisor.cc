@@ -100,6 +100,7 @@ struct Rank {
   TaskId task;
   pid_t pid = -1;  // also its process group id
   bool running = false;
+  int restarts = 0;  // --coordinator: times this serving worker was started again
   Stream out;
   Stream err;
 };
@@ -127,7 +128,13 @@ class Job {
   void ReadStream(Stream* stream);
   void CloseStream(Stream* stream);
   void BeginStop(StopReason reason);
-  void StopPsTasksOnceWorkersAreDone(Clock::time_point now);
+  void StopServersOnceWorkersAreDone(Clock::time_point now);
+  // ps tasks, and under --coordinator the workers other than rank 0: they serve the ranks
+  // the job waits for, and their exit statuses never count.
+  bool Serves(const Rank& rank) const { return rank.task.ps || (options_.coordinator && rank.task.index > 0); }
+  // --coordinator: a serving worker that exited while the job runs (reported, and started
+  // again while it has restarts left).
+  void OnServingWorkerExited(int index, int status, const std::string& description);
   void SignalRunning(int sig);
   void KillRunning();
   int ExitStatus() const;
@@ -139,9 +146,9 @@ class Job {
   int signal_pipe_read_ = -1;
   int devnull_ = -1;
   int running_count_ = 0;
-  int workers_running_ = 0;
-  // Set once every worker has exited and the ps tasks were told to stop: from then on
-  // their exits are expected.
+  int workers_running_ = 0;  // the ranks the job waits for (Serves() is false)
+  // Set once every such rank has exited and the serving ones were told to stop: from then
+  // on their exits are expected.
   bool stopping_ps_ = false;
   int open_streams_ = 0;
 
@@ -290,7 +297,7 @@ bool Job::Spawn(int index) {
   rank.pid = pid;
   rank.running = true;
   ++running_count_;
-  if (!rank.task.ps) ++workers_running_;
+  if (!Serves(rank)) ++workers_running_;
   // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "[" + string&&.
   std::string prefix = "[";
   if (rank.task.ps) prefix += "ps:";
@@ -343,8 +350,9 @@ void Job::BeginStop(StopReason reason) {
   }
 }
 
-// ps tasks serve until told to stop: once every worker is gone, nothing needs them.
-void Job::StopPsTasksOnceWorkersAreDone(Clock::time_point now) {
+// ps tasks (and a coordinator's serving workers) serve until told to stop: once every rank
+// the job waits for is gone, nothing needs them.
+void Job::StopServersOnceWorkersAreDone(Clock::time_point now) {
   if (stopping_ps_ || workers_running_ > 0 || running_count_ == 0) return;
   stopping_ps_ = true;
   if (stop_reason_ != StopReason::kNone) return;  // already being stopped
@@ -389,7 +397,7 @@ void Job::OnRankExited(int index, int wait_status) {
   Rank& rank = ranks_[index];
   rank.running = false;
   --running_count_;
-  if (!rank.task.ps) --workers_running_;
+  if (!Serves(rank)) --workers_running_;
   int status = 0;
   std::string description;
   if (WIFEXITED(wait_status)) {
@@ -401,6 +409,10 @@ void Job::OnRankExited(int index, int wait_status) {
     description = "killed by signal " + SignalName(sig);
   }
   bool counts = stop_reason_ == StopReason::kNone || stop_reason_ == StopReason::kSignal;
+  if (Serves(rank) && !rank.task.ps) {
+    OnServingWorkerExited(index, status, description);
+    return;
+  }
   if (rank.task.ps) {
     // A ps task's status never counts: the workers that need it fail on their own (and
     // fail the job) when it is gone; workers that no longer need it may still succeed.
@@ -417,6 +429,37 @@ void Job::OnRankExited(int index, int wait_status) {
   if (status != 0 || stop_reason_ != StopReason::kNone || stopping_ps_) kill(-rank.pid, SIGKILL);
 }
 
+void Job::OnServingWorkerExited(int index, int status, const std::string& description) {
+  Rank& rank = ranks_[index];
+  kill(-rank.pid, SIGKILL);  // its leftovers, which could hold its output open
+  if (stopping_ps_ || stop_reason_ != StopReason::kNone) return;  // the job is ending anyway
+  // A serving worker that exits 0 was told to stop (its coordinator is finishing): normal.
+  if (status == 0) return;
+  std::string report = TaskName(rank.task) + " " + description + "; it serves rank 0's coordinator, which goes on";
+  if (rank.restarts >= options_.max_restarts) {
+    if (options_.max_restarts > 0) report += " (no restart left)";
+    Report(report);
+    return;
+  }
+  ++rank.restarts;
+  Report(report + "; starting it again (restart " + std::to_string(rank.restarts) + " of " +
+         std::to_string(options_.max_restarts) + ")");
+  // What the dead process wrote is forwarded before its pipes make way for the new one's.
+  char buffer[kReadChunk];
+  for (Stream* stream : {&rank.out, &rank.err}) {
+    while (stream->fd >= 0) {
+      const ssize_t n = read(stream->fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        stream->relay->Append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        break;  // the end, or nothing more for now (non-blocking): the rest is dropped
+      }
+    }
+    CloseStream(stream);
+  }
+  if (!Spawn(index)) BeginStop(StopReason::kLaunchFailed);
+}
+
 void Job::ReapExited() {
   for (size_t i = 0; i < ranks_.size(); ++i) {
     if (!ranks_[i].running) continue;
@@ -427,7 +470,7 @@ void Job::ReapExited() {
     } else if (r < 0 && errno == ECHILD) {  // not ours any more; cannot happen
       ranks_[i].running = false;
       --running_count_;
-      if (!ranks_[i].task.ps) --workers_running_;
+      if (!Serves(ranks_[i])) --workers_running_;
     }
   }
 }
@@ -483,7 +526,7 @@ void Job::Supervise() {
     HandlePendingSignals();
     ReapExited();
     Clock::time_point now = Clock::now();
-    StopPsTasksOnceWorkersAreDone(now);
+    StopServersOnceWorkersAreDone(now);
     CheckDeadlines(now);
     if (running_count_ == 0) {
       if (open_streams_ == 0) return;
@@ -517,7 +560,7 @@ void Job::Supervise() {
         }
         rank.running = false;
         --running_count_;
-        if (!rank.task.ps) --workers_running_;
+        if (!Serves(rank)) --workers_running_;
       }
       return;
     }

@@ -30,7 +30,7 @@ expect "unknown option '--bogus'" --strategy one_device --bogus
 expect "choose what to run: --all, --strategy S or --make-data DIR"
 expect "--strategy 'tpu': expected one_device, mirrored, multi_worker, parameter_server or coordinator" --strategy tpu
 expect "parameter_server and coordinator run 2 per worker" --strategy parameter_server --replicas 4
-expect "--strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2" --strategy coordinator
+expect "--strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2 --coordinator" --strategy coordinator
 expect "--cluster 'mpi': expected tf_config, slurm or statefulset" --strategy multi_worker --cluster mpi
 expect "--cluster goes with --strategy multi_worker" --strategy mirrored --cluster slurm
 expect "--epochs 'zero': expected 1 to 10000" --strategy one_device --epochs zero

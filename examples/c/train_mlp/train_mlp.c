@@ -104,8 +104,9 @@ static void usage(FILE* out) {
       "                        (2 replicas per worker; under distrun with ps tasks: distrun\n"
       "                        -n 2 --ps 2 train_mlp --strategy parameter_server ...; without\n"
       "                        TF_CONFIG in local mode), or coordinator (TF 2 parameter-server\n"
-      "                        training: distrun -n 3 --ps 2 train_mlp --strategy coordinator:\n"
-      "                        rank 0 schedules the steps on the other workers)\n"
+      "                        training: distrun -n 3 --ps 2 --coordinator train_mlp\n"
+      "                        --strategy coordinator: rank 0 schedules the steps on the\n"
+      "                        other workers)\n"
       "  --replicas N          replicas of the mirrored strategy (default 4, also with --all)\n"
       "  --epochs N            passes over the training set (default 10; 3 with --quick)\n"
       "  --batch N             global batch size, split across the replicas (default 64)\n"
@@ -1237,14 +1238,22 @@ static int spawn_distributed(strategy_kind_t kind, const options_t* o, const cha
   snprintf(rate, sizeof rate, "%.17g", o->learning_rate);
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
   const int ps = kind == PARAMETER_SERVER || kind == COORDINATOR;
-  /* The coordinator's job has one more worker: rank 0 only schedules. */
-  char* argv[] = {(char*)distrun, "-n", kind == COORDINATOR ? "3" : "2", ps ? "--ps" : "--replicas-per-worker", "2",
-                  "--timeout", "240", "--", self, "--strategy", (char*)kKindFlag[kind],
-                  "--data", (char*)data_dir, "--epochs", epochs, "--batch", batch,
-                  "--hidden", hidden, "--learning-rate", rate, "--seed", seed,
-                  "--save", (char*)save, "--report", (char*)report, NULL};
-  printf("$ distrun -n %d %s 2 train_mlp --strategy %s ...\n", kind == COORDINATOR ? 3 : 2,
-         ps ? "--ps" : "--replicas-per-worker", kKindFlag[kind]);
+  /* The coordinator's job has one more worker: rank 0 only schedules, and distrun lets the
+   * job go on when a worker that only serves it dies (and starts it again once). */
+  const int coordinated = kind == COORDINATOR;
+  char* launcher[] = {(char*)distrun, "-n", coordinated ? "3" : "2", ps ? "--ps" : "--replicas-per-worker", "2",
+                      "--timeout", "240", "--coordinator", "--max-restarts", "1"};
+  const size_t launcher_count = coordinated ? 10 : 7;
+  char* program[] = {"--", self, "--strategy", (char*)kKindFlag[kind],
+                     "--data", (char*)data_dir, "--epochs", epochs, "--batch", batch,
+                     "--hidden", hidden, "--learning-rate", rate, "--seed", seed,
+                     "--save", (char*)save, "--report", (char*)report, NULL};
+  char* argv[sizeof launcher / sizeof launcher[0] + sizeof program / sizeof program[0]];
+  memcpy(argv, launcher, launcher_count * sizeof(char*));
+  memcpy(argv + launcher_count, program, sizeof program);
+  printf("$ distrun -n %d %s 2%s train_mlp --strategy %s ...\n", coordinated ? 3 : 2,
+         ps ? "--ps" : "--replicas-per-worker", coordinated ? " --coordinator --max-restarts 1" : "",
+         kKindFlag[kind]);
   fflush(stdout);
   fflush(stderr);
   pid_t pid;
@@ -1462,7 +1471,7 @@ int main(int argc, char** argv) {
   if (o.make_data != NULL) return make_data(o.make_data, o.quick, o.seed) == 0 ? 0 : 1;
   if (o.all) return run_all(&o);
   if (o.kind == COORDINATOR && getenv("TF_CONFIG") == NULL) {
-    return usage_error("%s", "--strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2");
+    return usage_error("%s", "--strategy coordinator needs a cluster: run it under distrun -n 3 --ps 2 --coordinator");
   }
   if (o.kind == COORDINATOR) coordinated_register(&o);
   if (o.kind == PARAMETER_SERVER || o.kind == COORDINATOR) {

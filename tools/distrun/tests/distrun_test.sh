@@ -319,6 +319,51 @@ ps_failures)
   echo "ok: an early ps exit does not count; a worker failure fails the job and stops the ps tasks"
   ;;
 
+coordinator)
+  # Rank 0 coordinates; a serving worker's death is reported and the job goes on; rank 0's
+  # exit ends the job with its status and stops the serving workers and ps tasks.
+  run_distrun -n 3 --ps 1 --coordinator --timeout 20 sh -c '
+    case "${DIST_RANK-ps}" in
+      0) while [ ! -e "$1/killed" ]; do sleep 0.05; done; sleep 0.3; echo "chief done"; exit 0 ;;
+      1) : >"$1/killed"; kill -KILL $$ ;;
+      *) exec "$0" 30 ;;
+    esac' "$SLEEP" "$T"
+  expect_rc 0
+  expect_fast
+  grep -qx "distrun: rank 1 killed by signal SIGKILL; it serves rank 0's coordinator, which goes on" "$T/err" ||
+    fail "no report of the serving worker's death"
+  [ "$(count_lines 'chief done')" -eq 1 ] || fail "the chief did not finish"
+  expect_no_leftovers
+  # --max-restarts 2: a failing serving worker is started again twice, then left down;
+  # the chief's status is the job's.
+  rm -f "$T"/started.*
+  run_distrun -n 2 --coordinator --max-restarts 2 --timeout 20 sh -c '
+    if [ "$DIST_RANK" = 0 ]; then
+      while [ ! -e "$1/started.3" ]; do sleep 0.05; done
+      sleep 0.5; exit 7
+    fi
+    n=1; while [ -e "$1/started.$n" ]; do n=$((n + 1)); done
+    echo "start $n"; : >"$1/started.$n"; exit 5' "$SLEEP" "$T"
+  expect_rc 7
+  expect_fast
+  for n in 1 2; do
+    grep -qx "distrun: rank 1 exited with status 5; it serves rank 0's coordinator, which goes on; starting it again (restart $n of 2)" "$T/err" ||
+      fail "no report of restart $n"
+  done
+  grep -qx "distrun: rank 1 exited with status 5; it serves rank 0's coordinator, which goes on (no restart left)" "$T/err" ||
+    fail "no report of the last exit"
+  [ "$(count_lines '^\[1\] start [123]$')" -eq 3 ] || fail "expected 3 starts of rank 1"
+  grep -qx 'distrun: rank 0 exited with status 7' "$T/err" || fail "no report of the chief's status"
+  expect_no_leftovers
+  # Without --coordinator a worker's death still ends the job.
+  run_distrun -n 2 --timeout 20 sh -c '
+    if [ "$DIST_RANK" = 1 ]; then kill -KILL $$; fi
+    exec "$0" 30' "$SLEEP"
+  expect_rc 137
+  expect_fast
+  echo "ok: --coordinator: a serving worker's death is reported and the job goes on; --max-restarts restarts it"
+  ;;
+
 timeout)
   run_distrun -n 2 --timeout 0.5 "$SLEEP" 30
   expect_rc 124
@@ -332,7 +377,9 @@ usage)
   for args in "" "true" "-n" "-n 0 true" "-n -1 true" "-n x true" "-n 2" "-n 2 --" \
               "-n 2 --bogus true" "-x -n 2 true" "-n 2 --replicas-per-worker 0 true" \
               "-n 2 --timeout 0 true" "-n 2 --timeout abc true" "-n 2 --grace -1 true" \
-              "-n 2 --ps -1 true" "-n 2 --ps x true" "-n 2 --ps 4097 true" "--ps 2 true"; do
+              "-n 2 --ps -1 true" "-n 2 --ps x true" "-n 2 --ps 4097 true" "--ps 2 true" \
+              "-n 2 --max-restarts 1 true" "-n 2 --coordinator=1 true" \
+              "-n 2 --coordinator --max-restarts -1 true" "-n 2 --coordinator --max-restarts 1001 true"; do
     # shellcheck disable=SC2086
     run_distrun $args
     [ "$RC" -eq 2 ] || fail "'distrun $args': expected 2, got $RC"
