@@ -1,5 +1,8 @@
 #include "core/tensor/dlpack_exchange.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 
 #include <span>
@@ -118,6 +121,49 @@ absl::Status CheckCompactStrides(const DLTensor& dl, const Shape& shape) {
   return absl::OkStatus();
 }
 
+// One past the highest user-space address this platform's processes can have: 57-bit
+// (5-level paging) on x86-64, 52-bit on AArch64; anything above is the kernel's half or not
+// canonical, and its first read faults.
+constexpr uintptr_t kUserAddressEnd =
+#if defined(__x86_64__)
+    uintptr_t{1} << 56;
+#elif defined(__aarch64__)
+    uintptr_t{1} << 52;
+#else
+    UINTPTR_MAX;
+#endif
+
+// Whether the page holding `address` is mapped in this process (mincore fails with
+// ENOMEM for an unmapped one, reading nothing).
+bool PageIsMapped(uintptr_t address) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char residency = 0;
+  return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &residency) == 0;
+}
+
+// What a producer's pointer must satisfy before the library reads through it: the range
+// lies in user space and, in host memory, its first and last bytes are mapped here. The
+// producer is trusted for the rest (the bytes between, and that they stay valid until its
+// deleter runs), as DLPack consumers trust producers.
+absl::Status CheckProducerRange(const void* data, size_t bytes, const DeviceSpec& device) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t last = first + (bytes - 1);
+  if (last >= kUserAddressEnd) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data + byte_offset (0x", absl::Hex(first), ", ", bytes,
+        " bytes) lies outside this process's user address space"));
+  }
+  if (device.type == DeviceType::kCpu) {
+    const bool first_mapped = PageIsMapped(first);
+    if (!first_mapped || !PageIsMapped(last)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data + byte_offset (0x", absl::Hex(first), ", ", bytes, " bytes) is not memory of this process: its ",
+          first_mapped ? "last" : "first", " page is not mapped"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 DLManagedTensor* ExportDlpack(const Tensor& tensor) {
@@ -169,6 +215,7 @@ absl::StatusOr<Tensor> ImportDlpack(DLManagedTensor* managed) {
         "byte_offset ", dl.byte_offset, " with ", bytes, " bytes of data wraps around the address space"));
   }
   void* data = dl.data == nullptr ? nullptr : static_cast<char*>(dl.data) + dl.byte_offset;
+  if (bytes > 0) RETURN_IF_ERROR(CheckProducerRange(data, bytes, device));
   auto buffer = Buffer::Borrow(device, data, bytes, [managed] {
     if (managed->deleter != nullptr) managed->deleter(managed);
   });

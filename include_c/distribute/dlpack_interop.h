@@ -29,7 +29,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_to_dlpack(const dist_value_t* 
  * Accepted: kDLCPU and kDLCUDAHost (as CPU:0), kDLCUDA (as GPU:device_id); lanes 1;
  * compact row-major strides (or NULL); the dtypes of tensor.h (kDLFloat 16/32/64,
  * kDLBfloat 16, kDLInt 8/16/32/64, kDLUInt 8, kDLBool 8).
- * Errors: DIST_INVALID_ARGUMENT naming the field that is not supported.
+ * The producer is trusted for its memory: that data + byte_offset holds the tensor's bytes
+ * and stays valid until the deleter runs. Checked before anything is read: the range does
+ * not wrap, lies in the user address space, and in host memory its first and last bytes are
+ * on pages mapped in this process (an offset such as 2^63 is refused, not read).
+ * Errors: DIST_INVALID_ARGUMENT naming the field that is not supported, or the range.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_tensor_from_dlpack(DLManagedTensor* managed,
                                                               dist_value_t** out);

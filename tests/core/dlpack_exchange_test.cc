@@ -6,6 +6,9 @@
 
 #include <dlpack/dlpack.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -197,6 +200,35 @@ TEST(DlpackImportTest, AppliesByteOffset) {
   ASSERT_TRUE(IsOk(tensor));
   EXPECT_EQ(tensor->data(), producer.memory.data() + 16);
   EXPECT_EQ(tensor->byte_size(), 8u);
+}
+
+// A producer is trusted for its memory, but not for a pointer outside this process: an
+// offset of 2^63 (or one past the mapped memory) is refused before any read, which would
+// fault, and nothing is taken.
+TEST(DlpackImportTest, RefusesAPointerOutsideThisProcess) {
+  for (const uint64_t offset : {uint64_t{1} << 63, uint64_t{1} << 56, uint64_t{1} << 46}) {
+    SCOPED_TRACE(offset);
+    Producer producer(kF32, {2}, 64);
+    producer.managed.dl_tensor.byte_offset = offset;
+    absl::StatusOr<Tensor> tensor = ImportDlpack(&producer.managed);
+    EXPECT_TRUE(HasError(tensor.status(), absl::StatusCode::kInvalidArgument, {"data + byte_offset"}));
+    EXPECT_EQ(producer.deleter_calls, 0);
+  }
+  // Mapped memory whose last byte is past the mapping: the last page is checked too.
+  const long page = sysconf(_SC_PAGESIZE);
+  void* mapping = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  ASSERT_EQ(munmap(static_cast<char*>(mapping) + page, page), 0);
+  Producer producer(kF32, {2}, 0);
+  producer.managed.dl_tensor.data = static_cast<char*>(mapping) + page - 4;
+  EXPECT_TRUE(HasError(ImportDlpack(&producer.managed).status(), absl::StatusCode::kInvalidArgument,
+                       {"last page is not mapped"}));
+  producer.shape[0] = 1;
+  {
+    absl::StatusOr<Tensor> one = ImportDlpack(&producer.managed);
+    EXPECT_TRUE(IsOk(one));
+  }
+  munmap(mapping, page);
 }
 
 TEST(DlpackImportTest, ScalarWithNullShape) {
