@@ -195,26 +195,30 @@ func (v *Value) ByteSize() (int, error) {
 // DataPointer is the tensor's buffer, borrowed (dist_tensor_data): valid while a value
 // sharing it lives, so keep v reachable while you use it (runtime.KeepAlive(v) after the
 // last use: an unreachable Value may be released by the garbage collector). Use Bytes /
-// Data for a Go copy.
+// Data for a Go copy. For a tensor on a GPU it is device memory, which Go code must not
+// dereference (Bytes and Data refuse such a tensor).
 func (v *Value) DataPointer() (unsafe.Pointer, error) {
 	var p unsafe.Pointer
 	err := call("dist_tensor_data", func() C.dist_status_t { return C.dist_tensor_data(v.ptr(), &p) }, v)
 	return p, err
 }
 
-// hostOnly refuses to read a GPU tensor's buffer from Go (it is device memory).
+// hostOnly refuses to read a GPU tensor's buffer from Go (it is device memory): a
+// tensor's canonical device name has "/device:GPU:" exactly when its buffer is device
+// memory (a job name cannot hold a '/').
 func (v *Value) hostOnly(op string) error {
 	dev, err := v.Device()
 	if err != nil {
 		return err
 	}
-	if strings.Contains(dev, "GPU") {
+	if strings.Contains(dev, "/device:GPU:") {
 		return &Error{Code: CodeFailedPrecondition, Op: op, Msg: "tensor on " + dev + " is in device memory: CopyToDevice(\"CPU:0\") first"}
 	}
 	return nil
 }
 
-// Bytes copies a host tensor's buffer into a new byte slice.
+// Bytes copies a host tensor's buffer into a new byte slice (any dtype); a tensor on a GPU
+// is FAILED_PRECONDITION (CopyToDevice("CPU:0") first).
 func (v *Value) Bytes() ([]byte, error) {
 	if err := v.hostOnly("Bytes"); err != nil {
 		return nil, err
@@ -235,7 +239,10 @@ func (v *Value) Bytes() ([]byte, error) {
 	return out, nil
 }
 
-// Data copies a host tensor's elements into a new Go slice; T must match the dtype.
+// Data copies a host tensor's elements into a new Go slice. T must be the tensor's dtype
+// (nothing is converted), else INVALID_ARGUMENT naming both; a tensor on a GPU is
+// FAILED_PRECONDITION (CopyToDevice("CPU:0") first, or ScalarFloat32 and the other scalar
+// reads, which copy one element themselves). The dtype is checked first.
 func Data[T Element](v *Value) ([]T, error) {
 	d, err := v.DType()
 	if err != nil {

@@ -13,6 +13,10 @@ import (
 const numCPUs = 4
 
 func TestMain(m *testing.M) {
+	// The child process of TestDeviceMemoryIsRefused (typed_read_test.go), on the fake GPU.
+	if os.Getenv(fakeGPUChildEnv) != "" {
+		os.Exit(fakeGPUChild())
+	}
 	if err := distribute.SetLogicalCPUDeviceCount(numCPUs); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

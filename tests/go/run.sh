@@ -6,6 +6,7 @@
 #   DIST_BUILD_DIR   build directory (default: build), with distribute-uninstalled.pc
 #   DIST_PC_DIR      where to find distribute(-uninstalled).pc instead (e.g. an install prefix's lib/pkgconfig)
 #   DIST_GO_RACE=0   skip the -race pass (it is on by default)
+#   DIST_FAKE_GPU_PLUGIN  libdist_fake_gpu.so (default: beside libdistribute, built if missing)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${DIST_BUILD_DIR:-$root/build}
@@ -17,6 +18,13 @@ export CGO_LDFLAGS="-Wl,-rpath,$libdir"
 export GOPROXY=off GOFLAGS=-mod=mod GOSUMDB=off GO111MODULE=on
 export GOCACHE=${GOCACHE:-$build/go/cache} GOPATH=${GOPATH_OVERRIDE:-$build/go/path}
 export PATH=$build/bin:$PATH DIST_GO_BUILD_DIR=$build
+# The fake GPU plugin (tests/gpu_fake) beside libdistribute: typed_read_test.go runs a child
+# process on it to check that reads of device memory are refused. A CMake build tree that
+# lacks it builds it here (one small target); without it that test fails.
+export DIST_FAKE_GPU_PLUGIN=${DIST_FAKE_GPU_PLUGIN:-$libdir/libdist_fake_gpu.so}
+if [[ ! -f $DIST_FAKE_GPU_PLUGIN && -f $libdir/../CMakeCache.txt ]]; then
+  cmake --build "$libdir/.." --target dist_fake_gpu >/dev/null
+fi
 tags=distribute_testhooks
 mkdir -p "$GOCACHE" "$GOPATH"
 
