@@ -1,4 +1,5 @@
-// 1. The rpath of this package's test binaries (DEP_DISTRIBUTE_LIBDIR from distribute-sys).
+// 1. The rpath of this package's test binaries (DEP_DISTRIBUTE_LIBDIR from distribute-sys),
+//    also DIST_TEST_LIBDIR in their environment at compile time (the fake GPU plugin's dir).
 // 2. The README's Rust example: the ```rust block under "### Rust" of the top-level
 //    README.md, copied to $OUT_DIR/readme_example.rs for tests/readme_example.rs to compile
 //    and run (so the README cannot drift from the API).
@@ -7,6 +8,8 @@ use std::path::Path;
 fn main() {
     if let Ok(dir) = std::env::var("DEP_DISTRIBUTE_LIBDIR") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir);
+        // Where tests/typed_reads.rs looks for libdist_fake_gpu.so without DIST_FAKE_GPU_PLUGIN.
+        println!("cargo:rustc-env=DIST_TEST_LIBDIR={}", dir);
     }
     let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     println!("cargo:rerun-if-changed={}", readme.display());

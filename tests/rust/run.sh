@@ -27,6 +27,13 @@ export CARGO_TARGET_DIR=$build/cargo-target
 export DIST_GENERATED_INCLUDE=$build/include_c      # the stale check's version.h
 export TRAIN_MLP=$build/bin/train_mlp               # the example's accuracy against C's
 [[ -x $TRAIN_MLP ]] || fail "$TRAIN_MLP is missing (the C example the Rust one is compared with)"
+# The fake GPU plugin (tests/gpu_fake): tests/typed_reads.rs runs a child process on it to
+# check that reads of device memory are refused. Built here in a CMake tree that lacks it.
+export DIST_FAKE_GPU_PLUGIN=${DIST_FAKE_GPU_PLUGIN:-$build/lib/libdist_fake_gpu.so}
+if [[ ! -f $DIST_FAKE_GPU_PLUGIN && -f $build/CMakeCache.txt ]]; then
+  cmake --build "$build" --target dist_fake_gpu >/dev/null
+fi
+[[ -f $DIST_FAKE_GPU_PLUGIN ]] || fail "$DIST_FAKE_GPU_PLUGIN is missing (cmake --build $build --target dist_fake_gpu)"
 
 cd "$root/bindings/rust"
 log=$(mktemp)

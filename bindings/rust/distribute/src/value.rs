@@ -215,68 +215,90 @@ impl Value {
         Ok(n)
     }
     /// The tensor's buffer (`dist_tensor_data`), borrowed: valid while a value sharing it
-    /// lives. Raw, because other values sharing the buffer may write it.
+    /// lives. Raw, because other values sharing the buffer may write it; for a tensor on a
+    /// GPU it is device memory, which host code must not dereference (the slice and byte
+    /// functions below refuse such a tensor).
     pub fn data_ptr(&self) -> Result<*mut c_void> {
         let mut p = ptr::null_mut();
         check(unsafe { sys::dist_tensor_data(self.as_ptr(), &mut p) })?;
         Ok(p)
     }
-    /// The buffer of a host tensor; a GPU tensor's buffer is device memory, which the slice
-    /// functions must not touch (copy it to a CPU device first).
-    fn host_ptr(&self) -> Result<*mut c_void> {
+    /// The buffer of a host tensor, for `op`; a GPU tensor's buffer is device memory, which
+    /// the slice functions must not touch: FAILED_PRECONDITION (copy it to the host first).
+    /// A tensor's canonical device name has "/device:GPU:" exactly when its buffer is device
+    /// memory (a job name cannot hold a '/').
+    fn host_ptr(&self, op: &str) -> Result<*mut c_void> {
         let device = self.device()?;
-        if device.to_ascii_uppercase().contains("GPU:") {
+        if device.contains("/device:GPU:") {
             return Err(Error::new(
                 Code::FailedPrecondition,
-                format!("the tensor is on {}: copy it to a CPU device first (copy_to_device)", device),
+                format!(
+                    "Value::{}: the tensor is on {}, in device memory: copy it to the host first \
+                     (copy_to_device(\"CPU:0\"))",
+                    op, device
+                ),
             ));
         }
         self.data_ptr()
     }
-    fn check_dtype<T: Element>(&self) -> Result<usize> {
+    /// The element count of a tensor of T's dtype, for `op`; another dtype is
+    /// INVALID_ARGUMENT naming both (nothing is converted).
+    fn check_dtype<T: Element>(&self, op: &str) -> Result<usize> {
         let d = self.dtype()?;
         if d != T::DTYPE {
-            return Err(Error::new(Code::InvalidArgument, format!("tensor is {}, not {}", d.name(), T::DTYPE.name())));
+            return Err(Error::new(
+                Code::InvalidArgument,
+                format!("Value::{}: the tensor is {}, asked for {}", op, d.name(), T::DTYPE.name()),
+            ));
         }
         Ok(self.num_elements()? as usize)
     }
-    /// Copies the host tensor's elements into a Vec (the dtype must be T's).
+    /// Copies the host tensor's elements into a Vec. T must be the tensor's dtype, else
+    /// INVALID_ARGUMENT naming both; a tensor on a GPU is FAILED_PRECONDITION (copy it to
+    /// the host with `copy_to_device("CPU:0")`, or read one element with `scalar_f32` and
+    /// the other scalar reads, which copy it themselves). The dtype is checked first.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        let n = self.check_dtype::<T>()?;
+        let n = self.check_dtype::<T>("to_vec")?;
         let mut v = vec![T::default(); n];
-        self.copy_to_slice(&mut v)?;
+        self.copy_elements("to_vec", &mut v)?;
         Ok(v)
     }
-    /// Copies the host tensor's elements into `out` (its length must be the element count).
+    /// Copies the host tensor's elements into `out` (its length must be the element count),
+    /// checked as `to_vec`.
     pub fn copy_to_slice<T: Element>(&self, out: &mut [T]) -> Result<()> {
-        let n = self.check_dtype::<T>()?;
+        let n = self.check_dtype::<T>("copy_to_slice")?;
         if out.len() != n {
             return Err(Error::new(Code::InvalidArgument, format!("slice has {} elements, tensor {}", out.len(), n)));
         }
-        if n > 0 {
-            let p = self.host_ptr()?;
-            unsafe { ptr::copy_nonoverlapping(p as *const T, out.as_mut_ptr(), n) };
+        self.copy_elements("copy_to_slice", out)
+    }
+    fn copy_elements<T: Element>(&self, op: &str, out: &mut [T]) -> Result<()> {
+        let p = self.host_ptr(op)?;
+        if !out.is_empty() {
+            unsafe { ptr::copy_nonoverlapping(p as *const T, out.as_mut_ptr(), out.len()) };
         }
         Ok(())
     }
-    /// Writes `data` into the host tensor's buffer in place (every value sharing it sees it).
+    /// Writes `data` into the host tensor's buffer in place (every value sharing it sees it),
+    /// checked as `to_vec`.
     pub fn write_from_slice<T: Element>(&self, data: &[T]) -> Result<()> {
-        let n = self.check_dtype::<T>()?;
+        let n = self.check_dtype::<T>("write_from_slice")?;
         if data.len() != n {
             return Err(Error::new(Code::InvalidArgument, format!("slice has {} elements, tensor {}", data.len(), n)));
         }
+        let p = self.host_ptr("write_from_slice")?;
         if n > 0 {
-            let p = self.host_ptr()?;
             unsafe { ptr::copy_nonoverlapping(data.as_ptr(), p as *mut T, n) };
         }
         Ok(())
     }
-    /// A copy of the host tensor's bytes.
+    /// A copy of the host tensor's bytes (any dtype); a tensor on a GPU is
+    /// FAILED_PRECONDITION.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let n = self.byte_size()?;
+        let p = self.host_ptr("to_bytes")?;
         let mut v = vec![0u8; n];
         if n > 0 {
-            let p = self.host_ptr()?;
             unsafe { ptr::copy_nonoverlapping(p as *const u8, v.as_mut_ptr(), n) };
         }
         Ok(v)
