@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -74,27 +76,19 @@ class ValueView {
   }
   // The canonical device name, borrowed from the tensor.
   Result<const char*> device() const { return detail::call_out<const char*>(dist_tensor_device, value_); }
-  // The tensor's elements, borrowed and writable in place; INVALID_ARGUMENT when T is not
-  // the tensor's dtype. Host tensors only make sense here (GPU data is device memory).
+  // The tensor's elements, borrowed and writable in place. T must be the tensor's dtype
+  // (nothing is converted: a float32 1.0 is never read as the int32 1065353216), else
+  // INVALID_ARGUMENT naming both dtypes. A tensor in device memory (on a GPU) is
+  // FAILED_PRECONDITION: host code must not touch it; copy it to the host first
+  // (copy_to_device("CPU:0")), or read one element with read_scalar<T>(), which does.
   template <class T>
   Result<Span<T>> data() const {
-    Result<dist_dtype_t> d = dtype();
-    if (!d) return d.status();
-    if (*d != dtype_of_v<T>) {
-      return Status(DIST_INVALID_ARGUMENT, std::string("dist::ValueView::data: the tensor holds ") +
-                                               dist_dtype_name(*d) + ", not " +
-                                               dist_dtype_name(dtype_of_v<T>));
-    }
-    Result<int64_t> n = num_elements();
-    if (!n) return n.status();
-    Result<void*> p = detail::call_out<void*>(dist_tensor_data, value_);
-    if (!p) return p.status();
-    return Span<T>(static_cast<T*>(*p), static_cast<size_t>(*n));
+    return host_elements<T>("dist::ValueView::data");
   }
-  // The single element of a one-element tensor of dtype T (no conversion).
+  // The single element of a one-element tensor of dtype T (no conversion), checked as data().
   template <class T>
   Result<T> scalar() const {
-    Result<Span<T>> d = data<T>();
+    Result<Span<T>> d = host_elements<T>("dist::ValueView::scalar");
     if (!d) return d.status();
     if (d->size() != 1) {
       return Status(DIST_INVALID_ARGUMENT, "dist::ValueView::scalar: the tensor has " +
@@ -148,6 +142,32 @@ class ValueView {
   }
 
  private:
+  // The elements of a host tensor of dtype T, for `op`: the dtype is checked first, then the
+  // memory. A tensor's canonical device name has "/device:GPU:" exactly when its buffer is
+  // device memory (the core's in_host_memory()); no allocation on the OK path.
+  template <class T>
+  Result<Span<T>> host_elements(const char* op) const {
+    Result<dist_dtype_t> d = dtype();
+    if (!d) return d.status();
+    if (*d != dtype_of_v<T>) {
+      return Status(DIST_INVALID_ARGUMENT, std::string(op) + ": the tensor holds " + dist_dtype_name(*d) +
+                                               ", not " + dist_dtype_name(dtype_of_v<T>));
+    }
+    Result<const char*> device_name = device();
+    if (!device_name) return device_name.status();
+    if (std::strstr(*device_name, "/device:GPU:") != nullptr) {
+      return Status(DIST_FAILED_PRECONDITION,
+                    std::string(op) + ": the tensor is on " + *device_name +
+                        ", in device memory, which host code cannot read: copy it to the host first "
+                        "(copy_to_device(\"CPU:0\")) or read one element with read_scalar()");
+    }
+    Result<int64_t> n = num_elements();
+    if (!n) return n.status();
+    Result<void*> p = detail::call_out<void*>(dist_tensor_data, value_);
+    if (!p) return p.status();
+    return Span<T>(static_cast<T*>(*p), static_cast<size_t>(*n));
+  }
+
   dist_value_t* value_ = nullptr;
 };
 
