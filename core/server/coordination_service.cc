@@ -149,6 +149,17 @@ absl::Status CoordinationService::Register(absl::string_view task, uint64_t inca
       break;  // a restarted worker of a parameter-server job comes back
     case Phase::kConnected:
       if (state->incarnation == incarnation) return absl::OkStatus();
+      if (!state->proven) {
+        // It never opened its watch: briefly it may be a real task about to, after that it
+        // holds nothing.
+        if (Clock::now() - state->registered_at < std::chrono::milliseconds(kUnprovenHoldMs)) {
+          return absl::UnavailableError(absl::StrCat(
+              "task ", task, " was registered ", kUnprovenHoldMs, " ms ago or less by another process that "
+              "has not opened its watch stream (an impostor, or the task started twice): retry; an "
+              "unproven registration holds the task's place for at most ", kUnprovenHoldMs, " ms"));
+        }
+        break;
+      }
       // A live task keeps its place: the caller may be an impostor with the token, and a
       // restarted process fails the job anyway once its old incarnation is found dead.
       if (!Silent(*state, Clock::now())) {
@@ -169,7 +180,9 @@ absl::Status CoordinationService::Register(absl::string_view task, uint64_t inca
   state->incarnation = incarnation;
   state->expects_heartbeats = expects_heartbeats;
   state->watching = false;
-  state->last_heartbeat = Clock::now();
+  state->proven = !expects_heartbeats;  // the chief lives in the service's process
+  state->registered_at = Clock::now();
+  state->last_heartbeat = state->registered_at;
   cv_.notify_all();
   return absl::OkStatus();
 }
@@ -206,6 +219,7 @@ absl::Status CoordinationService::OpenWatch(absl::string_view task, uint64_t inc
         absl::StrCat("task ", task, " already has its watch stream open: a task watches once"));
   }
   state->watching = true;
+  state->proven = true;
   state->last_heartbeat = Clock::now();
   return absl::OkStatus();
 }
@@ -231,6 +245,11 @@ void CoordinationService::MonitorHeartbeats() {
     for (auto& [task, state] : tasks_) {
       if (state.phase == Phase::kConnected && state.expects_heartbeats &&
           now - state.last_heartbeat > timeout) {
+        if (!state.proven) {
+          state.phase = Phase::kNotConnected;  // it never was the task: nobody's failure
+          cv_.notify_all();
+          continue;
+        }
         MarkLost(task, state, absl::StrCat(kNoHeartbeat, options_.heartbeat_timeout_ms, " ms"));
       }
     }

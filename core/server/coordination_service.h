@@ -20,6 +20,12 @@
 // about 100 ms) or its heartbeats stop (heartbeat_timeout_ms; a Register that finds them
 // stopped that long declares it lost at once), and a lost task cannot rejoin. A task that
 // disconnected cleanly may register again (a worker that restarts its server on purpose).
+// A registration holds the task's place only once it proved it is alive by opening its
+// Watch stream, which a real task does right after registering: until then a second
+// Register is told to retry (kUnavailable naming the case) for kUnprovenHoldMs, and
+// after that replaces it; an unproven registration silent past the heartbeat timeout is
+// dropped without failing the job (an impostor's Register, with no watch and no
+// heartbeat, cannot hold a task's place or blame it).
 //
 // Caps (coordination_limits.h): the key-value store's bytes and keys, the barriers, and the
 // waits of remote callers pending at once; past each, kResourceExhausted naming the cap, with
@@ -55,6 +61,10 @@ namespace distribute {
 
 class CoordinationService {
  public:
+  // How long a registration that has not opened its Watch stream keeps another Register
+  // waiting (see "Registration" above).
+  static constexpr int64_t kUnprovenHoldMs = 1000;
+
   struct Options {
     // Every task that may register, by name ("chief:0", "worker:1", "ps:0").
     std::vector<std::string> tasks;
@@ -160,6 +170,11 @@ class CoordinationService {
     uint64_t incarnation = 0;
     bool expects_heartbeats = true;
     bool watching = false;  // its Watch stream is open
+    // It opened its Watch stream (or is the chief): a registration that has not yet holds
+    // the task's place only briefly (kUnprovenHoldMs) against another, and is dropped, not
+    // lost, once silent.
+    bool proven = false;
+    Clock::time_point registered_at;
     Clock::time_point last_heartbeat;
     absl::Status failure;  // why it was lost
     bool recoverable = false;  // Options::recoverable_tasks

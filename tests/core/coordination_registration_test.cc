@@ -35,6 +35,7 @@ TEST(CoordinationRegistrationTest, ASecondRegistrationOfALiveTaskIsRefusedAndHar
   CoordinationService service(TwoWorkers());
   ASSERT_TRUE(IsOk(service.Register("worker:0", 1, /*expects_heartbeats=*/false)));
   ASSERT_TRUE(IsOk(service.Register("worker:1", kLiveIncarnation)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", kLiveIncarnation)));  // a real task proves it is alive
   ASSERT_TRUE(IsOk(service.Register("worker:1", kLiveIncarnation)));  // a retried Register is fine
   EXPECT_TRUE(HasError(service.Register("worker:1", 42), absl::StatusCode::kAlreadyExists,
                        {"task worker:1 is already registered by a live incarnation",
@@ -53,10 +54,41 @@ TEST(CoordinationRegistrationTest, ARestartWhoseOldIncarnationFellSilentFailsThe
   // The monitor would notice too; a Register that comes first declares the loss itself.
   CoordinationService service(TwoWorkers(/*heartbeat_timeout_ms=*/100));
   ASSERT_TRUE(IsOk(service.Register("worker:1", kLiveIncarnation)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", kLiveIncarnation)));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_TRUE(HasError(service.Register("worker:1", 42), absl::StatusCode::kFailedPrecondition,
                        {"task worker:1 is unavailable: no heartbeat for 100 ms", "restart the job"}));
   EXPECT_TRUE(HasError(service.PeerHealth(), absl::StatusCode::kUnavailable, {"worker:1"}));
+}
+
+// Issue 43, finding 5: a Register as worker:1 that never opens its watch (an impostor in a
+// job without a token, or a task started twice) blocked the real worker with ALREADY_EXISTS,
+// and the job failed 10 s later blaming the real worker. Now it holds the place only
+// briefly (the real task is told to retry, naming the case), then the real task takes it,
+// and nobody is lost.
+TEST(CoordinationRegistrationTest, ARegistrationWithoutAWatchHoldsNothing) {
+  CoordinationService service(TwoWorkers());
+  ASSERT_TRUE(IsOk(service.Register("worker:1", 42)));  // the impostor: no watch, no heartbeat
+  EXPECT_TRUE(HasError(service.Register("worker:1", kLiveIncarnation), absl::StatusCode::kUnavailable,
+                       {"task worker:1 was registered", "has not opened its watch stream", "an impostor",
+                        "retry"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(CoordinationService::kUnprovenHoldMs + 100));
+  ASSERT_TRUE(IsOk(service.Register("worker:1", kLiveIncarnation)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", kLiveIncarnation)));
+  EXPECT_TRUE(IsOk(service.PeerHealth()));
+  // The impostor can no longer act for the task; the real one holds it against a new one.
+  EXPECT_TRUE(HasError(service.Heartbeat("worker:1", 42), absl::StatusCode::kFailedPrecondition));
+  EXPECT_TRUE(HasError(service.Register("worker:1", 43), absl::StatusCode::kAlreadyExists));
+}
+
+TEST(CoordinationRegistrationTest, AnUnprovenRegistrationFallingSilentIsDroppedNotLost) {
+  CoordinationService service(TwoWorkers(/*heartbeat_timeout_ms=*/100));
+  ASSERT_TRUE(IsOk(service.Register("worker:1", 42)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the monitor drops it
+  EXPECT_TRUE(IsOk(service.PeerHealth()));
+  ASSERT_TRUE(IsOk(service.Register("worker:1", kLiveIncarnation)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", kLiveIncarnation)));
+  EXPECT_TRUE(IsOk(service.PeerHealth()));
 }
 
 TEST(CoordinationRegistrationTest, ARestartWhoseOldConnectionClosedCannotRejoin) {

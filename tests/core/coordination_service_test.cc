@@ -138,6 +138,7 @@ TEST(CoordinationServiceTest, HeartbeatTimeoutMarksATaskLost) {
   CoordinationService service(ThreeWorkers(/*heartbeat_timeout_ms=*/100));
   ASSERT_TRUE(IsOk(service.Register("worker:0", 1, /*expects_heartbeats=*/false)));
   ASSERT_TRUE(IsOk(service.Register("worker:1", 2)));
+  ASSERT_TRUE(IsOk(service.OpenWatch("worker:1", 2)));  // a real task, proven alive
   const absl::Status lost = service.WaitForPeerFailure(Deadline::AfterMs(kLongMs));
   EXPECT_TRUE(HasError(lost, absl::StatusCode::kUnavailable,
                        {"task worker:1 is unavailable: no heartbeat for 100 ms"}));

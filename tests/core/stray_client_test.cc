@@ -114,6 +114,26 @@ TEST(StrayClientTest, WithoutTheTokenEveryAttackIsUnauthenticatedAndTheJobFinish
   ExpectJobFinishedCorrectly(job);
 }
 
+// Issue 43, finding 5: a Register as worker:1 before the real worker starts (a job
+// without a token, or a buggy process with it) holds nothing: it never opens its watch,
+// so the real worker is told to retry for at most kUnprovenHoldMs, then takes its place,
+// and the job finishes. Before, the real worker was refused (ALREADY_EXISTS) and the chief
+// failed 10 s later blaming it.
+TEST(StrayClientTest, AnEarlyRegisterWithoutAWatchDoesNotBlockTheRealWorker) {
+  for (const std::string token : {std::string(), kToken}) {
+    SCOPED_TRACE(token.empty() ? "a job without a token" : "a process with the job's token");
+    TwoWorkerJob job(token);
+    job.Start(0);
+    StrayClient impostor(job.address(0), token);
+    const grpc::Status early = impostor.Register("worker:1", 42);
+    ASSERT_TRUE(early.ok()) << early.error_message();
+    job.Start(1);
+    ASSERT_TRUE(job.WaitForFirstRounds());
+    EXPECT_EQ(impostor.Register("worker:1", 43).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+    ExpectJobFinishedCorrectly(job);
+  }
+}
+
 TEST(StrayClientTest, WithTheTokenTheCapsHoldAndTheJobFinishesCorrectly) {
   TwoWorkerJob job(kToken);
   job.Start(0);
