@@ -28,6 +28,7 @@
 #include "core/server/job_token.h"
 #include "core/server/local_coordination_client.h"
 #include "core/server/remote_coordination_client.h"
+#include "core/server/listening_probe.h"
 #include "core/server/tls_credentials.h"
 #include "core/server/variable_grpc_service.h"
 #include "core/util/mutex.h"
@@ -255,6 +256,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
       impl->grpc_server->Wait();
       if (tls.has_value() && absl::IsUnavailable(client.status())) {
         return absl::UnavailableError(absl::StrCat(client.status().message(), TlsConnectHint(*tls)));
+      }
+      // gRPC reports a plaintext task meeting a TLS chief as a deadline too: when the
+      // chief's port answers, that is the likely cause.
+      if (absl::IsUnavailable(client.status()) &&
+          AcceptsConnections(DialAddress(chief.address), std::chrono::milliseconds(500))) {
+        return absl::UnavailableError(absl::StrCat(client.status().message(), PlaintextConnectHint(chief.address)));
       }
       return client.status();
     }

@@ -96,4 +96,10 @@ std::string TlsConnectHint(const TlsCredentials& tls) {
                       "task's certificate must be signed by it");
 }
 
+std::string PlaintextConnectHint(absl::string_view chief_address) {
+  return absl::StrCat("; a server listens at ", chief_address, " but did not answer this task, which uses no TLS: "
+                      "if the job uses TLS, give this task its certificate, key and CA too (DIST_TLS_CERT, "
+                      "DIST_TLS_KEY and DIST_TLS_CA, or the options' set_tls_files)");
+}
+
 }  // namespace distribute

@@ -18,6 +18,8 @@
 #define DISTRIBUTE_CORE_SERVER_TLS_CREDENTIALS_H_
 
 #include <cstddef>
+
+#include "absl/strings/string_view.h"
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +67,9 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::optio
 // gRPC reports a failed TLS handshake only as a peer it could not reach: the likely
 // causes, to append to that error.
 std::string TlsConnectHint(const TlsCredentials& tls);
+// The same for a task without TLS whose chief's port accepts connections but never
+// answered gRPC: the job probably uses TLS.
+std::string PlaintextConnectHint(absl::string_view chief_address);
 
 }  // namespace distribute
 
