@@ -836,24 +836,30 @@ static struct {
 enum { COORDINATED_METRICS = NUM_METRICS + 1 }; /* + the worker's task index */
 
 /* dataset function "train_mlp/train": the training batches, before distribution (the
- * coordinator distributes them with DATA sharding: every worker its rows of each batch). */
+ * coordinator distributes them with DATA sharding: every worker its rows of each batch),
+ * repeated without end: an epoch is a number of rows, not the end of every worker's data,
+ * as TF's parameter-server training counts steps_per_epoch, so that a worker that is lost
+ * (killed, stopped) cannot hold the epoch open: the others cover its share. */
 static dist_status_t coordinated_train_data(const dist_input_context_t* context, dist_dataset_t** out,
                                             void* user_data) {
   (void)context;
   (void)user_data;
   const char* path = g_coordinated.data.train_path;
   dist_dataset_t* records = NULL;
+  dist_dataset_t* repeated = NULL;
   dist_dataset_t* shuffled = NULL;
   dist_dataset_t* batches = NULL;
   dist_status_t status = dist_dataset_from_fixed_length_records(&path, 1, GLYPHS_RECORD_BYTES,
                                                                 GLYPHS_HEADER_BYTES, 0, &records);
+  if (status == DIST_OK) status = dist_dataset_repeat(records, -1, &repeated);
   if (status == DIST_OK) {
-    status = dist_dataset_shuffle(records, g_coordinated.data.train_count, g_coordinated.options.seed,
+    status = dist_dataset_shuffle(repeated, g_coordinated.data.train_count, g_coordinated.options.seed,
                                   &shuffled);
   }
   if (status == DIST_OK) status = dist_dataset_batch(shuffled, g_coordinated.options.batch, 1, &batches);
   if (status == DIST_OK) status = dist_dataset_map(batches, decode_batch, NULL, NULL, 2, 2, out);
   dist_dataset_destroy(records);
+  dist_dataset_destroy(repeated);
   dist_dataset_destroy(shuffled);
   dist_dataset_destroy(batches);
   return status;
@@ -861,7 +867,7 @@ static dist_status_t coordinated_train_data(const dist_input_context_t* context,
 
 /* closure "train_mlp/step": args are the model's variables and the per-worker iterator.
  * One training step on this worker's replicas, its updates sent to the ps tasks; returns
- * the step's summed metrics and the worker's task index (rows 0: its data has ended). */
+ * the step's summed metrics and the worker's task index. */
 static dist_status_t coordinated_step(dist_strategy_t* strategy, const dist_closure_args_t* args,
                                       dist_value_t** out, void* user_data) {
   (void)user_data;
@@ -955,10 +961,9 @@ static result_t train_coordinated(dist_strategy_t* strategy, const data_t* data,
     for (int p = 0; p < MLP_NUM_PARAMS; ++p) CHECK(dist_closure_args_add_value(args, variables[p]));
     CHECK(dist_closure_args_add_per_worker(args, iterator));
     double sums[NUM_METRICS] = {0, 0, 0};
-    uint64_t ended = 0; /* bit per worker task index */
-    int ended_count = 0;
     const double start = now_seconds();
-    while (ended_count < workers) {
+    /* An epoch is as many rows as the training set holds, wherever they were trained. */
+    while (sums[METRIC_ROWS] < (double)data->train_count) {
       enum { ROUND = 8 };
       dist_remote_value_t* values[ROUND];
       for (int i = 0; i < ROUND; ++i) CHECK(dist_coordinator_schedule(coordinator, "train_mlp/step", args, &values[i]));
@@ -970,11 +975,6 @@ static result_t train_coordinated(dist_strategy_t* strategy, const data_t* data,
         CHECK(dist_tensor_data(metrics, &m));
         const float* f = m;
         for (int k = 0; k < NUM_METRICS; ++k) sums[k] += f[k];
-        const int task = (int)f[NUM_METRICS];
-        if (f[METRIC_ROWS] == 0 && task >= 0 && task < 64 && !(ended & (1ULL << task))) {
-          ended |= 1ULL << task;
-          ++ended_count;
-        }
         dist_value_destroy(metrics);
         dist_remote_value_destroy(values[i]);
       }
