@@ -19,6 +19,9 @@
 namespace distribute::coordinator {
 namespace {
 
+// How long a stopping coordinator waits for each worker to take the end of its session.
+constexpr int64_t kEndSessionDeadlineMs = 1000;
+
 // One coordinator per strategy, as TF allows.
 std::mutex coordinated_mu;
 std::set<uint64_t>& CoordinatedStrategies() {
@@ -107,6 +110,24 @@ void Coordinator::Shutdown() {
     state_->CancelQueued();
     state_->cv.notify_all();
   }
+  // Each worker is told the session ended (best effort, at once, in parallel: a worker
+  // still running a closure answers after it, past the deadline), so that it serves the
+  // next coordinator instead of refusing it until this one's session goes idle.
+  closures::ReleaseResourcesRequest end;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    *end.mutable_session() = state_->Session();
+  }
+  end.set_end_session(true);
+  std::vector<std::thread> enders;
+  for (const std::unique_ptr<WorkerSlot>& worker : state_->workers) {
+    ClosureClient* client = worker->client.get();
+    enders.emplace_back([client, &end] {
+      closures::ReleaseResourcesResponse response;
+      (void)client->ReleaseResources(end, &response, Deadline::AfterMs(kEndSessionDeadlineMs));
+    });
+  }
+  for (std::thread& ender : enders) ender.join();
   for (const std::unique_ptr<WorkerSlot>& worker : state_->workers) worker->client->Cancel();
   for (const std::unique_ptr<WorkerSlot>& worker : state_->workers) {
     if (worker->thread.joinable()) worker->thread.join();

@@ -1,5 +1,6 @@
 #include "core/coordinator/worker_closure_host.h"
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,9 +61,15 @@ absl::StatusOr<InputOptions> InputOptionsOf(const closures::DatasetSpec& spec) {
   return options;
 }
 
+// A worker serves one coordinator at a time: a request of another is refused while the
+// session's coordinator is alive, that is until it ends its session or makes no request for
+// this many of its timeouts (a coordinator that vanished without ending it).
+constexpr int64_t kIdleSessionTimeouts = 10;
+
 // One coordinator's state on this worker.
 struct Session {
   closures::Session settings;
+  std::chrono::steady_clock::time_point last_request;
   std::shared_ptr<Strategy> strategy;  // made on first use
   std::map<std::string, std::pair<std::string, Value>> variables;  // name -> (ref bytes, variable)
   std::map<uint64_t, std::shared_ptr<const DistributedDataset>> datasets;
@@ -109,6 +116,11 @@ class WorkerClosureHost final : public ClosureHost {
     if (session_ == nullptr || session_->settings.coordinator() != request.session().coordinator()) {
       return absl::OkStatus();  // nothing of that coordinator is here
     }
+    if (request.end_session()) {
+      session_.reset();  // its coordinator stopped: another may be served now
+      return absl::OkStatus();
+    }
+    session_->last_request = std::chrono::steady_clock::now();
     for (uint64_t id : request.ids()) {
       session_->datasets.erase(id);
       session_->iterators.erase(id);
@@ -119,10 +131,25 @@ class WorkerClosureHost final : public ClosureHost {
  private:
   absl::StatusOr<Session*> SessionFor(const closures::Session& settings) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     RETURN_IF_ERROR(CheckSession(settings));
-    if (session_ == nullptr || session_->settings.coordinator() != settings.coordinator()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (session_ != nullptr && session_->settings.coordinator() != settings.coordinator()) {
+      const auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - session_->last_request);
+      const int64_t idle_limit_ms = kIdleSessionTimeouts * session_->settings.timeout_ms();
+      if (idle.count() < idle_limit_ms) {
+        // Two coordinators on the same workers (a mistake, or a forged request): the one
+        // being served keeps its datasets and iterators.
+        return absl::FailedPreconditionError(absl::StrCat(
+            task_, " serves another coordinator's session (its last request came ", idle.count(),
+            " ms ago): a worker serves one coordinator at a time, and takes another once the first "
+            "ends (dist_coordinator_destroy) or makes no request for ", idle_limit_ms, " ms"));
+      }
+      session_.reset();  // its coordinator is gone: what it held goes too
+    }
+    if (session_ == nullptr) {
       session_ = std::make_unique<Session>();
       session_->settings = settings;
     }
+    session_->last_request = now;
     if (session_->strategy == nullptr) {
       CommunicationOptions options;
       options.replicas_per_worker = settings.replicas_per_worker();
