@@ -195,7 +195,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
         ps::VariableStoreLimits{options.max_variable_bytes, options.max_variables});
     impl->variable_grpc = NewVariableGrpcService(
         impl->variables.get(),
-        VariableServiceOptions{token, options.max_message_bytes, options.max_variable_request_bytes});
+        VariableServiceOptions{token, options.max_message_bytes, options.max_variable_request_bytes,
+                               options.stream_idle_timeout_ms});
   }
 
   if (self.job == Job::kWorker && !impl->chief && options.closure_host_factory &&

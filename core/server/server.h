@@ -70,6 +70,8 @@ class Server {
     uint64_t max_variable_bytes = ps::VariableStoreLimits{}.max_bytes;
     int64_t max_variables = ps::VariableStoreLimits{}.max_variables;
     uint64_t max_variable_request_bytes = kDefaultMaxVariableRequestBytes;
+    // A variable-service request stream that sends nothing for this long is cancelled.
+    int64_t stream_idle_timeout_ms = kDefaultStreamIdleTimeoutMs;
     // On a worker task (not the chief) of a cluster with ps tasks: what runs the
     // coordinator's closures (closure_host.h); empty: no closure service.
     ClosureHostFactory closure_host_factory;

@@ -1,5 +1,6 @@
 #include "core/server/variable_grpc_service.h"
 
+#include <chrono>
 #include <span>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/ps/names.h"
 #include "core/server/grpc_authentication.h"
 #include "core/server/grpc_status.h"
+#include "core/server/stream_watchdog.h"
 #include "core/server/tensor_stream.h"
 #include "core/server/variable_service_limits.h"
 #include "core/util/status_macros.h"
@@ -42,7 +44,8 @@ class VariableGrpcService final : public pb::VariableService::Service {
       : store_(store),
         token_(std::move(options.job_token)),
         max_message_bytes_(options.max_message_bytes),
-        max_request_bytes_(options.max_request_bytes) {}
+        max_request_bytes_(options.max_request_bytes),
+        watchdog_(std::chrono::milliseconds(options.stream_idle_timeout_ms)) {}
 
   grpc::Status Ping(grpc::ServerContext* context, const pb::PingRequest* request,
                     pb::PingResponse* response) override {
@@ -59,7 +62,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
   grpc::Status CreateIfAbsent(grpc::ServerContext* context,
                               grpc::ServerReaderWriter<pb::CreateResponse, pb::WriteRequest>* stream) override {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<WriteCall> call = ReceiveWrite(stream);
+    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, stream, [this](auto* in) { return ReceiveWrite(in); });
     if (!call.ok()) return ReplyStatus(context, call.status());
     absl::StatusOr<ps::VariableStore::Creation> creation = store_->CreateIfAbsent(call->name, call->tensor);
     if (!creation.ok()) return ReplyStatus(context, creation.status());
@@ -104,7 +107,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
   grpc::Status AssignSlot(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
                           pb::WriteResponse*) override {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<WriteCall> call = ReceiveWrite(reader);
+    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, reader, [this](auto* in) { return ReceiveWrite(in); });
     if (!call.ok()) return ReplyStatus(context, call.status());
     return ReplyStatus(context, store_->AssignSlot(call->name, call->slot, call->tensor));
   }
@@ -113,12 +116,16 @@ class VariableGrpcService final : public pb::VariableService::Service {
                            pb::WriteResponse*) override {
     DIST_AUTHENTICATE(context);
     pb::UpdateRequest first;
-    if (!reader->Read(&first)) return ReplyStatus(context, EmptyStream());
-    absl::StatusOr<ps::Hyperparameters> hyperparameters = CheckUpdate(first);
-    if (!hyperparameters.ok()) return ReplyStatus(context, hyperparameters.status());
-    std::vector<const pb::TensorHeader*> headers;
-    for (const pb::TensorHeader& header : first.arguments()) headers.push_back(&header);
-    absl::StatusOr<std::vector<Tensor>> arguments = ReceiveTensors(headers, first.data(), reader);
+    absl::StatusOr<ps::Hyperparameters> hyperparameters;
+    absl::StatusOr<std::vector<Tensor>> arguments =
+        Receive<std::vector<Tensor>>(context, reader, [&](auto* in) -> absl::StatusOr<std::vector<Tensor>> {
+          if (!in->Read(&first)) return EmptyStream();
+          hyperparameters = CheckUpdate(first);
+          RETURN_IF_ERROR(hyperparameters.status());
+          std::vector<const pb::TensorHeader*> headers;
+          for (const pb::TensorHeader& header : first.arguments()) headers.push_back(&header);
+          return ReceiveTensors(headers, first.data(), in);
+        });
     if (!arguments.ok()) return ReplyStatus(context, arguments.status());
     return ReplyStatus(context,
                        store_->ApplyUpdate(first.name(), first.function(), *arguments, *hyperparameters));
@@ -175,14 +182,18 @@ class VariableGrpcService final : public pb::VariableService::Service {
                             pb::UpdatesResponse* response) override {
     DIST_AUTHENTICATE(context);
     pb::UpdatesRequest first;
-    if (!reader->Read(&first)) return ReplyStatus(context, EmptyStream());
-    absl::StatusOr<ps::Hyperparameters> hyperparameters = CheckUpdates(first);
-    if (!hyperparameters.ok()) return ReplyStatus(context, hyperparameters.status());
-    std::vector<const pb::TensorHeader*> headers;
-    for (const pb::UpdateEntry& entry : first.entries()) {
-      for (const pb::TensorHeader& header : entry.arguments()) headers.push_back(&header);
-    }
-    absl::StatusOr<std::vector<Tensor>> arguments = ReceiveTensors(headers, first.data(), reader);
+    absl::StatusOr<ps::Hyperparameters> hyperparameters;
+    absl::StatusOr<std::vector<Tensor>> arguments =
+        Receive<std::vector<Tensor>>(context, reader, [&](auto* in) -> absl::StatusOr<std::vector<Tensor>> {
+          if (!in->Read(&first)) return EmptyStream();
+          hyperparameters = CheckUpdates(first);
+          RETURN_IF_ERROR(hyperparameters.status());
+          std::vector<const pb::TensorHeader*> headers;
+          for (const pb::UpdateEntry& entry : first.entries()) {
+            for (const pb::TensorHeader& header : entry.arguments()) headers.push_back(&header);
+          }
+          return ReceiveTensors(headers, first.data(), in);
+        });
     if (!arguments.ok()) return ReplyStatus(context, arguments.status());
     size_t next = 0;  // the first argument of the current entry
     for (int index = 0; index < first.entries_size(); ++index) {
@@ -237,7 +248,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
  private:
   grpc::Status Write(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader, StoreWrite op) {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<WriteCall> call = ReceiveWrite(reader);
+    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, reader, [this](auto* in) { return ReceiveWrite(in); });
     if (!call.ok()) return ReplyStatus(context, call.status());
     return ReplyStatus(context, (store_->*op)(call->name, call->tensor));
   }
@@ -274,13 +285,30 @@ class VariableGrpcService final : public pb::VariableService::Service {
   }
 
   template <typename Request>
-  static absl::Status ReadRequestChunks(TensorAssembler& assembler, grpc::ServerReader<Request>* reader) {
+  static absl::Status ReadRequestChunks(TensorAssembler& assembler,
+                                        StreamWatchdog::Reader<grpc::ServerReader<Request>>* reader) {
     return ReadChunks<Request>(assembler, [reader](Request* message) { return reader->Read(message); });
   }
   template <typename Response, typename Request>
   static absl::Status ReadRequestChunks(TensorAssembler& assembler,
-                                        grpc::ServerReaderWriter<Response, Request>* stream) {
+                                        StreamWatchdog::Reader<grpc::ServerReaderWriter<Response, Request>>* stream) {
     return ReadChunks<Request>(assembler, [stream](Request* message) { return stream->Read(message); });
+  }
+
+  // `receive(reader)` over `stream` while the watchdog watches it: a stream that sends
+  // nothing for the idle limit is cancelled, and the call fails saying so.
+  template <typename Result, typename Stream, typename ReceiveFn>
+  absl::StatusOr<Result> Receive(grpc::ServerContext* context, Stream* stream, ReceiveFn receive) {
+    StreamWatchdog::Watch watch(watchdog_, context);
+    StreamWatchdog::Reader<Stream> reader(stream, &watch);
+    absl::StatusOr<Result> received = receive(&reader);
+    if (!received.ok() && watch.cancelled()) {
+      received = absl::DeadlineExceededError(absl::StrCat(
+          "the request stream sent nothing for ", watchdog_.idle_limit().count(),
+          " ms and was cancelled: a stream that stops sending would hold one of the ps task's ",
+          kVariableServiceThreads, " service threads"));
+    }
+    return received;
   }
 
   // The first message of an update, but for its tensors: names and counts, and the
@@ -333,6 +361,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
   const std::string token_;
   const size_t max_message_bytes_;
   const uint64_t max_request_bytes_;
+  StreamWatchdog watchdog_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/ps/variable_store.h"
+#include "core/server/variable_service_limits.h"
 
 namespace grpc {
 class Service;
@@ -28,6 +29,8 @@ struct VariableServiceOptions {
   std::string job_token;  // what every request must carry ("": the job has none)
   size_t max_message_bytes = 0;  // the server's bound, which answers are chunked to fit
   uint64_t max_request_bytes = 0;  // the tensor bytes of one request, all its tensors together
+  // A request stream that sends nothing for this long is cancelled (stream_watchdog.h).
+  int64_t stream_idle_timeout_ms = kDefaultStreamIdleTimeoutMs;
 };
 
 // Handlers over `store`, which must outlive the gRPC server they are registered with.

@@ -46,6 +46,11 @@ inline constexpr size_t kMaxUpdateHyperparameters = 64;
 // answers RESOURCE_EXHAUSTED before any handler runs, and clients send again.
 inline constexpr int kVariableServiceThreads = 32;
 
+// How long a request stream of the variable service may send nothing before the ps task
+// cancels it (Server::Options::stream_idle_timeout_ms): a client sends a tensor's chunks
+// back to back, so only a stuck or hostile one waits this long, while holding a thread.
+inline constexpr int64_t kDefaultStreamIdleTimeoutMs = 10'000;
+
 // The data bytes of one message under a bound of `max_message_bytes` (at least
 // kMinMaxMessageBytes, which leaves room for the reserve): at most kTensorMessageBytes
 // less the reserve.

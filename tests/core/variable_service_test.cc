@@ -504,6 +504,43 @@ TEST(VariableServiceTest, MalformedRequestsAreInvalidAndChangeNothing) {
   EXPECT_EQ(std::string(static_cast<const char*>(w->data()), 16), twelve + "abcd");
 }
 
+// Issue 43, finding 3: with the job's token, streams that declare a tensor and then send
+// nothing held the ps task's service threads for ever; 100 of them starved the job
+// (RESOURCE_EXHAUSTED "Server Threadpool Exhausted"). Now each is cancelled once it sent
+// nothing for the idle limit, and the job's own calls go through meanwhile.
+TEST(VariableServiceTest, IdleRequestStreamsAreCancelledAndDoNotStarveTheJob) {
+  Server::Options options;
+  options.stream_idle_timeout_ms = 500;
+  PsCluster cluster(options);
+  ASSERT_TRUE(cluster.host != nullptr);
+  auto stub = pb::VariableService::NewStub(grpc::CreateChannel(cluster.addresses[2], grpc::InsecureChannelCredentials()));
+  constexpr int kIdle = 100;  // against kVariableServiceThreads = 32
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientWriter<pb::WriteRequest>>> streams;
+  std::vector<pb::WriteResponse> responses(kIdle);
+  for (int i = 0; i < kIdle; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    Prepare(*contexts.back());
+    streams.push_back(stub->Assign(contexts.back().get(), &responses[i]));
+    streams.back()->Write(Declaring("w", static_cast<int32_t>(DType::kFloat32), {4}, 16, "abcd"));
+  }
+  // The job's own calls: sent again while the threads are taken, they go through once the
+  // idle streams are cancelled, well within their deadline.
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(IsOk(cluster.host->CreateIfAbsent("v", Floats(DType::kFloat32, {1, 2}), Deadline::AfterMs(20'000))));
+  ASSERT_TRUE(IsOk(cluster.host->AssignAdd("v", Floats(DType::kFloat32, {1, 1}), Deadline::AfterMs(20'000))));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  // Every idle stream ended, none of them wrote "w".
+  for (int i = 0; i < kIdle; ++i) {
+    const grpc::Status status = streams[i]->Finish();
+    EXPECT_FALSE(status.ok()) << i;
+  }
+  EXPECT_FALSE(cluster.store().Read("w").ok());
+  absl::StatusOr<Tensor> v = cluster.store().Read("v");
+  ASSERT_TRUE(IsOk(v));
+  EXPECT_EQ(static_cast<const float*>(v->data())[1], 3.0f);
+}
+
 TEST(VariableServiceTest, AStoppedPsTaskIsUnavailableWithinTheDeadline) {
   PsCluster cluster;
   ASSERT_TRUE(cluster.host != nullptr);
