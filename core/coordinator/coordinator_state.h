@@ -59,6 +59,10 @@ struct CoordinatorState : std::enable_shared_from_this<CoordinatorState> {
   uint64_t next_closure = 1;
   uint64_t next_resource = 1;
   Clock::time_point last_progress = Clock::now();
+  // The latest deadline of a closure request sent to a worker: while one is in flight, join
+  // and fetch wait at least until it passed (and the closure went back to the queue, or
+  // finished), since a hung worker answers nothing before then.
+  Clock::time_point latest_request_deadline;
   std::vector<std::unique_ptr<WorkerSlot>> workers;
   // Resources whose last handle went away: each worker drops those it holds. A mutex of
   // its own (taken after `mu` when both are), since a resource may die while `mu` is held
@@ -85,15 +89,19 @@ struct CoordinatorState : std::enable_shared_from_this<CoordinatorState> {
   std::string LostWorkers() const;
   void MarkLost(WorkerSlot& worker, const absl::Status& why);
 
+  // How long after a request's deadline its closure is surely back in the queue.
+  static constexpr std::chrono::milliseconds kPutBackGrace{1000};
+
   // Waits (lock held) until `done()`, failing when no closure finished or went back to the
-  // queue (its worker lost) for the timeout. Bounded: a lost worker gets no closure until
+  // queue (its worker lost) for the timeout, and no request in flight may still end. Bounded: a lost worker gets no closure until
   // it answers a ping, so once every worker is lost nothing moves the window.
   template <typename Done>
   absl::Status WaitProgress(std::unique_lock<std::mutex>& lock, absl::string_view what, Done done) {
     const Clock::time_point start = Clock::now();
     while (!done()) {
       const auto timeout = std::chrono::milliseconds(timeout_ms());
-      const Clock::time_point limit = std::max(last_progress, start) + timeout;
+      Clock::time_point limit = std::max(last_progress, start) + timeout;
+      if (in_flight > 0) limit = std::max(limit, latest_request_deadline + kPutBackGrace);
       if (Clock::now() >= limit) {
         return absl::DeadlineExceededError(absl::StrCat(
             what, ": no closure finished or was put back for ", timeout_ms(), " ms (", queue.size(), " queued, ", in_flight,

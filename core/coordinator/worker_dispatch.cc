@@ -130,7 +130,12 @@ void CoordinatorState::Process(WorkerSlot& worker, const std::shared_ptr<Closure
     request.set_closure_id(closure->id);
     *request.mutable_arguments() = {closure->arguments.begin(), closure->arguments.end()};
     closures::RunClosureResponse response;
-    absl::Status sent = worker.client->RunClosure(request, &response, Deadline::AfterMs(timeout_ms()));
+    const Deadline deadline = Deadline::AfterMs(timeout_ms());
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      latest_request_deadline = std::max(latest_request_deadline, deadline.when);
+    }
+    absl::Status sent = worker.client->RunClosure(request, &response, deadline);
     if (!sent.ok() && !absl::IsUnauthenticated(sent)) {
       bool stopping;
       {
