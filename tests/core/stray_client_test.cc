@@ -120,7 +120,7 @@ TEST(StrayClientTest, WithoutTheTokenEveryAttackIsUnauthenticatedAndTheJobFinish
 // and the job finishes. Before, the real worker was refused (ALREADY_EXISTS) and the chief
 // failed 10 s later blaming it.
 TEST(StrayClientTest, AnEarlyRegisterWithoutAWatchDoesNotBlockTheRealWorker) {
-  for (const std::string token : {std::string(), kToken}) {
+  for (const std::string& token : {std::string(), std::string(kToken)}) {
     SCOPED_TRACE(token.empty() ? "a job without a token" : "a process with the job's token");
     TwoWorkerJob job(token);
     job.Start(0);
