@@ -141,11 +141,13 @@ bool PageIsMapped(uintptr_t address) {
   return mincore(reinterpret_cast<void*>(address & ~(page - 1)), 1, &residency) == 0;
 }
 
-// What a producer's pointer must satisfy before the library reads through it: the range
-// lies in user space and, in host memory, its first and last bytes are mapped here. The
+// What a producer's pointer into host memory must satisfy before the library reads through
+// it: the range lies in user space and its first and last bytes are mapped here. The
 // producer is trusted for the rest (the bytes between, and that they stay valid until its
-// deleter runs), as DLPack consumers trust producers.
+// deleter runs), as DLPack consumers trust producers. Device memory is only handed to the
+// GPU plugin, never read by the host.
 absl::Status CheckProducerRange(const void* data, size_t bytes, const DeviceSpec& device) {
+  if (device.type != DeviceType::kCpu) return absl::OkStatus();
   const uintptr_t first = reinterpret_cast<uintptr_t>(data);
   const uintptr_t last = first + (bytes - 1);
   if (last >= kUserAddressEnd) {
@@ -153,13 +155,11 @@ absl::Status CheckProducerRange(const void* data, size_t bytes, const DeviceSpec
         "data + byte_offset (0x", absl::Hex(first), ", ", bytes,
         " bytes) lies outside this process's user address space"));
   }
-  if (device.type == DeviceType::kCpu) {
-    const bool first_mapped = PageIsMapped(first);
-    if (!first_mapped || !PageIsMapped(last)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data + byte_offset (0x", absl::Hex(first), ", ", bytes, " bytes) is not memory of this process: its ",
-          first_mapped ? "last" : "first", " page is not mapped"));
-    }
+  const bool first_mapped = PageIsMapped(first);
+  if (!first_mapped || !PageIsMapped(last)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data + byte_offset (0x", absl::Hex(first), ", ", bytes, " bytes) is not memory of this process: its ",
+        first_mapped ? "last" : "first", " page is not mapped"));
   }
   return absl::OkStatus();
 }

@@ -31,8 +31,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_tensor_to_dlpack(const dist_value_t* 
  * kDLBfloat 16, kDLInt 8/16/32/64, kDLUInt 8, kDLBool 8).
  * The producer is trusted for its memory: that data + byte_offset holds the tensor's bytes
  * and stays valid until the deleter runs. Checked before anything is read: the range does
- * not wrap, lies in the user address space, and in host memory its first and last bytes are
- * on pages mapped in this process (an offset such as 2^63 is refused, not read).
+ * not wrap, and in host memory it lies in the user address space with its first and last
+ * bytes on pages mapped in this process (an offset such as 2^63 is refused, not read).
  * Errors: DIST_INVALID_ARGUMENT naming the field that is not supported, or the range.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_tensor_from_dlpack(DLManagedTensor* managed,
