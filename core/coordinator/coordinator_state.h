@@ -120,7 +120,10 @@ struct CoordinatorState : std::enable_shared_from_this<CoordinatorState> {
   bool Probe(WorkerSlot& worker);
   absl::Status EnsureResource(WorkerSlot& worker, const std::shared_ptr<PerWorkerResource>& resource,
                               bool* lost);
-  void FlushReleases(WorkerSlot& worker);
+  // The worker's released resources dropped there; an error when it did not answer.
+  absl::Status FlushReleases(WorkerSlot& worker);
+  // A request's deadline (the strategy's timeout from now), noted as the latest in flight.
+  Deadline RequestDeadline();
 };
 
 }  // namespace distribute::coordinator

@@ -20,7 +20,14 @@ constexpr int kMaxResourceRetries = 4;
 
 }  // namespace
 
-void CoordinatorState::FlushReleases(WorkerSlot& worker) {
+Deadline CoordinatorState::RequestDeadline() {
+  const Deadline deadline = Deadline::AfterMs(timeout_ms());
+  std::lock_guard<std::mutex> lock(mu);
+  latest_request_deadline = std::max(latest_request_deadline, deadline.when);
+  return deadline;
+}
+
+absl::Status CoordinatorState::FlushReleases(WorkerSlot& worker) {
   closures::ReleaseResourcesRequest request;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -28,12 +35,13 @@ void CoordinatorState::FlushReleases(WorkerSlot& worker) {
     for (uint64_t id : released) {
       if (worker.created.erase(id) > 0) request.add_ids(id);
     }
-    if (request.ids_size() == 0) return;
+    if (request.ids_size() == 0) return absl::OkStatus();
     *request.mutable_session() = Session();
   }
   closures::ReleaseResourcesResponse response;
-  // Best effort: a worker that does not answer loses them anyway when it restarts.
-  (void)worker.client->ReleaseResources(request, &response, Deadline::AfterMs(timeout_ms()));
+  // A worker that does not answer loses them anyway when it restarts; but it is lost.
+  const absl::Status released = worker.client->ReleaseResources(request, &response, RequestDeadline());
+  return absl::IsUnauthenticated(released) ? absl::OkStatus() : released;
 }
 
 // Pings a lost worker until it answers (true) or the coordinator stops (false).
@@ -81,7 +89,7 @@ absl::Status CoordinatorState::EnsureResource(WorkerSlot& worker, const std::sha
     spec->set_worker_index(worker.index);
   }
   closures::CreateResourceResponse response;
-  absl::Status sent = worker.client->CreateResource(request, &response, Deadline::AfterMs(timeout_ms()));
+  absl::Status sent = worker.client->CreateResource(request, &response, RequestDeadline());
   if (!sent.ok() && !absl::IsUnauthenticated(sent)) {
     *lost = true;
     return sent;
@@ -104,7 +112,11 @@ absl::Status CoordinatorState::EnsureResource(WorkerSlot& worker, const std::sha
 
 void CoordinatorState::Process(WorkerSlot& worker, const std::shared_ptr<Closure>& closure) {
   for (int attempt = 0;; ++attempt) {
-    FlushReleases(worker);
+    if (const absl::Status released = FlushReleases(worker); !released.ok()) {
+      MarkLost(worker, released);
+      PutBack(closure);
+      return;
+    }
     bool lost = false;
     absl::Status ready;
     for (const std::shared_ptr<PerWorkerResource>& resource : closure->iterators) {
@@ -130,12 +142,7 @@ void CoordinatorState::Process(WorkerSlot& worker, const std::shared_ptr<Closure
     request.set_closure_id(closure->id);
     *request.mutable_arguments() = {closure->arguments.begin(), closure->arguments.end()};
     closures::RunClosureResponse response;
-    const Deadline deadline = Deadline::AfterMs(timeout_ms());
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      latest_request_deadline = std::max(latest_request_deadline, deadline.when);
-    }
-    absl::Status sent = worker.client->RunClosure(request, &response, deadline);
+    absl::Status sent = worker.client->RunClosure(request, &response, RequestDeadline());
     if (!sent.ok() && !absl::IsUnauthenticated(sent)) {
       bool stopping;
       {

@@ -146,9 +146,8 @@ bool PageIsMapped(uintptr_t address) {
 // producer is trusted for the rest (the bytes between, and that they stay valid until its
 // deleter runs), as DLPack consumers trust producers. Device memory is only handed to the
 // GPU plugin, never read by the host.
-absl::Status CheckProducerRange(const void* data, size_t bytes, const DeviceSpec& device) {
+absl::Status CheckProducerRange(uintptr_t first, size_t bytes, const DeviceSpec& device) {
   if (device.type != DeviceType::kCpu) return absl::OkStatus();
-  const uintptr_t first = reinterpret_cast<uintptr_t>(data);
   const uintptr_t last = first + (bytes - 1);
   if (last >= kUserAddressEnd) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -214,8 +213,11 @@ absl::StatusOr<Tensor> ImportDlpack(DLManagedTensor* managed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "byte_offset ", dl.byte_offset, " with ", bytes, " bytes of data wraps around the address space"));
   }
-  void* data = dl.data == nullptr ? nullptr : static_cast<char*>(dl.data) + dl.byte_offset;
-  if (bytes > 0) RETURN_IF_ERROR(CheckProducerRange(data, bytes, device));
+  // The address is formed as an integer and checked before it becomes a pointer: an offset
+  // past the producer's allocation must not be pointer arithmetic.
+  const uintptr_t address = base + dl.byte_offset;
+  if (bytes > 0) RETURN_IF_ERROR(CheckProducerRange(address, bytes, device));
+  void* data = dl.data == nullptr ? nullptr : reinterpret_cast<void*>(address);
   auto buffer = Buffer::Borrow(device, data, bytes, [managed] {
     if (managed->deleter != nullptr) managed->deleter(managed);
   });
