@@ -53,6 +53,20 @@ std::shared_ptr<Strategy> MultiWorkerStrategyOf(const Variable& variable) {
   return strategy;
 }
 
+// The copy of the job's first replica: this process's first copy, or under
+// MultiWorkerMirrored the chief's, sent to every worker (each worker's own first copy
+// would make the workers read different values).
+absl::StatusOr<Tensor> ReadFirstReplicaCopy(const Variable& variable) {
+  const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable);
+  if (multi_worker == nullptr) return variable.Snapshot(0);
+  ASSIGN_OR_RETURN(Tensor first, variable.Snapshot(0));
+  ASSIGN_OR_RETURN(first, first.OnHost());
+  RETURN_IF_ERROR(multi_worker->workers().Broadcast(
+      first.byte_size() > 0 ? first.data() : nullptr, first.byte_size(), 0,
+      absl::StrCat("read of SyncOnReadVariable ", Quoted(variable.name())), multi_worker->NewDeadline()));
+  return first;
+}
+
 absl::StatusOr<const Tensor*> RequireTensor(const Value& value, absl::string_view why) {
   absl::StatusOr<const Tensor*> tensor = value.AsTensor();
   if (!tensor.ok()) {
@@ -276,24 +290,6 @@ absl::StatusOr<Value> CreateVariable(const Tensor& initial_value, VariableSync s
   strategy->SettleVariableName(claim, created.ok());
   return created;
 }
-
-namespace {
-
-// The copy of the job's first replica: this process's first copy, or under
-// MultiWorkerMirrored the chief's, sent to every worker (each worker's own first copy
-// would make the workers read different values).
-absl::StatusOr<Tensor> ReadFirstReplicaCopy(const Variable& variable) {
-  const std::shared_ptr<Strategy> multi_worker = MultiWorkerStrategyOf(variable);
-  if (multi_worker == nullptr) return variable.Snapshot(0);
-  ASSIGN_OR_RETURN(Tensor first, variable.Snapshot(0));
-  ASSIGN_OR_RETURN(first, first.OnHost());
-  RETURN_IF_ERROR(multi_worker->workers().Broadcast(
-      first.byte_size() > 0 ? first.data() : nullptr, first.byte_size(), 0,
-      absl::StrCat("read of SyncOnReadVariable ", Quoted(variable.name())), multi_worker->NewDeadline()));
-  return first;
-}
-
-}  // namespace
 
 absl::StatusOr<Tensor> ReadVariable(const Value& value) {
   if (!value.is_variable()) {
