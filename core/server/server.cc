@@ -112,6 +112,11 @@ absl::Status Server::Options::Validate() const {
                                                    ") and max_variable_request_bytes (", max_variable_request_bytes,
                                                    ") must be at least 1"));
   }
+  if (max_variable_inflight_bytes < max_variable_request_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_variable_inflight_bytes (", max_variable_inflight_bytes, ") is less than max_variable_request_bytes (",
+        max_variable_request_bytes, "): the largest request allowed could never be received"));
+  }
   if (max_variables < 1 || max_variables > kMaxVariablesPerTask) {
     return absl::InvalidArgumentError(absl::StrCat("max_variables is ", max_variables, ": expected 1 to ",
                                                    kMaxVariablesPerTask));
@@ -196,7 +201,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
     impl->variable_grpc = NewVariableGrpcService(
         impl->variables.get(),
         VariableServiceOptions{token, options.max_message_bytes, options.max_variable_request_bytes,
-                               options.stream_idle_timeout_ms});
+                               options.max_variable_inflight_bytes, options.stream_idle_timeout_ms});
   }
 
   if (self.job == Job::kWorker && !impl->chief && options.closure_host_factory &&

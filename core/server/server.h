@@ -64,12 +64,14 @@ class Server {
     size_t max_barriers = kDefaultMaxBarriers;
     size_t max_pending_waits = 0;
     // On a ps task: the bounds of its variable store (bytes and count of variables and
-    // slots together; past them a creation is ResourceExhausted), and the most tensor
-    // bytes one request to its variable service may carry (what one call may make the
-    // server buffer; workers' RemoteVariableHostOptions::max_tensor_bytes should match).
-    uint64_t max_variable_bytes = ps::VariableStoreLimits{}.max_bytes;
+    // slots together; past them a creation is ResourceExhausted), the most tensor bytes
+    // one request to its variable service may carry (what one call may make the server
+    // buffer; workers' RemoteVariableHostOptions::max_tensor_bytes should match), and the
+    // most all its requests in flight hold together (at least one request's bound).
+    uint64_t max_variable_bytes = DefaultMaxVariableBytes();
     int64_t max_variables = ps::VariableStoreLimits{}.max_variables;
     uint64_t max_variable_request_bytes = kDefaultMaxVariableRequestBytes;
+    uint64_t max_variable_inflight_bytes = DefaultMaxVariableInflightBytes();
     // A variable-service request stream that sends nothing for this long is cancelled.
     int64_t stream_idle_timeout_ms = kDefaultStreamIdleTimeoutMs;
     // On a worker task (not the chief) of a cluster with ps tasks: what runs the

@@ -44,7 +44,8 @@ TensorAssembler::TensorAssembler(std::vector<Tensor> tensors) : tensors_(std::mo
 }
 
 absl::StatusOr<TensorAssembler> TensorAssembler::Start(std::span<const variables::TensorHeader* const> headers,
-                                                       uint64_t max_bytes) {
+                                                       uint64_t max_bytes, ByteBudget::Reservation* reservation,
+                                                       ByteBudget::Clock::time_point deadline) {
   std::vector<CheckedHeader> checked;
   checked.reserve(headers.size());
   uint64_t total = 0;
@@ -59,6 +60,9 @@ absl::StatusOr<TensorAssembler> TensorAssembler::Start(std::span<const variables
     }
     total += header->bytes;
     checked.push_back(*std::move(header));
+  }
+  if (reservation != nullptr && !reservation->Take(total, deadline)) {
+    return absl::ResourceExhaustedError(absl::StrCat("tensors of ", total, " bytes did not find room in time"));
   }
   const DeviceSpec host = DeviceSpec{}.WithDefaults();
   std::vector<Tensor> tensors;

@@ -22,6 +22,7 @@
 #include "server/variables.pb.h"  // generated
 #include "core/server/variable_service_limits.h"
 #include "core/tensor/tensor.h"
+#include "core/util/byte_budget.h"
 
 namespace distribute {
 
@@ -35,9 +36,12 @@ class TensorAssembler {
   // tensor by its position, for an unknown dtype, a rank above kMaxRank, a negative
   // dimension, an element count whose bytes overflow, a byte_size other than the dtype's
   // size times the element count, or tensors of more than `max_bytes` bytes together; all
-  // of it before anything is allocated.
+  // of it before anything is allocated. With a `reservation`, the tensors' bytes are then
+  // taken from its budget, waiting until `deadline`: ResourceExhausted, allocating
+  // nothing, when they are not free by then (or exceed the whole budget).
   static absl::StatusOr<TensorAssembler> Start(std::span<const variables::TensorHeader* const> headers,
-                                               uint64_t max_bytes);
+                                               uint64_t max_bytes, ByteBudget::Reservation* reservation = nullptr,
+                                               ByteBudget::Clock::time_point deadline = {});
 
   // The next bytes of the tensors, in order. InvalidArgument when they go past the bytes
   // the headers declared (nothing is appended then).

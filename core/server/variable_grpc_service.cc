@@ -45,6 +45,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
         token_(std::move(options.job_token)),
         max_message_bytes_(options.max_message_bytes),
         max_request_bytes_(options.max_request_bytes),
+        inflight_(options.max_inflight_bytes),
         watchdog_(std::chrono::milliseconds(options.stream_idle_timeout_ms)) {}
 
   grpc::Status Ping(grpc::ServerContext* context, const pb::PingRequest* request,
@@ -62,7 +63,8 @@ class VariableGrpcService final : public pb::VariableService::Service {
   grpc::Status CreateIfAbsent(grpc::ServerContext* context,
                               grpc::ServerReaderWriter<pb::CreateResponse, pb::WriteRequest>* stream) override {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, stream, [this](auto* in) { return ReceiveWrite(in); });
+    ByteBudget::Reservation held(inflight_);
+    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, stream, [&](auto* in) { return ReceiveWrite(in, held); });
     if (!call.ok()) return ReplyStatus(context, call.status());
     absl::StatusOr<ps::VariableStore::Creation> creation = store_->CreateIfAbsent(call->name, call->tensor);
     if (!creation.ok()) return ReplyStatus(context, creation.status());
@@ -107,7 +109,8 @@ class VariableGrpcService final : public pb::VariableService::Service {
   grpc::Status AssignSlot(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader,
                           pb::WriteResponse*) override {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, reader, [this](auto* in) { return ReceiveWrite(in); });
+    ByteBudget::Reservation held(inflight_);
+    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, reader, [&](auto* in) { return ReceiveWrite(in, held); });
     if (!call.ok()) return ReplyStatus(context, call.status());
     return ReplyStatus(context, store_->AssignSlot(call->name, call->slot, call->tensor));
   }
@@ -117,6 +120,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
     DIST_AUTHENTICATE(context);
     pb::UpdateRequest first;
     absl::StatusOr<ps::Hyperparameters> hyperparameters;
+    ByteBudget::Reservation held(inflight_);
     absl::StatusOr<std::vector<Tensor>> arguments =
         Receive<std::vector<Tensor>>(context, reader, [&](auto* in) -> absl::StatusOr<std::vector<Tensor>> {
           if (!in->Read(&first)) return EmptyStream();
@@ -124,7 +128,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
           RETURN_IF_ERROR(hyperparameters.status());
           std::vector<const pb::TensorHeader*> headers;
           for (const pb::TensorHeader& header : first.arguments()) headers.push_back(&header);
-          return ReceiveTensors(headers, first.data(), in);
+          return ReceiveTensors(headers, first.data(), in, held);
         });
     if (!arguments.ok()) return ReplyStatus(context, arguments.status());
     return ReplyStatus(context,
@@ -183,6 +187,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
     DIST_AUTHENTICATE(context);
     pb::UpdatesRequest first;
     absl::StatusOr<ps::Hyperparameters> hyperparameters;
+    ByteBudget::Reservation held(inflight_);
     absl::StatusOr<std::vector<Tensor>> arguments =
         Receive<std::vector<Tensor>>(context, reader, [&](auto* in) -> absl::StatusOr<std::vector<Tensor>> {
           if (!in->Read(&first)) return EmptyStream();
@@ -192,7 +197,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
           for (const pb::UpdateEntry& entry : first.entries()) {
             for (const pb::TensorHeader& header : entry.arguments()) headers.push_back(&header);
           }
-          return ReceiveTensors(headers, first.data(), in);
+          return ReceiveTensors(headers, first.data(), in, held);
         });
     if (!arguments.ok()) return ReplyStatus(context, arguments.status());
     size_t next = 0;  // the first argument of the current entry
@@ -248,14 +253,15 @@ class VariableGrpcService final : public pb::VariableService::Service {
  private:
   grpc::Status Write(grpc::ServerContext* context, grpc::ServerReader<pb::WriteRequest>* reader, StoreWrite op) {
     DIST_AUTHENTICATE(context);
-    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, reader, [this](auto* in) { return ReceiveWrite(in); });
+    ByteBudget::Reservation held(inflight_);
+    absl::StatusOr<WriteCall> call = Receive<WriteCall>(context, reader, [&](auto* in) { return ReceiveWrite(in, held); });
     if (!call.ok()) return ReplyStatus(context, call.status());
     return ReplyStatus(context, (store_->*op)(call->name, call->tensor));
   }
 
   // A write request's name and tensor, read whole from `stream`.
   template <typename Stream>
-  absl::StatusOr<WriteCall> ReceiveWrite(Stream* stream) {
+  absl::StatusOr<WriteCall> ReceiveWrite(Stream* stream, ByteBudget::Reservation& held) {
     pb::WriteRequest first;
     if (!stream->Read(&first)) return EmptyStream();
     RETURN_IF_ERROR(ps::CheckPsName("variable name", first.name()));
@@ -265,17 +271,26 @@ class VariableGrpcService final : public pb::VariableService::Service {
     }
     const pb::TensorHeader* header = &first.tensor();
     ASSIGN_OR_RETURN(std::vector<Tensor> tensors,
-                     ReceiveTensors(std::span<const pb::TensorHeader* const>(&header, 1), first.data(), stream));
+                     ReceiveTensors(std::span<const pb::TensorHeader* const>(&header, 1), first.data(), stream, held));
     return WriteCall{std::move(*first.mutable_name()), std::move(tensors.front()),
                      std::move(*first.mutable_slot())};
   }
 
   // The tensors `headers` declare: `first_data`, then the bytes of the stream's later
-  // messages. Allocates only once every header passed.
+  // messages. Allocates only once every header passed and `held` took their bytes from
+  // the task's in-flight budget (waiting for them up to the stream idle limit). Each
+  // handler declares its `held`, so the bytes stay counted until the store used them.
   template <typename Stream>
   absl::StatusOr<std::vector<Tensor>> ReceiveTensors(std::span<const pb::TensorHeader* const> headers,
-                                                     const std::string& first_data, Stream* stream) {
-    absl::StatusOr<TensorAssembler> assembler = TensorAssembler::Start(headers, max_request_bytes_);
+                                                     const std::string& first_data, Stream* stream,
+                                                     ByteBudget::Reservation& held) {
+    absl::StatusOr<TensorAssembler> assembler = TensorAssembler::Start(
+        headers, max_request_bytes_, &held, ByteBudget::Clock::now() + watchdog_.idle_limit());
+    if (absl::IsResourceExhausted(assembler.status())) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the request's ", assembler.status().message(), ": the ps task's calls hold ", inflight_.in_use(),
+          " of the ", inflight_.capacity(), " tensor bytes it lets requests hold at once (max_variable_inflight_bytes)"));
+    }
     if (!assembler.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("the request's ", assembler.status().message()));
     }
@@ -361,6 +376,7 @@ class VariableGrpcService final : public pb::VariableService::Service {
   const std::string token_;
   const size_t max_message_bytes_;
   const uint64_t max_request_bytes_;
+  ByteBudget inflight_;
   StreamWatchdog watchdog_;
 };
 

@@ -7,7 +7,8 @@
 // message as it would in process.
 //
 // What one call may hold: a thread of the server (the server bounds how many), at most
-// max_request_bytes of tensor data, allocated only once the headers declaring it passed.
+// max_request_bytes of tensor data, allocated only once the headers declaring it passed
+// and taken from a budget of max_inflight_bytes that all calls share.
 #ifndef DISTRIBUTE_CORE_SERVER_VARIABLE_GRPC_SERVICE_H_
 #define DISTRIBUTE_CORE_SERVER_VARIABLE_GRPC_SERVICE_H_
 
@@ -29,6 +30,9 @@ struct VariableServiceOptions {
   std::string job_token;  // what every request must carry ("": the job has none)
   size_t max_message_bytes = 0;  // the server's bound, which answers are chunked to fit
   uint64_t max_request_bytes = 0;  // the tensor bytes of one request, all its tensors together
+  // The tensor bytes all requests in flight hold together; a request waits (up to the
+  // stream idle limit) for its bytes, and fails ResourceExhausted if they stay taken.
+  uint64_t max_inflight_bytes = kDefaultMaxVariableRequestBytes;
   // A request stream that sends nothing for this long is cancelled (stream_watchdog.h).
   int64_t stream_idle_timeout_ms = kDefaultStreamIdleTimeoutMs;
 };

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
@@ -539,6 +541,94 @@ TEST(VariableServiceTest, IdleRequestStreamsAreCancelledAndDoNotStarveTheJob) {
   absl::StatusOr<Tensor> v = cluster.store().Read("v");
   ASSERT_TRUE(IsOk(v));
   EXPECT_EQ(static_cast<const float*>(v->data())[1], 3.0f);
+}
+
+// Issue 43, finding 3: the requests in flight at a ps task held up to 32 x 1 GiB together.
+// Now they share a budget (max_variable_inflight_bytes): with two requests of 64 KiB
+// holding a budget of 128 KiB (and still sending, so the watchdog leaves them alone), a
+// third waits for room and, after the idle limit, fails ResourceExhausted naming the cap,
+// allocating and writing nothing. Once the two finish, the budget is whole again.
+TEST(VariableServiceTest, RequestsInFlightShareTheTasksByteBudget) {
+  constexpr int64_t kElements = 16 * 1024;  // float32: 64 KiB
+  constexpr uint64_t kBytes = kElements * 4;
+  Server::Options options;
+  options.stream_idle_timeout_ms = 1500;
+  options.max_variable_request_bytes = kBytes;
+  options.max_variable_inflight_bytes = 2 * kBytes;
+  PsCluster cluster(options);
+  ASSERT_TRUE(cluster.host != nullptr);
+  auto stub = pb::VariableService::NewStub(grpc::CreateChannel(cluster.addresses[2], grpc::InsecureChannelCredentials()));
+  const int32_t kFloat32 = static_cast<int32_t>(DType::kFloat32);
+  const std::string chunk(1024, '\0');  // float zeros
+
+  // Two holders declare 64 KiB each and trickle it, a chunk every 100 ms.
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<pb::WriteResponse> responses(2);
+  std::vector<std::unique_ptr<grpc::ClientWriter<pb::WriteRequest>>> holders;
+  for (int i = 0; i < 2; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    Prepare(*contexts.back());
+    holders.push_back(stub->Assign(contexts.back().get(), &responses[i]));
+    ASSERT_TRUE(holders.back()->Write(Declaring(absl::StrCat("held", i), kFloat32, {kElements}, kBytes, chunk)));
+  }
+  std::atomic<bool> finish{false};
+  std::thread trickle([&] {
+    size_t sent = chunk.size();
+    while (!finish.load() && sent + chunk.size() < kBytes) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (auto& holder : holders) holder->Write(DataOnly(chunk));
+      sent += chunk.size();
+    }
+    // The rest at once, once asked to finish (or when only the last chunk is left).
+    while (!finish.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (auto& holder : holders) {
+      holder->Write(DataOnly(std::string(kBytes - sent, '\0')));
+      holder->WritesDone();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the holders took the budget
+
+  const auto start = std::chrono::steady_clock::now();
+  RawOutcome third = RawCreate(*stub, {Declaring("third", kFloat32, {kElements}, kBytes, std::string(kBytes, '\0'))});
+  const auto waited = std::chrono::steady_clock::now() - start;
+  std::cout << "third request: " << third.status.error_message() << " after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms\n";
+  EXPECT_EQ(third.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(third.from_service);
+  EXPECT_NE(third.status.error_message().find("max_variable_inflight_bytes"), std::string::npos);
+  EXPECT_NE(third.status.error_message().find(absl::StrCat("of the ", 2 * kBytes, " tensor bytes")), std::string::npos);
+  EXPECT_GE(waited, std::chrono::milliseconds(1000));  // it waited for room first
+  EXPECT_FALSE(cluster.store().Read("third").ok());
+
+  finish.store(true);
+  trickle.join();
+  for (auto& holder : holders) {
+    const grpc::Status status = holder->Finish();
+    // Assign of a variable that does not exist: NotFound from the store, so the bytes
+    // were received whole.
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  }
+  // The budget is whole again: a request of the whole budget's half goes through at once.
+  RawOutcome later = RawCreate(*stub, {Declaring("later", kFloat32, {kElements}, kBytes, std::string(kBytes, '\0'))});
+  EXPECT_TRUE(later.status.ok()) << later.status.error_message();
+  EXPECT_TRUE(cluster.store().Read("later").ok());
+}
+
+// A budget below one request's bound could never receive the largest request: refused.
+TEST(VariableServiceTest, AnInflightBudgetBelowTheRequestBoundIsRefused) {
+  Server::Options options;
+  options.max_variable_request_bytes = 1 << 20;
+  options.max_variable_inflight_bytes = (1 << 20) - 1;
+  EXPECT_TRUE(HasError(options.Validate(), absl::StatusCode::kInvalidArgument,
+                       {"max_variable_inflight_bytes (1048575) is less than max_variable_request_bytes (1048576)"}));
+  // The defaults: at least one request, at most 4 GiB, at most an eighth of the memory
+  // unless that is below one request.
+  const Server::Options defaults;
+  EXPECT_GE(defaults.max_variable_inflight_bytes, defaults.max_variable_request_bytes);
+  EXPECT_LE(defaults.max_variable_inflight_bytes, uint64_t{4} << 30);
+  const uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_LE(defaults.max_variable_inflight_bytes, std::max<uint64_t>(memory / 8, uint64_t{1} << 30));
+  EXPECT_LE(defaults.max_variable_bytes, memory / 2);
 }
 
 TEST(VariableServiceTest, AStoppedPsTaskIsUnavailableWithinTheDeadline) {
