@@ -1,5 +1,6 @@
 #include "core/server/grpc_authentication.h"
 
+#include "core/server/connection_limiter.h"
 #include "core/server/job_token.h"
 
 namespace distribute {
@@ -10,6 +11,8 @@ absl::Status AuthenticateCall(const grpc::ServerContext* context, const std::str
   const auto found = metadata.find(kJobTokenMetadataKey);
   if (found != metadata.end() &&
       JobTokenMatches(job_token, absl::string_view(found->second.data(), found->second.size()))) {
+    // Its connection is the job's: kept before a flood's (connection_limiter.h).
+    ConnectionLimiter::NoteAuthenticatedPeer(context->peer());
     return absl::OkStatus();
   }
   return absl::UnauthenticatedError(

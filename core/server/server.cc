@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -23,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/server/closure_grpc_service.h"
+#include "core/server/connection_limiter.h"
 #include "core/server/coordination_service.h"
 #include "core/server/grpc_services.h"
 #include "core/server/job_token.h"
@@ -71,6 +73,9 @@ std::string ListenProblem(const std::string& address) {
   return problem;
 }
 
+// A gRPC argument in milliseconds (an int): Validate bounds every timeout by a day.
+int ClampedMs(int64_t value_ms) { return static_cast<int>(std::min<int64_t>(value_ms, INT_MAX)); }
+
 uint64_t NewIncarnation() {
   std::random_device device;
   const uint64_t value = (uint64_t{device()} << 32) ^ device();
@@ -112,6 +117,19 @@ absl::Status Server::Options::Validate() const {
                                                    ") and max_variable_request_bytes (", max_variable_request_bytes,
                                                    ") must be at least 1"));
   }
+  if (max_connections < 0 || max_connections > kMaxConnectionsCap || max_connections_per_peer < 0 ||
+      max_connections_per_peer > kMaxConnectionsCap) {
+    return absl::InvalidArgumentError(absl::StrCat("max_connections (", max_connections,
+                                                   ") and max_connections_per_peer (", max_connections_per_peer,
+                                                   ") must be 0 (the default) to ", kMaxConnectionsCap));
+  }
+  if (max_streams_per_connection < 1 || max_streams_per_connection > INT_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("max_streams_per_connection is ", max_streams_per_connection,
+                                                   ": expected 1 to ", INT_MAX));
+  }
+  RETURN_IF_ERROR(CheckTimeoutMs("connection_idle_timeout_ms", connection_idle_timeout_ms));
+  RETURN_IF_ERROR(CheckTimeoutMs("handshake_timeout_ms", handshake_timeout_ms));
+  RETURN_IF_ERROR(CheckTimeoutMs("stream_idle_timeout_ms", stream_idle_timeout_ms));
   if (max_variable_inflight_bytes < max_variable_request_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_variable_inflight_bytes (", max_variable_inflight_bytes, ") is less than max_variable_request_bytes (",
@@ -139,6 +157,7 @@ struct Server::Impl {
   std::unique_ptr<ClosureHost> closure_host;  // on a worker task, with a factory
   std::unique_ptr<grpc::Service> closure_grpc;
   std::unique_ptr<grpc::Server> grpc_server;
+  std::unique_ptr<ConnectionLimiter> connections;  // stops watching before the server goes
   std::unique_ptr<CoordinationClient> client;
   RemoteCoordinationClient* remote = nullptr;  // `client`, on every other task
 
@@ -219,6 +238,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
   // gRPC sets SO_REUSEPORT on Linux by default: two servers could then share one port and
   // a task would never learn that its address is taken.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // The connection bounds gRPC keeps itself; the caps on their count are the limiter's.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, static_cast<int>(options.max_streams_per_connection));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ClampedMs(options.connection_idle_timeout_ms));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ClampedMs(options.handshake_timeout_ms));
   // One thread per call in flight (the sync server's model), so the threads are bounded
   // by what the service lets pend; past the bound gRPC answers RESOURCE_EXHAUSTED.
   grpc::ResourceQuota quota(absl::StrCat("server of task ", impl->task));
@@ -240,6 +263,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ClusterSpec& cluster
                                                " (its address in the cluster spec is ", *address,
                                                "): ", problem));
   }
+
+  ConnectionLimits connection_limits = DefaultConnectionLimits(cluster_tasks);
+  if (options.max_connections != 0) connection_limits.max_connections = options.max_connections;
+  if (options.max_connections_per_peer != 0) connection_limits.max_connections_per_peer = options.max_connections_per_peer;
+  impl->connections = ConnectionLimiter::Watch(impl->port, connection_limits);
 
   if (impl->chief) {
     impl->client = std::make_unique<LocalCoordinationClient>(impl->service.get(), impl->task);

@@ -36,6 +36,13 @@
 
 namespace distribute {
 
+// The defaults of Server::Options's connection bounds.
+inline constexpr int64_t kDefaultMaxStreamsPerConnection = 128;
+inline constexpr int64_t kDefaultConnectionIdleTimeoutMs = 120'000;
+inline constexpr int64_t kDefaultHandshakeTimeoutMs = 10'000;
+// The most either connection cap may be set to.
+inline constexpr int64_t kMaxConnectionsCap = int64_t{1} << 20;
+
 class Server {
  public:
   struct Options {
@@ -74,6 +81,17 @@ class Server {
     uint64_t max_variable_inflight_bytes = DefaultMaxVariableInflightBytes();
     // A variable-service request stream that sends nothing for this long is cancelled.
     int64_t stream_idle_timeout_ms = kDefaultStreamIdleTimeoutMs;
+    // The connections the server keeps (connection_limiter.h): at most this many in total
+    // and from one peer IP address (0: DefaultConnectionLimits for the cluster's size),
+    // the newest beyond them cut; at most max_streams_per_connection calls at once on one
+    // connection (a client's further calls wait for a free one); a connection without a
+    // call for connection_idle_timeout_ms, or whose TLS/HTTP2 handshake takes longer
+    // than handshake_timeout_ms, closed (a client of the job reconnects when it next calls).
+    int64_t max_connections = 0;
+    int64_t max_connections_per_peer = 0;
+    int64_t max_streams_per_connection = kDefaultMaxStreamsPerConnection;
+    int64_t connection_idle_timeout_ms = kDefaultConnectionIdleTimeoutMs;
+    int64_t handshake_timeout_ms = kDefaultHandshakeTimeoutMs;
     // On a worker task (not the chief) of a cluster with ps tasks: what runs the
     // coordinator's closures (closure_host.h); empty: no closure service.
     ClosureHostFactory closure_host_factory;

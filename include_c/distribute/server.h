@@ -111,6 +111,65 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_tls_files(dist_ser
                                                                         const char* key_path,
                                                                         const char* ca_path);
 
+/* The bounds a task's server keeps, so that neither a stranger who can reach its port nor
+ * a buggy process of the job can exhaust it: a request past one is refused (most with
+ * DIST_RESOURCE_EXHAUSTED naming the bound), a connection past one is closed. Values are
+ * the DIST_SERVER_LIMIT_* constants; README, "Security", lists each with its default. */
+typedef int32_t dist_server_limit_t;
+
+/* Connections (every task): accepted connections in total, and from one IP address (0:
+ * the default, 1024 in total, at least 4 per task, and 256 per address, both at most a
+ * quarter of the process's file limit). Past a cap the connections that never carried a
+ * call with the job's token go first, then the newest. 0 to 1048576. */
+#define DIST_SERVER_LIMIT_MAX_CONNECTIONS 1
+#define DIST_SERVER_LIMIT_MAX_CONNECTIONS_PER_PEER 2
+/* Calls at once on one connection (further calls of a client wait): 1 to 2^31-1, 128. */
+#define DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION 3
+/* A connection without a call for this long is closed (a client of the job reconnects
+ * when it next calls): 1 to 86400000 ms, 120000. */
+#define DIST_SERVER_LIMIT_CONNECTION_IDLE_TIMEOUT_MS 4
+/* A connection whose TLS and HTTP/2 handshake takes longer is closed: 1 to 86400000 ms,
+ * 10000. */
+#define DIST_SERVER_LIMIT_HANDSHAKE_TIMEOUT_MS 5
+/* A request that streams a tensor and sends nothing for this long is cancelled: 1 to
+ * 86400000 ms, 10000. */
+#define DIST_SERVER_LIMIT_STREAM_IDLE_TIMEOUT_MS 6
+/* The largest message either way: 10240 to 2^31-1 bytes, 4 MiB; a coordination value may
+ * take up to this less about 5 KiB. */
+#define DIST_SERVER_LIMIT_MAX_MESSAGE_BYTES 7
+/* The chief's coordination service: the key-value store's bytes (64 MiB) and keys
+ * (65536), barriers (16384), and other tasks' waits pending at once (0: the default for
+ * the cluster's size; at most 65536). At least 1, but the pending waits. */
+#define DIST_SERVER_LIMIT_MAX_STORE_BYTES 8
+#define DIST_SERVER_LIMIT_MAX_STORE_KEYS 9
+#define DIST_SERVER_LIMIT_MAX_BARRIERS 10
+#define DIST_SERVER_LIMIT_MAX_PENDING_WAITS 11
+/* A ps task: the bytes of its variables and slots (half the machine's memory, at most
+ * 16 GiB) and their count (1 to 4194304; 1048576); the tensor bytes of one request (1 GiB)
+ * and of all requests in flight together (an eighth of the memory within 1 to 4 GiB; not
+ * below one request's, checked by dist_server_create). At least 1. */
+#define DIST_SERVER_LIMIT_MAX_VARIABLE_BYTES 12
+#define DIST_SERVER_LIMIT_MAX_VARIABLES 13
+#define DIST_SERVER_LIMIT_MAX_VARIABLE_REQUEST_BYTES 14
+#define DIST_SERVER_LIMIT_MAX_VARIABLE_INFLIGHT_BYTES 15
+
+/* Sets one bound (the ranges are above). Bounds that depend on each other (the heartbeat
+ * interval and timeout, a ps task's request and in-flight bytes) are checked together by
+ * dist_server_create.
+ * Errors: DIST_INVALID_ARGUMENT for an unknown limit or a value out of its range, naming
+ * both (nothing changes).
+ * Thread-safety: one thread at a time per options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_limit(dist_server_options_t* options,
+                                                                    dist_server_limit_t limit, int64_t value);
+
+/* The bound `limit` has in `options`: what was set, else its default (0 for the
+ * connection caps and pending waits, whose defaults follow the cluster).
+ * Errors: DIST_INVALID_ARGUMENT for an unknown limit or a NULL argument.
+ * Thread-safety: safe while no thread changes the options. */
+DIST_API DIST_NODISCARD dist_status_t dist_server_options_get_limit(const dist_server_options_t* options,
+                                                                    dist_server_limit_t limit,
+                                                                    int64_t* out_value);
+
 /* Starts the server of the cluster's current task and, on any task but the chief,
  * connects it to the chief's coordination service. `cluster` and `options` (NULL: the
  * defaults) are copied. On success *out is a running server owned by the caller.
