@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/server/connection_limiter.h"
 #include "core/server/server.h"
+#include "server/variables.grpc.pb.h"  // generated
 #include "gtest/gtest.h"
 #include "tests/common/free_ports.h"
 #include "tests/core/status_test_util.h"
@@ -221,6 +222,66 @@ TEST(ConnectionLimitsTest, AConnectionWithoutCallsIsClosedAfterTheIdleTimeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_NE(channel->GetState(false), GRPC_CHANNEL_READY);
+}
+
+// A client's calls at once on one connection are capped: with two variable-service
+// streams held open on a connection capped at 2, a third call on it waits (its deadline
+// passes), while the same call on another connection goes through; once the two end, the
+// first connection serves again.
+TEST(ConnectionLimitsTest, CallsAtOnceOnOneConnectionAreCapped) {
+  const std::vector<int> ports = FreePorts(2);
+  Server::Options options;
+  options.job_token = kToken;
+  options.max_streams_per_connection = 2;
+  options.stream_idle_timeout_ms = 60'000;
+  std::vector<std::unique_ptr<Server>> servers;
+  for (const char* job : {"worker", "ps"}) {
+    ClusterSpec cluster;
+    ASSERT_TRUE(IsOk(cluster.AddTask("worker", 0, absl::StrCat("127.0.0.1:", ports[0]))));
+    ASSERT_TRUE(IsOk(cluster.AddTask("ps", 0, absl::StrCat("127.0.0.1:", ports[1]))));
+    ASSERT_TRUE(IsOk(cluster.SetTask(job, 0)));
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(cluster, options);
+    ASSERT_TRUE(IsOk(server));
+    servers.push_back(std::move(*server));
+  }
+  // Two channels with different arguments never share a connection.
+  const auto channel = [&](int id) {
+    grpc::ChannelArguments arguments;
+    arguments.SetInt("distribute.test.channel", id);
+    return grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", ports[1]), grpc::InsecureChannelCredentials(),
+                                     arguments);
+  };
+  auto first = variables::VariableService::NewStub(channel(1));
+  auto second = variables::VariableService::NewStub(channel(2));
+  const auto ping = [](variables::VariableService::Stub& stub, int64_t deadline_ms) {
+    grpc::ClientContext context;
+    context.AddMetadata("dist-job-token", kToken);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
+    variables::PingRequest request;
+    variables::PingResponse response;
+    return stub.Ping(&context, request, &response).error_code();
+  };
+  ASSERT_EQ(ping(*first, 10'000), grpc::StatusCode::OK);  // the connection is up
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<variables::WriteResponse> responses(2);
+  std::vector<std::unique_ptr<grpc::ClientWriter<variables::WriteRequest>>> held;
+  for (int i = 0; i < 2; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->AddMetadata("dist-job-token", kToken);
+    held.push_back(first->Assign(contexts.back().get(), &responses[i]));
+    variables::WriteRequest request;
+    request.set_name("w");
+    request.mutable_tensor()->set_dtype(static_cast<int32_t>(DType::kFloat32));
+    request.mutable_tensor()->add_dims(4);
+    request.mutable_tensor()->set_byte_size(16);
+    ASSERT_TRUE(held.back()->Write(request));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both streams reached the server
+  EXPECT_EQ(ping(*first, 1000), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(ping(*second, 10'000), grpc::StatusCode::OK);
+  for (auto& context : contexts) context->TryCancel();
+  for (auto& stream : held) stream->Finish();
+  EXPECT_EQ(ping(*first, 10'000), grpc::StatusCode::OK);
 }
 
 TEST(ConnectionLimitsTest, OutOfRangeBoundsAreRefused) {
