@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's C++ example ("### C++") compiled and run as written: the first ```cpp block
+# README.md's C++ example ("### C++") compiled and run as written: the first ```cpp block
 # after that heading becomes the body of main(), built as C++17 against this build.
 #   readme_example.sh README CXX INCLUDE_DIRS(:-separated) LIBDIR
 set -euo pipefail
