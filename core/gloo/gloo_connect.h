@@ -14,7 +14,7 @@
 // Gloo's own frame format to a listening port before the handshake (Debian's Gloo parses
 // frames first, and by its code aborts the process on a frame longer than the receive
 // posted for it). TLS for the transport needs a Gloo built with it (Debian's is not);
-// README, "Security", says so.
+// docs/security.md says so.
 #ifndef DISTRIBUTE_CORE_GLOO_GLOO_CONNECT_H_
 #define DISTRIBUTE_CORE_GLOO_GLOO_CONNECT_H_
 
