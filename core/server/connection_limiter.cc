@@ -29,13 +29,21 @@ struct Accepted {
   uint64_t cookie = 0;  // SO_COOKIE: the socket's identity, which a reused fd number lacks
   std::string peer;     // the peer's IP address, as bytes
   std::string endpoint; // and its port: what a call's peer string names
-  uint64_t first_seen = 0;
-  bool proven = false;  // a call on it carried the job's token
+  int64_t first_seen = 0;  // steady-clock nanoseconds of the scan that first saw it
+  bool proven = false;     // a call on it carried the job's token
 };
 
 // The most proven endpoints remembered between two scans (each scan forgets those no
 // longer connected): a token holder's flood cannot grow it without bound.
 constexpr size_t kMaxProvenEndpoints = size_t{1} << 16;
+
+// The longest a scan that sees the same descriptors as the last skips its per-socket calls.
+constexpr std::chrono::seconds kFullScanInterval{1};
+
+// How long a new connection counts as about to prove the token (its TLS and HTTP/2
+// handshake and first call, slow on a loaded machine) before it ranks with those that
+// never did.
+constexpr std::chrono::seconds kProofGrace{1};
 
 // The port of an IPv4 or IPv6 socket address; 0 for any other family.
 int PortOf(const sockaddr_storage& address) {
@@ -69,19 +77,29 @@ bool CookieOf(int fd, uint64_t* cookie) {
   return getsockopt(fd, SOL_SOCKET, SO_COOKIE, cookie, &length) == 0;
 }
 
-// The connected sockets of the process whose local port is in `ports`, by port.
-std::map<int, std::vector<Accepted>> FindAccepted(const std::set<int>& ports) {
-  std::map<int, std::vector<Accepted>> found;
+// The process's open file descriptors (a readdir of /proc/self/fd, no call per fd).
+std::vector<int> OpenDescriptors() {
+  std::vector<int> fds;
   DIR* directory = opendir("/proc/self/fd");
-  if (directory == nullptr) return found;
+  if (directory == nullptr) return fds;
   const int directory_fd = dirfd(directory);
   while (const dirent* entry = readdir(directory)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     const int fd = std::atoi(entry->d_name);
-    if (fd == directory_fd) continue;
+    if (fd != directory_fd) fds.push_back(fd);
+  }
+  closedir(directory);
+  std::sort(fds.begin(), fds.end());
+  return fds;
+}
+
+// The connected sockets among `fds` whose local port is in `ports`, by port.
+std::map<int, std::vector<Accepted>> FindAccepted(const std::vector<int>& fds, const std::set<int>& ports) {
+  std::map<int, std::vector<Accepted>> found;
+  for (const int fd : fds) {
     sockaddr_storage local{};
     socklen_t length = sizeof(local);
-    // Not a socket (ENOTSOCK), or not one of the watched ports.
+    // Not a socket (ENOTSOCK, or closed since), or not one of the watched ports.
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0) continue;
     const int port = PortOf(local);
     if (port == 0 || ports.count(port) == 0) continue;
@@ -98,7 +116,6 @@ std::map<int, std::vector<Accepted>> FindAccepted(const std::set<int>& ports) {
     accepted.endpoint = EndpointKey(accepted.peer, PortOf(peer));
     found[port].push_back(std::move(accepted));
   }
-  closedir(directory);
   return found;
 }
 
@@ -154,7 +171,7 @@ class Scanner {
   struct Watched {
     uint64_t id = 0;
     ConnectionLimits limits;
-    std::map<uint64_t, uint64_t> first_seen;  // cookie: the scan that first saw it
+    std::map<uint64_t, int64_t> first_seen;  // cookie: when a scan first saw it
     std::set<uint64_t> shut;                  // cookies already shut down, until gRPC closes them
     int64_t cut = 0;
   };
@@ -165,9 +182,20 @@ class Scanner {
       std::set<int> ports;
       for (const auto& [port, watched] : ports_) ports.insert(port);
       lock.unlock();  // the scan's system calls run without the lock
-      std::map<int, std::vector<Accepted>> found = FindAccepted(ports);
+      // A process with many files pays one call per descriptor only when its set of
+      // descriptors changed (every accepted connection adds one), or once a second (a
+      // connection that took the number of one just closed).
+      std::vector<int> fds = OpenDescriptors();
+      const auto now = std::chrono::steady_clock::now();
+      if (fds == last_fds_ && now - last_full_scan_ < kFullScanInterval) {
+        lock.lock();
+        continue;
+      }
+      last_fds_ = std::move(fds);
+      last_full_scan_ = now;
+      std::map<int, std::vector<Accepted>> found = FindAccepted(last_fds_, ports);
       lock.lock();
-      ++scan_;
+      scan_time_ = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
       std::set<std::string> connected;
       for (auto& [port, accepted] : found) {
         for (Accepted& socket : accepted) {
@@ -181,18 +209,25 @@ class Scanner {
     }
   }
 
-  // Shuts down the connections beyond the caps, unproven before proven and newest first;
-  // forgets sockets that are gone.
+  // Shuts down the connections beyond the caps: first those that never proved the token
+  // within the grace, then new ones still in it, then proven ones; among each the
+  // newest first. Forgets sockets that are gone.
   void Enforce(Watched& watched, std::vector<Accepted>& accepted) {
     std::set<uint64_t> present;
     for (Accepted& socket : accepted) {
       present.insert(socket.cookie);
-      socket.first_seen = watched.first_seen.emplace(socket.cookie, scan_).first->second;
+      socket.first_seen = watched.first_seen.emplace(socket.cookie, scan_time_).first->second;
     }
     std::erase_if(watched.first_seen, [&](const auto& entry) { return present.count(entry.first) == 0; });
     std::erase_if(watched.shut, [&](uint64_t cookie) { return present.count(cookie) == 0; });
-    std::sort(accepted.begin(), accepted.end(), [](const Accepted& a, const Accepted& b) {
-      if (a.proven != b.proven) return a.proven;
+    const int64_t grace_start =
+        scan_time_ - std::chrono::duration_cast<std::chrono::nanoseconds>(kProofGrace).count();
+    const auto rank = [&](const Accepted& socket) {
+      if (socket.proven) return 0;
+      return socket.first_seen > grace_start ? 1 : 2;
+    };
+    std::sort(accepted.begin(), accepted.end(), [&](const Accepted& a, const Accepted& b) {
+      if (rank(a) != rank(b)) return rank(a) < rank(b);
       return a.first_seen != b.first_seen ? a.first_seen < b.first_seen : a.fd < b.fd;
     });
     std::map<std::string, int64_t> per_peer;
@@ -220,8 +255,11 @@ class Scanner {
   std::map<int, Watched> ports_;
   std::set<std::string> proven_;  // endpoints (EndpointKey) that made an authenticated call
   bool stopping_ = false;
-  uint64_t scan_ = 0;
+  int64_t scan_time_ = 0;  // steady-clock nanoseconds of the scan being enforced
   uint64_t registrations_ = 0;
+  // The scanning thread's own: the descriptors its last full scan saw, and when.
+  std::vector<int> last_fds_;
+  std::chrono::steady_clock::time_point last_full_scan_;
   std::thread thread_;
 };
 

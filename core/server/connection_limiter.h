@@ -5,9 +5,11 @@
 // descriptors: a thread scans /proc/self/fd a few times a second for the sockets accepted
 // on each watched port, groups them by peer address, and shuts down (SHUT_RDWR) the
 // connections beyond the caps; gRPC then sees the peer gone and closes the socket as after
-// any disconnect. Which go: first those that never carried a call with the job's token,
-// then the newest. So a job's own connections outlive a flood from any address, its own
-// included, and among connections alike the older stay.
+// any disconnect. Which go: first those that never carried a call with the job's token
+// within a second of being seen, then newer ones still within that second, then those that
+// did; the newest first among each. So a job's own connections outlive a flood from any
+// address, its own included, and a task that connects during one gets a second to prove
+// itself before older strangers.
 //
 // What it bounds: connections from one peer address, and in total, to one server.
 // Handshakes that never finish and connections without calls are gRPC's to close (the
