@@ -4,7 +4,7 @@
 # quiet when nothing is), configures and builds first, and every stage prints its wall time
 # (scripts/timed.sh).
 
-.PHONY: all deps build demo test check test-default test-asan test-tsan test-java test-go test-rust test-fuzz clean
+.PHONY: all deps build demo test check test-default test-asan test-tsan test-java test-go test-rust test-fuzz docs clean
 
 TIMED := scripts/timed.sh
 
@@ -35,6 +35,17 @@ check: test test-asan test-tsan test-fuzz
 build: deps
 	@cmake --preset default >/dev/null
 	@$(TIMED) "default build" cmake --build --preset default
+
+# The C API reference (docs/api.md): Doxygen over the public headers and the generated
+# version.h (hence the configure), HTML in build/docs/html; warnings are printed, and
+# `ctest -L docs` fails on them.
+docs: deps
+	@cmake --preset default >/dev/null
+	@rm -rf build/docs && mkdir -p build/docs
+	@DIST_DOCS_OUTPUT=$(CURDIR)/build/docs DIST_DOCS_GENERATED_DIR=$(CURDIR)/build/include_c \
+	  $(TIMED) "api reference" doxygen docs/Doxyfile
+	@if [ -s build/docs/doxygen-warnings.log ]; then cat build/docs/doxygen-warnings.log; fi
+	@echo "docs: the C API reference is $(CURDIR)/build/docs/html/index.html"
 
 test-default: build
 	@$(TIMED) "default tests" ctest --preset default

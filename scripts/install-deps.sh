@@ -25,6 +25,10 @@ packages=(
   iproute2
   # the deployment examples' check (deploy/): the Kubernetes manifests parsed as YAML
   python3-yaml
+  # tools/plot_bench.py: the charts of dist-bench's tables and train_mlp --csv (docs/img)
+  python3-matplotlib
+  # the C API reference (make docs, ctest -L docs): Doxygen over the public headers
+  doxygen
   # Java binding (bindings/java, make test-java): JDK 17, JUnit 5's console launcher, and
   # python3 for the check that the generated JNI glue matches the header
   openjdk-17-jdk-headless default-jdk-headless junit5 python3

@@ -1,4 +1,5 @@
-/* distribute — the cluster of a multi-worker job: TF_CONFIG or an explicit cluster spec.
+/** @file
+ * distribute — the cluster of a multi-worker job: TF_CONFIG or an explicit cluster spec.
  *
  * A cluster has up to four jobs, "chief", "worker", "ps" and "evaluator"; each job maps
  * task indices (>= 0) to addresses "host:port" (port 1 ... 65535; host a hostname, a
@@ -43,7 +44,7 @@
 
 DIST_EXTERN_C_BEGIN
 
-/* Parses TF_CONFIG: the string `json`, or, when `json` is NULL, the TF_CONFIG environment
+/** Parses TF_CONFIG: the string `json`, or, when `json` is NULL, the TF_CONFIG environment
  * variable. The cluster must have at least one task and "task" must name one of them. On
  * success *out is a new cluster owned by the caller, with its current task set.
  * Errors: DIST_INVALID_ARGUMENT for a NULL `out`, input that is not JSON (the message
@@ -55,7 +56,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_tf_config(const char* js
 
 /* ---- Cluster resolvers (TF's SlurmClusterResolver, and a Kubernetes StatefulSet) ---- */
 
-/* The cluster of a Slurm job step, for the task calling it (TF's SlurmClusterResolver),
+/** The cluster of a Slurm job step, for the task calling it (TF's SlurmClusterResolver),
  * from the environment srun gives every task:
  *   SLURM_PROCID               this task's rank, 0 ... tasks-1
  *   SLURM_STEP_NUM_TASKS       the step's task count (else SLURM_NTASKS)
@@ -81,7 +82,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_slurm(const char* const*
                                                               int32_t tasks_per_node,
                                                               dist_cluster_t** out);
 
-/* The cluster of a Kubernetes StatefulSet of workers behind a headless service: pod
+/** The cluster of a Kubernetes StatefulSet of workers behind a headless service: pod
  * "<set>-<i>" is worker i (worker 0 is the chief) and reaches worker j at
  * "<set>-<j>.<service>:<port>", the DNS name the headless service gives that pod. Each
  * argument left NULL (or 0) is read from the pod's environment, as the manifest sets it:
@@ -99,45 +100,45 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_from_statefulset(const char* 
                                                                     int32_t replicas, int32_t port,
                                                                     dist_cluster_t** out);
 
-/* Creates an empty cluster without a current task, to fill with dist_cluster_add_task and
+/** Creates an empty cluster without a current task, to fill with dist_cluster_add_task and
  * dist_cluster_set_task. On success *out is owned by the caller.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_create(dist_cluster_t** out);
 
-/* Adds task `index` of `job` at `address` (copied). Fails, changing nothing, on an unknown
+/** Adds task `index` of `job` at `address` (copied). Fails, changing nothing, on an unknown
  * job, a negative index, a malformed address, a task or an address already in the
  * cluster, and a second chief or a chief other than task 0.
  * Thread-safety: one thread at a time, with no concurrent accessor on this cluster. */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_add_task(dist_cluster_t* cluster, const char* job,
                                                             int32_t index, const char* address);
 
-/* Makes task `index` of `job` the current task. Fails, changing nothing, when that task
+/** Makes task `index` of `job` the current task. Fails, changing nothing, when that task
  * is not in the cluster.
  * Thread-safety: one thread at a time, with no concurrent accessor on this cluster. */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_set_task(dist_cluster_t* cluster, const char* job,
                                                             int32_t index);
 
-/* The job of the current task ("chief", "worker", "ps" or "evaluator"). The string is
+/** The job of the current task ("chief", "worker", "ps" or "evaluator"). The string is
  * static: valid until the process ends, never to be freed.
  * Errors: DIST_FAILED_PRECONDITION before a current task is set.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_type(const dist_cluster_t* cluster,
                                                              const char** out_borrowed_type);
 
-/* The index of the current task.
+/** The index of the current task.
  * Errors: DIST_FAILED_PRECONDITION before a current task is set.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_index(const dist_cluster_t* cluster,
                                                               int32_t* out_index);
 
-/* 1 when the current task is the chief (the "chief" task, or worker 0 when the cluster has
+/** 1 when the current task is the chief (the "chief" task, or worker 0 when the cluster has
  * no chief), else 0. An evaluator is its own chief (1), as in TF's multi_worker_util.
  * Errors: DIST_FAILED_PRECONDITION before a current task is set.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_is_chief(const dist_cluster_t* cluster,
                                                             int32_t* out_is_chief);
 
-/* The number of workers: the chief plus the worker tasks. As TF's
+/** The number of workers: the chief plus the worker tasks. As TF's
  * multi_worker_util.worker_count, for a current task that is an evaluator it is the
  * number of evaluators (the evaluator runs in a cluster of its own), and for a ps task it
  * is DIST_INVALID_ARGUMENT (TF raises: a ps task has no worker count).
@@ -145,13 +146,13 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_is_chief(const dist_cluster_t
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_num_workers(const dist_cluster_t* cluster,
                                                                int32_t* out_count);
 
-/* The number of tasks of `job` (0 for a known job without tasks).
+/** The number of tasks of `job` (0 for a known job without tasks).
  * Errors: DIST_INVALID_ARGUMENT for an unknown job.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_num_tasks(const dist_cluster_t* cluster,
                                                              const char* job, int32_t* out_count);
 
-/* The index of the `position`-th task of `job` (0 <= position < dist_cluster_num_tasks),
+/** The index of the `position`-th task of `job` (0 <= position < dist_cluster_num_tasks),
  * in ascending order of index: how to list a job whose indices are not contiguous.
  * Errors: DIST_INVALID_ARGUMENT for an unknown job or a position out of range.
  * Thread-safety: safe (see the top of this header). */
@@ -159,7 +160,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_index_at(const dist_clus
                                                                  const char* job, int32_t position,
                                                                  int32_t* out_index);
 
-/* The address of task `index` of `job`. The string is owned by the cluster and valid while
+/** The address of task `index` of `job`. The string is owned by the cluster and valid while
  * it lives (adding tasks does not move it).
  * Errors: DIST_INVALID_ARGUMENT for an unknown job or a task not in the cluster.
  * Thread-safety: safe (see the top of this header). */
@@ -167,11 +168,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_cluster_task_address(const dist_clust
                                                                 const char* job, int32_t index,
                                                                 const char** out_borrowed_address);
 
-/* Releases a cluster; borrowed addresses become invalid. Accepts NULL.
+/** Releases a cluster; borrowed addresses become invalid. Accepts NULL.
  * Thread-safety: owner thread only, with no other call on this cluster in flight. */
 DIST_API void dist_cluster_destroy(dist_cluster_t* cluster);
 
-/* TF_CONFIG's "rpc_layer" (TFConfigClusterResolver.rpc_layer), e.g. "grpc"; "" when it
+/** TF_CONFIG's "rpc_layer" (TFConfigClusterResolver.rpc_layer), e.g. "grpc"; "" when it
  * has none (and for a cluster made with dist_cluster_create). The string is owned by the
  * cluster and valid while it lives.
  * Errors: DIST_INVALID_ARGUMENT for a NULL argument.
@@ -179,14 +180,14 @@ DIST_API void dist_cluster_destroy(dist_cluster_t* cluster);
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_rpc_layer(const dist_cluster_t* cluster,
                                                              const char** out_rpc_layer);
 
-/* TF_CONFIG's "environment", e.g. "cloud"; "" when it has none. (TF's RunConfig reads this
+/** TF_CONFIG's "environment", e.g. "cloud"; "" when it has none. (TF's RunConfig reads this
  * key; TFConfigClusterResolver.environment only returns what its constructor was given.) The string is owned by the cluster and valid while it lives.
  * Errors: DIST_INVALID_ARGUMENT for a NULL argument.
  * Thread-safety: safe (see the top of this header). */
 DIST_API DIST_NODISCARD dist_status_t dist_cluster_environment(const dist_cluster_t* cluster,
                                                                const char** out_environment);
 
-/* TFConfigClusterResolver.master(): the current task's address, "<rpc_layer>://host:port"
+/** TFConfigClusterResolver.master(): the current task's address, "<rpc_layer>://host:port"
  * when there is an rpc_layer ("grpc://host1:2222") and "host:port" when not; "" when the
  * cluster has a single task or no current task, as in TF. (The chief's address is
  * dist_cluster_task_address of "chief" 0, or of "worker" 0 without a chief.) The string is

@@ -1,4 +1,5 @@
-/* distribute — exchange tensors with other frameworks through DLPack.
+/** @file
+ * distribute — exchange tensors with other frameworks through DLPack.
  *
  * Optional header: it needs <dlpack/dlpack.h> (Debian's libdlpack-dev, DLPack 0.6 ABI);
  * distribute.h does not include it. Both directions share the buffer, never copy it.
@@ -14,7 +15,7 @@
 
 DIST_EXTERN_C_BEGIN
 
-/* Exports a tensor as a DLManagedTensor that shares its buffer. The caller owns *out and
+/** Exports a tensor as a DLManagedTensor that shares its buffer. The caller owns *out and
  * releases it by calling (*out)->deleter(*out) exactly once; the buffer stays alive until
  * then, even if the tensor is destroyed first. CPU tensors export as kDLCPU, GPU tensors
  * as kDLCUDA with the GPU index. Strides are NULL (compact row-major).
@@ -23,7 +24,7 @@ DIST_EXTERN_C_BEGIN
 DIST_API DIST_NODISCARD dist_status_t dist_tensor_to_dlpack(const dist_value_t* tensor,
                                                             DLManagedTensor** out);
 
-/* Imports a DLManagedTensor without copying. On success the new tensor owns `managed` and
+/** Imports a DLManagedTensor without copying. On success the new tensor owns `managed` and
  * calls managed->deleter(managed) exactly once, when the last value sharing the buffer is
  * destroyed. On failure nothing is taken: the caller still owns `managed`.
  * Accepted: kDLCPU and kDLCUDAHost (as CPU:0), kDLCUDA (as GPU:device_id); lanes 1;

@@ -1,8 +1,9 @@
-/* distribute — symbol visibility and attribute macros shared by every public header.
+/** @file
+ * distribute — symbol visibility and attribute macros shared by every public header.
  *
  * DIST_API marks an exported function. DIST_NODISCARD asks the compiler to warn when a
  * returned dist_status_t is ignored. SWIG and bindgen see both as empty (SWIG does not
- * define __GNUC__; bindgen ignores the attributes). */
+ * define `__GNUC__`; bindgen ignores the attributes). */
 #ifndef DISTRIBUTE_EXPORT_H_
 #define DISTRIBUTE_EXPORT_H_
 

@@ -1,4 +1,5 @@
-/* distribute — ParameterServerStrategy (between-graph training with ps tasks) and the
+/** @file
+ * distribute — ParameterServerStrategy (between-graph training with ps tasks) and the
  * function registry of update functions that run where a variable lives.
  *
  * Every task of the job runs the same program with its own TF_CONFIG. Tasks of type "ps"
@@ -45,30 +46,32 @@
 
 DIST_EXTERN_C_BEGIN
 
-/* How variables (or each shard) are assigned to ps tasks. Values are the DIST_PLACEMENT_*
+/** @name Placement policies */ /** @{ */
+/** How variables (or each shard) are assigned to ps tasks. Values are the DIST_PLACEMENT_*
  * constants. */
 typedef int32_t dist_placement_policy_t;
 
-/* Task 0, 1, ..., n-1, 0, ... in creation order (TF's replica_device_setter default). */
+/** Task 0, 1, ..., n-1, 0, ... in creation order (TF's replica_device_setter default). */
 #define DIST_PLACEMENT_ROUND_ROBIN 0
-/* The task with the fewest bytes placed so far, the lowest index on a tie (contrib's
+/** The task with the fewest bytes placed so far, the lowest index on a tie (contrib's
  * GreedyLoadBalancingStrategy with byte_size_load_fn). */
 #define DIST_PLACEMENT_GREEDY_BYTES 1
+/** @} */
 
-/* New options: round-robin placement and no partitioner. On success *out is the caller's.
+/** New options: round-robin placement and no partitioner. On success *out is the caller's.
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_create(
     dist_parameter_server_options_t** out);
-/* Releases options. Accepts NULL. A strategy created with them keeps its own copy.
+/** Releases options. Accepts NULL. A strategy created with them keeps its own copy.
  * Thread-safety: one thread at a time per handle. */
 DIST_API void dist_parameter_server_options_destroy(dist_parameter_server_options_t* options);
 
-/* DIST_INVALID_ARGUMENT for a value that is not a DIST_PLACEMENT_* constant.
+/** DIST_INVALID_ARGUMENT for a value that is not a DIST_PLACEMENT_* constant.
  * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_placement(
     dist_parameter_server_options_t* options, dist_placement_policy_t policy);
 
-/* Partitioners (TF's, with TF's shard counts): every variable created in the strategy's
+/** Partitioners (TF's, with TF's shard counts): every variable created in the strategy's
  * scope is split along `axis` into shards, the first dim % n one row larger, named
  * "<name>/part_<i>" on the ps tasks. Setting one replaces any other; num_shards 1 with
  * fixed shards is one shard ("<name>/part_0"). A variable the partitioner refuses (rank 0,
@@ -77,23 +80,23 @@ DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_placemen
  * fixed_size_partitioner(num_shards, axis): 1 <= num_shards <= 4096, axis >= 0. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_fixed_shards(
     dist_parameter_server_options_t* options, int64_t num_shards, int32_t axis);
-/* min_max_variable_partitioner(max_partitions, axis, min_slice_size): as many shards as
+/** min_max_variable_partitioner(max_partitions, axis, min_slice_size): as many shards as
  * keep each at least min_slice_size bytes, at most max_partitions (>= 1); min_slice_size
  * >= 1 (TF's default is 262144). */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_min_max_shards(
     dist_parameter_server_options_t* options, int64_t max_partitions, int32_t axis,
     int64_t min_slice_size);
-/* variable_axis_size_partitioner(max_shard_bytes, axis, max_shards): shards of at most
+/** variable_axis_size_partitioner(max_shard_bytes, axis, max_shards): shards of at most
  * max_shard_bytes (>= 1) bytes, at most max_shards (0: no limit). */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_max_shard_bytes(
     dist_parameter_server_options_t* options, int64_t max_shard_bytes, int32_t axis,
     int64_t max_shards);
-/* Back to no partitioner. Thread-safety (all partitioner setters): one thread at a time
+/** Back to no partitioner. Thread-safety (all partitioner setters): one thread at a time
  * per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_clear_partitioner(
     dist_parameter_server_options_t* options);
 
-/* A ParameterServerStrategy for this worker of `cluster` (NULL: TF_CONFIG; unset or
+/** A ParameterServerStrategy for this worker of `cluster` (NULL: TF_CONFIG; unset or
  * without a cluster: local mode, see the top of this file). The cluster must have at
  * least one "ps" task, and the current task must be the chief or a worker (a ps task
  * serves with dist_server_create instead: DIST_INVALID_ARGUMENT naming the task).
@@ -113,7 +116,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_strategy_create_parameter_server(
 
 /* ---- Registered update functions ---- */
 
-/* An update function of the registry, run on the ps task that holds the variable (or in
+/** An update function of the registry, run on the ps task that holds the variable (or in
  * this process in local mode), with every other update of that variable held off.
  * `variables` holds the variable's stored value and then its slots, in the order they
  * were declared, as tensors whose buffers are the stored values: write them in place
@@ -127,7 +130,7 @@ typedef dist_status_t (*dist_registered_update_fn)(
     int32_t num_args, const char* const* hyperparameter_names,
     const double* hyperparameter_values, int32_t num_hyperparameters, void* user_data);
 
-/* Registers update function `name` (1 to 1024 bytes of printable ASCII) in this process.
+/** Registers update function `name` (1 to 1024 bytes of printable ASCII) in this process.
  * Every process of the job (ps tasks included) registers the same functions at start-up,
  * before the servers and strategies are created; a ps task runs the one a worker names.
  * `num_args` (0 ... 16) arguments; `num_slots` (0 ... 16) slot variables named
@@ -148,15 +151,15 @@ DIST_API DIST_NODISCARD dist_status_t dist_function_register(
     int32_t num_slots, const char* const* hyperparameter_names,
     const double* hyperparameter_defaults, int32_t num_hyperparameters);
 
-/* Removes a registered function. DIST_NOT_FOUND when absent; DIST_FAILED_PRECONDITION for
+/** Removes a registered function. DIST_NOT_FOUND when absent; DIST_FAILED_PRECONDITION for
  * a built-in. Calls running finish first. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_function_unregister(const char* name);
 
-/* 1 when `name` is registered in this process, else 0. Thread-safety: safe. */
+/** 1 when `name` is registered in this process, else 0. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_function_is_registered(const char* name,
                                                                  int32_t* out_registered);
 
-/* Applies registered update `function` to `variable` (a variable of a
+/** Applies registered update `function` to `variable` (a variable of a
  * ParameterServerStrategy) where it lives, atomically with every other update of it.
  * `args` are tensors, `num_hyperparameters` named numbers override the function's
  * defaults. In cross-replica context the update is sent once. In replica context every
@@ -173,7 +176,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_apply_update(
     int32_t num_args, const char* const* hyperparameter_names,
     const double* hyperparameter_values, int32_t num_hyperparameters);
 
-/* dist_variable_apply_update on `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables of
+/** dist_variable_apply_update on `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables of
  * ParameterServerStrategies at once: variable i with its own `num_args` arguments
  * args[i * num_args .. i * num_args + num_args - 1], every one with the same function and
  * hyperparameters. Each ps task gets one call carrying the updates of every shard it holds
@@ -199,7 +202,8 @@ DIST_API DIST_NODISCARD dist_status_t dist_variables_apply_update(
     const dist_value_t* const* args, int32_t num_args, const char* const* hyperparameter_names,
     const double* hyperparameter_values, int32_t num_hyperparameters);
 
-/* The number of shards of a variable of a ParameterServerStrategy (1 when unpartitioned),
+/** @name Shards */ /** @{ */
+/** The number of shards of a variable of a ParameterServerStrategy (1 when unpartitioned),
  * and the ps task index holding shard `index`. DIST_INVALID_ARGUMENT for another variable;
  * DIST_OUT_OF_RANGE for a bad index. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_num_shards(const dist_value_t* variable,
@@ -207,6 +211,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_num_shards(const dist_value_
 DIST_API DIST_NODISCARD dist_status_t dist_variable_shard_task(const dist_value_t* variable,
                                                                int32_t index,
                                                                int32_t* out_task);
+/** @} */
 
 DIST_EXTERN_C_END
 

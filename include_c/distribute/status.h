@@ -1,4 +1,5 @@
-/* distribute — status codes and error details.
+/** @file
+ * distribute — status codes and error details.
  *
  * Every fallible function returns a dist_status_t: DIST_OK (0) on success, otherwise one
  * of the codes below, numbered as Abseil's and gRPC's status codes. On failure, outputs
@@ -13,7 +14,8 @@
 
 DIST_EXTERN_C_BEGIN
 
-/* A status code. Values are the DIST_* codes below; a future version may add codes, so
+/** @name Status codes */ /** @{ */
+/** A status code. Values are the DIST_* codes below; a future version may add codes, so
  * treat an unknown value as an error. */
 typedef int32_t dist_status_t;
 
@@ -34,13 +36,14 @@ typedef int32_t dist_status_t;
 #define DIST_UNAVAILABLE 14
 #define DIST_DATA_LOSS 15
 #define DIST_UNAUTHENTICATED 16
+/** @} */
 
-/* The name of a status code ("OK", "INVALID_ARGUMENT", ...), or "UNKNOWN_STATUS_CODE" for
+/** The name of a status code ("OK", "INVALID_ARGUMENT", ...), or "UNKNOWN_STATUS_CODE" for
  * a value that is not a code. The string is static: never free it.
  * Thread-safety: safe. */
 DIST_API const char* dist_status_name(dist_status_t code);
 
-/* The message of the last dist_ call on this thread that returned a status: the empty
+/** The message of the last dist_ call on this thread that returned a status: the empty
  * string when that call succeeded. Strings the caller passed (names, paths, addresses) are
  * quoted in it escaped, and cut after 256 bytes with their full length:
  * 'xxxx...' (1048576 bytes). The pointer is owned by the library and valid until
@@ -48,7 +51,7 @@ DIST_API const char* dist_status_name(dist_status_t code);
  * Thread-safety: safe; each thread has its own message. */
 DIST_API const char* dist_last_error_message(void);
 
-/* Sets this thread's last error message to a copy of `message` (NULL or "" clears it).
+/** Sets this thread's last error message to a copy of `message` (NULL or "" clears it).
  * For a callback the library calls (a replica, merge, value, update, generator, map or
  * closure function) that is about to return a status other than DIST_OK: the library
  * reports that status with this message, prefixed with where it came from ("replica 1:
@@ -60,7 +63,7 @@ DIST_API const char* dist_last_error_message(void);
  * Thread-safety: safe; each thread has its own message. */
 DIST_API void dist_set_last_error_message(const char* message);
 
-/* The longest message dist_set_last_error_message keeps, in bytes. */
+/** The longest message dist_set_last_error_message keeps, in bytes. */
 #define DIST_MAX_ERROR_MESSAGE_BYTES 4096
 
 DIST_EXTERN_C_END

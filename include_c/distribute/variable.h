@@ -1,4 +1,5 @@
-/* distribute — variables (tf.Variable under a strategy).
+/** @file
+ * distribute — variables (tf.Variable under a strategy).
  *
  * A variable created inside a strategy's scope is distributed, as in TF:
  * - MirroredStrategy: synchronization ON_WRITE (and AUTO) gives a MirroredVariable, one
@@ -20,23 +21,27 @@
 
 DIST_EXTERN_C_BEGIN
 
-/* tf.VariableSynchronization. Values are the DIST_SYNC_* constants. */
+/** @name Synchronization */ /** @{ */
+/** tf.VariableSynchronization. Values are the DIST_SYNC_* constants. */
 typedef int32_t dist_variable_sync_t;
 
 #define DIST_SYNC_AUTO 0
 #define DIST_SYNC_NONE 1
 #define DIST_SYNC_ON_WRITE 2
 #define DIST_SYNC_ON_READ 3
+/** @} */
 
-/* tf.VariableAggregation. Values are the DIST_AGGREGATION_* constants. */
+/** @name Aggregation */ /** @{ */
+/** tf.VariableAggregation. Values are the DIST_AGGREGATION_* constants. */
 typedef int32_t dist_variable_aggregation_t;
 
 #define DIST_AGGREGATION_NONE 0
 #define DIST_AGGREGATION_SUM 1
 #define DIST_AGGREGATION_MEAN 2
 #define DIST_AGGREGATION_ONLY_FIRST_REPLICA 3
+/** @} */
 
-/* Creates a variable with the current strategy (see above) holding a copy of
+/** Creates a variable with the current strategy (see above) holding a copy of
  * `initial_value` (a tensor) on each of its devices. `name` may be NULL ("Variable",
  * then "Variable_1", ... unique per strategy). Synchronization NONE under a MirroredStrategy
  * (whatever its replica count) is DIST_INVALID_ARGUMENT, as in TF. Must not be called in replica
@@ -52,7 +57,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* i
                                                            dist_variable_aggregation_t aggregation,
                                                            const char* name, dist_value_t** out);
 
-/* Reads the variable: in replica context this replica's copy; in cross-replica context a
+/** Reads the variable: in replica context this replica's copy; in cross-replica context a
  * MirroredVariable's first copy, a SyncOnReadVariable's copies aggregated (SUM, MEAN,
  * ONLY_FIRST_REPLICA; with aggregation NONE there is no cross-replica value and the read is
  * DIST_INVALID_ARGUMENT, as in TF), a plain variable's value. *out is a new tensor (a
@@ -60,10 +65,10 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_create(const dist_value_t* i
 DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* variable,
                                                          dist_value_t** out);
 
-/* The most variables one dist_variables_read or dist_variables_apply_update takes. */
+/** The most variables one dist_variables_read or dist_variables_apply_update takes. */
 #define DIST_MAX_BATCH_VARIABLES 65536
 
-/* Reads `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables, each as dist_variable_read
+/** Reads `count` (1 ... DIST_MAX_BATCH_VARIABLES) variables, each as dist_variable_read
  * reads it, into outs[0 .. count-1] (new tensors). The variables of a
  * ParameterServerStrategy are fetched together: each ps task holding any of their shards
  * is asked once for all of them (a few times when they hold more than 1 MiB: large
@@ -76,7 +81,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_read(const dist_value_t* var
 DIST_API DIST_NODISCARD dist_status_t dist_variables_read(const dist_value_t* const* variables,
                                                           int32_t count, dist_value_t** outs);
 
-/* Assigns `value`, adds it, or subtracts it, with TF's rules:
+/** Assigns `value`, adds it, or subtracts it, with TF's rules:
  * - replica context, MirroredVariable: the replicas' values are aggregated with the
  *   variable's aggregation (a collective: every replica must call it; the wait is bounded
  *   by the strategy's timeout) and the result is
@@ -90,25 +95,25 @@ DIST_API DIST_NODISCARD dist_status_t dist_variables_read(const dist_value_t* co
  * Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign(dist_value_t* variable,
                                                            const dist_value_t* value);
-/* Thread-safety: safe; assignments to one variable are serialised. */
+/** Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_add(dist_value_t* variable,
                                                                const dist_value_t* value);
-/* Thread-safety: safe; assignments to one variable are serialised. */
+/** Thread-safety: safe; assignments to one variable are serialised. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_assign_sub(dist_value_t* variable,
                                                                const dist_value_t* value);
 
-/* The variable's name, owned by the variable. Thread-safety: safe. */
+/** The variable's name, owned by the variable. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_name(const dist_value_t* variable,
                                                          const char** out_borrowed_name);
 
-/* The number of devices holding a copy of the variable: one per replica for a
+/** The number of devices holding a copy of the variable: one per replica for a
  * MirroredVariable or SyncOnReadVariable under MirroredStrategy, 1 for a plain variable
  * or one copy of a distributed variable (dist_value_component).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_device_count(const dist_value_t* variable,
                                                                  int32_t* out_count);
 
-/* The canonical name of the device of copy `index` (0 ... device count - 1), borrowed:
+/** The canonical name of the device of copy `index` (0 ... device count - 1), borrowed:
  * valid as long as any handle to the variable lives.
  * Errors: DIST_INVALID_ARGUMENT for a value that is not a variable; DIST_OUT_OF_RANGE
  * for a bad index. Thread-safety: safe. */
@@ -116,11 +121,11 @@ DIST_API DIST_NODISCARD dist_status_t dist_variable_device(const dist_value_t* v
                                                            int32_t index,
                                                            const char** out_borrowed_device);
 
-/* The synchronization and aggregation the variable was created with (AUTO resolved).
+/** The synchronization and aggregation the variable was created with (AUTO resolved).
  * Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_synchronization(
     const dist_value_t* variable, dist_variable_sync_t* out_sync);
-/* Thread-safety: safe. */
+/** Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_variable_aggregation(
     const dist_value_t* variable, dist_variable_aggregation_t* out_aggregation);
 
