@@ -1,7 +1,7 @@
 /** @file
  * distribute — tf.distribute for every runtime that can call C. Umbrella header.
  *
- * Conventions (see README.md, "API conventions"):
+ * Conventions (see docs/strategies.md, "API conventions"):
  * - Errors: every fallible function returns dist_status_t (DIST_OK = 0); on failure its
  *   outputs are NULL / 0, nothing changed, and dist_last_error_message() says why.
  * - Ownership: a handle that comes back through a `T** out` parameter is always the

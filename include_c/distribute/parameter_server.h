@@ -140,7 +140,7 @@ typedef dist_status_t (*dist_registered_update_fn)(
  * the function is unregistered (the registry lives until the process ends and does not
  * release what is still registered then). The built-in updates "sgd",
  * "momentum", "nesterov_momentum", "adagrad" and "adam" are registered already (their
- * arguments and hyperparameters are in README.md, "Parameter servers").
+ * arguments and hyperparameters are in docs/parameter-servers.md).
  * Errors: DIST_INVALID_ARGUMENT for a bad name, count or slot name; DIST_ALREADY_EXISTS
  * for a name in use; DIST_RESOURCE_EXHAUSTED past 1024 functions. Nothing is registered
  * then (and user_data is not released).

@@ -71,7 +71,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_heartbeat_timeout_
 
 /** The job token: the secret every request between this job's servers carries, checked in
  * constant time; a request without it is refused with DIST_UNAUTHENTICATED and changes
- * nothing (README, "Security"). `token` (copied) is 16 to 1024 printable ASCII characters
+ * nothing (docs/security.md). `token` (copied) is 16 to 1024 printable ASCII characters
  * without spaces, the same in every process of the job; NULL or "": the DIST_JOB_TOKEN
  * environment variable, read by dist_server_create (distrun sets a fresh one per job), or
  * none. Errors: DIST_INVALID_ARGUMENT for a malformed token (nothing changes).
@@ -87,7 +87,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_allow_unauthentica
     dist_server_options_t* options, int32_t allow);
 
 /** TLS for this task's server and for its connection to the chief, through gRPC's own SSL
- * credentials (README, "Security"). `cert_path` names this task's certificate chain (PEM,
+ * credentials (docs/security.md). `cert_path` names this task's certificate chain (PEM,
  * leaf first), which its server serves and its client presents; `key_path` the
  * certificate's private key (PEM, unencrypted); `ca_path` (NULL or "": none) the CAs to
  * trust. With a CA, TLS is mutual: a server accepts only clients that present a
@@ -115,7 +115,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_set_tls_files(dist_ser
 /** The bounds a task's server keeps, so that neither a stranger who can reach its port nor
  * a buggy process of the job can exhaust it: a request past one is refused (most with
  * DIST_RESOURCE_EXHAUSTED naming the bound), a connection past one is closed. Values are
- * the DIST_SERVER_LIMIT_* constants; README, "Security", lists each with its default. */
+ * the DIST_SERVER_LIMIT_* constants; docs/security.md lists each with its default. */
 typedef int32_t dist_server_limit_t;
 
 /** @name Connection caps */ /** @{ */
@@ -184,7 +184,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_server_options_get_limit(const dist_s
  * Errors: DIST_FAILED_PRECONDITION when the cluster has no current task, or the job has no
  * token and a task is not on a loopback address; DIST_UNAUTHENTICATED when the chief
  * refuses this task's token; DIST_ALREADY_EXISTS when the chief's service has this task
- * registered already by a live server (a second one never replaces it: README, "Security");
+ * registered already by a live server (a second one never replaces it: docs/security.md);
  * DIST_INVALID_ARGUMENT for a cluster without a chief or a heartbeat interval not below
  * the heartbeat timeout; DIST_NOT_FOUND or DIST_INVALID_ARGUMENT for a TLS file (see
  * dist_server_options_set_tls_files); DIST_UNAVAILABLE when the task's address cannot be
