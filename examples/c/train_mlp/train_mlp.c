@@ -20,6 +20,7 @@
  *   train_mlp --strategy mirrored --replicas 4 --epochs 5
  *   distrun -n 2 --replicas-per-worker 2 train_mlp --strategy multi_worker
  *   distrun -n 2 --ps 2 train_mlp --strategy parameter_server
+ *   train_mlp --all --csv curves.csv     also the per-epoch figures, for tools/plot_bench.py
  *
  * See usage() for every flag. */
 #define _POSIX_C_SOURCE 200809L
@@ -84,6 +85,8 @@ typedef struct {
   const char* workdir;
   const char* save;
   const char* report;
+  const char* csv;        /* --csv: the per-epoch rows go there */
+  FILE* csv_file;         /* open on the process that writes them (the chief), else NULL */
   const char* distrun;
   const char* cluster;    /* multi_worker: "tf_config" (default), "slurm", "statefulset" */
   double check_accuracy;  /* < 0: not checked */
@@ -122,6 +125,8 @@ static void usage(FILE* out) {
       "  --save FILE           save the trained variables (safetensors), reload them into a\n"
       "                        fresh strategy and evaluate again\n"
       "  --report FILE         write the results as 'key value' lines\n"
+      "  --csv FILE            write every epoch's loss, accuracy and held-out accuracy as CSV\n"
+      "                        (one row per epoch and strategy; tools/plot_bench.py draws it)\n"
       "  --distrun PATH        --all: the launcher (default: distrun next to this program)\n"
       "  --check-accuracy X    exit 1 unless every held-out accuracy is >= X\n"
       "  --cluster C           multi_worker: where the cluster comes from: tf_config\n"
@@ -189,7 +194,7 @@ static int parse_options(int argc, char** argv, options_t* o) {
         "--strategy",      "--replicas", "--epochs",  "--batch",          "--hidden",
         "--learning-rate", "--seed",     "--data",    "--make-data",      "--workdir",
         "--save",          "--report",   "--distrun", "--check-accuracy", "--check-agreement",
-        "--cluster"};
+        "--cluster",       "--csv"};
     int known = 0;
     for (size_t k = 0; k < sizeof kWithValue / sizeof *kWithValue; ++k)
       known |= strcmp(flag, kWithValue[k]) == 0;
@@ -248,6 +253,8 @@ static int parse_options(int argc, char** argv, options_t* o) {
       o->save = value;
     } else if (strcmp(flag, "--report") == 0) {
       o->report = value;
+    } else if (strcmp(flag, "--csv") == 0) {
+      o->csv = value;
     } else if (strcmp(flag, "--cluster") == 0) {
       if (strcmp(value, "tf_config") != 0 && strcmp(value, "slurm") != 0 && strcmp(value, "statefulset") != 0)
         return usage_error("--cluster '%s': expected tf_config, slurm or statefulset", value);
@@ -265,6 +272,7 @@ static int parse_options(int argc, char** argv, options_t* o) {
     return usage_error("%s", "--all saves into --workdir: drop --save and --report");
   if (o->make_data && (o->all || have_strategy))
     return usage_error("%s", "--make-data only writes the data: drop --all and --strategy");
+  if (o->make_data && o->csv) return usage_error("%s", "--make-data trains nothing: drop --csv");
   if (!o->all && (o->workdir || o->distrun || o->check_agreement >= 0)) {
     return usage_error("%s", "--workdir, --distrun and --check-agreement go with --all");
   }
@@ -302,7 +310,8 @@ static const char* const kTempFiles[] = {
     "one_device.safetensors", "mirrored.safetensors",
     "multi_worker.safetensors", "multi_worker.report",
     "parameter_server.safetensors", "parameter_server.report", "coordinator.safetensors",
-    "coordinator.report"};
+    "coordinator.report",     "multi_worker.csv",         "parameter_server.csv",
+    "coordinator.csv"};
 enum { NUM_TEMP_FILES = sizeof kTempFiles / sizeof *kTempFiles };
 static char g_temp_dir[PATH_MAX];
 static char g_temp_paths[NUM_TEMP_FILES][PATH_MAX];
@@ -646,6 +655,58 @@ static double now_seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* ---- --csv: one row per epoch ---- */
+
+static const char kCsvHeader[] = "strategy,epoch,loss,accuracy,held_out_accuracy,examples_per_sec\n";
+
+/* Creates `path` with the header line; NULL (with a message) when it cannot. */
+static FILE* open_csv(const char* path) {
+  FILE* file = fopen(path, "w");
+  if (file == NULL || fputs(kCsvHeader, file) == EOF) {
+    fprintf(stderr, "train_mlp: cannot write %s: %s\n", path, strerror(errno));
+    if (file != NULL) fclose(file);
+    return NULL;
+  }
+  return file;
+}
+
+static int close_csv(FILE* file, const char* path) {
+  if (file == NULL) return 0;
+  const int failed = ferror(file) != 0;
+  if (fclose(file) != 0 || failed) {
+    fprintf(stderr, "train_mlp: cannot write %s\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* The row of one epoch (the same figures as its "epoch" line, in full precision). */
+static void write_csv_row(FILE* file, strategy_kind_t kind, int32_t epoch, double loss, double accuracy,
+                          double held_out_accuracy, double examples_per_sec) {
+  if (file == NULL) return;
+  fprintf(file, "%s,%d,%.9g,%.9g,%.9g,%.1f\n", kKindFlag[kind], epoch, loss, accuracy, held_out_accuracy,
+          examples_per_sec);
+  fflush(file);
+}
+
+/* Appends the rows of `path` (a child run's --csv file) to `out`, without its header. */
+static int append_csv(FILE* out, const char* path) {
+  FILE* in = fopen(path, "r");
+  if (in == NULL) {
+    fprintf(stderr, "train_mlp: the run left no CSV in %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  char line[512];
+  int first = 1;
+  while (fgets(line, sizeof line, in) != NULL) {
+    if (!first) fputs(line, out);
+    first = 0;
+  }
+  fclose(in);
+  fflush(out);
+  return 0;
+}
+
 static mlp_shape_t model_shape(const options_t* o) {
   mlp_shape_t shape = {GLYPHS_PIXELS, o->hidden, GLYPHS_CLASSES};
   return shape;
@@ -803,6 +864,8 @@ static result_t train(dist_strategy_t* strategy, const data_t* data, const optio
              epoch, o->epochs, result.train.loss, result.train.accuracy, result.test.accuracy,
              seconds > 0 ? (double)rows / seconds : 0.0);
       fflush(stdout);
+      write_csv_row(o->csv_file, o->kind, epoch, result.train.loss, result.train.accuracy,
+                    result.test.accuracy, seconds > 0 ? (double)rows / seconds : 0.0);
     }
   }
   result.examples_per_sec = train_seconds > 0 ? (double)train_rows / train_seconds : 0.0;
@@ -995,6 +1058,8 @@ static result_t train_coordinated(dist_strategy_t* strategy, const data_t* data,
            o->epochs, result.train.loss, result.train.accuracy, result.test.accuracy,
            seconds > 0 ? sums[METRIC_ROWS] / seconds : 0.0);
     fflush(stdout);
+    write_csv_row(o->csv_file, o->kind, epoch, result.train.loss, result.train.accuracy,
+                  result.test.accuracy, seconds > 0 ? sums[METRIC_ROWS] / seconds : 0.0);
   }
   result.examples_per_sec = train_seconds > 0 ? (double)train_rows / train_seconds : 0.0;
   read_params(strategy, shape, variables, result.params);
@@ -1164,6 +1229,11 @@ static int run_single(const options_t* o, const data_t* data) {
    * ParameterServer, reads the same ones from the ps tasks). */
   options_t mine = *o;
   if (!is_chief) mine.save = NULL;
+  mine.csv_file = NULL;
+  if (is_chief && o->csv != NULL && (mine.csv_file = open_csv(o->csv)) == NULL) {
+    dist_strategy_destroy(strategy);
+    return 1;
+  }
   result_t result;
   if (o->kind == COORDINATOR) {
     result = train_coordinated(strategy, data, &mine, &workers);
@@ -1186,6 +1256,7 @@ static int run_single(const options_t* o, const data_t* data) {
                    result.restored);
     failed |= result.restored.accuracy != result.test.accuracy;
   }
+  if (close_csv(mine.csv_file, o->csv) != 0) failed = 1;
   if (is_chief) {
     printf("held-out accuracy %.4f (chance 0.1), loss %.4f, %.0f examples/s\n",
            result.test.accuracy, result.test.loss, result.examples_per_sec);
@@ -1226,7 +1297,8 @@ static int find_distrun(const options_t* o, char* out) {
  * (or distrun -n 2 --ps 2 <this program> --strategy parameter_server ...) and waits for
  * it. Returns its exit status. */
 static int spawn_distributed(strategy_kind_t kind, const options_t* o, const char* distrun,
-                             const char* data_dir, const char* save, const char* report) {
+                             const char* data_dir, const char* save, const char* report,
+                             const char* csv) {
   char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return -1;
@@ -1247,7 +1319,11 @@ static int spawn_distributed(strategy_kind_t kind, const options_t* o, const cha
   char* program[] = {"--", self, "--strategy", (char*)kKindFlag[kind],
                      "--data", (char*)data_dir, "--epochs", epochs, "--batch", batch,
                      "--hidden", hidden, "--learning-rate", rate, "--seed", seed,
-                     "--save", (char*)save, "--report", (char*)report, NULL};
+                     "--save", (char*)save, "--report", (char*)report, NULL, NULL, NULL};
+  if (csv != NULL) { /* in the two slots before the last NULL */
+    program[sizeof program / sizeof program[0] - 3] = "--csv";
+    program[sizeof program / sizeof program[0] - 2] = (char*)csv;
+  }
   char* argv[sizeof launcher / sizeof launcher[0] + sizeof program / sizeof program[0]];
   memcpy(argv, launcher, launcher_count * sizeof(char*));
   memcpy(argv + launcher_count, program, sizeof program);
@@ -1331,6 +1407,7 @@ static int run_all(const options_t* o) {
   memset(results, 0, sizeof results);
   char saved[RUNS][PATH_MAX];
   char report_paths[RUNS][PATH_MAX];
+  char csv_paths[RUNS][PATH_MAX];
   int failed = 0;
   int have[RUNS] = {0};
   int32_t workers[RUNS] = {1, 1, 1, 1, 1};
@@ -1340,7 +1417,12 @@ static int run_all(const options_t* o) {
     if (join_path(saved[k], workdir, name) != 0) return 1;
     snprintf(name, sizeof name, "%s.report", kKindFlag[k]);
     if (join_path(report_paths[k], workdir, name) != 0) return 1;
+    snprintf(name, sizeof name, "%s.csv", kKindFlag[k]);
+    if (join_path(csv_paths[k], workdir, name) != 0) return 1;
   }
+  /* --csv: this process writes the in-process runs' rows and appends the others'. */
+  FILE* csv = NULL;
+  if (o->csv != NULL && (csv = open_csv(o->csv)) == NULL) return 1;
 
   /* In this process: OneDevice, then Mirrored over 4 logical CPU devices. */
   for (int k = 0; k < 2; ++k) {
@@ -1353,6 +1435,8 @@ static int run_all(const options_t* o) {
     dist_strategy_t* strategy = create_strategy(kind, replicas);
     options_t mine = *o;
     mine.save = saved[k];
+    mine.kind = kind;
+    mine.csv_file = csv;
     results[k] = train(strategy, &data, &mine, 1, 1);
     dist_strategy_destroy(strategy);
     dist_strategy_t* fresh = create_strategy(kind, replicas);
@@ -1371,7 +1455,7 @@ static int run_all(const options_t* o) {
                                          : "ClusterCoordinator over ParameterServerStrategy: the chief "
                                            "schedules, 2 workers x 2 replicas, 2 ps tasks");
     const int status = spawn_distributed((strategy_kind_t)k, o, distrun, data_dir, saved[k],
-                                         report_paths[k]);
+                                         report_paths[k], csv != NULL ? csv_paths[k] : NULL);
     if (status != 0) {
       fprintf(stderr, "train_mlp: the %s run failed (distrun exit status %d)\n", kKindFlag[k],
               status);
@@ -1384,6 +1468,7 @@ static int run_all(const options_t* o) {
       failed = 1;
       continue;
     }
+    if (csv != NULL && append_csv(csv, csv_paths[k]) != 0) failed = 1;
     /* Its weights, from the chief's checkpoint, for the comparison below; evaluated again
      * here (the table checks the accuracy is the one the chief reported). A
      * parameter-server report counts one worker's replicas, a multi-worker one all. */
@@ -1460,6 +1545,7 @@ static int run_all(const options_t* o) {
         "its loss and examples/s cover both workers' steps.\n");
   }
   for (int k = 0; k < RUNS; ++k) free_params(results[k].params);
+  if (close_csv(csv, o->csv) != 0) failed = 1;
 
   return failed;
 }
