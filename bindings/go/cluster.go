@@ -625,6 +625,63 @@ func (o *ServerOptions) SetTLSFiles(certPath, keyPath, caPath string) error {
 		}, o)
 }
 
+// ServerLimit is a dist_server_limit_t: one of the bounds a task's server keeps, so that
+// neither a stranger who can reach its port nor a buggy process of the job can exhaust it
+// (server.h lists each range and default).
+type ServerLimit int32
+
+// The bounds of server.h (DIST_SERVER_LIMIT_*).
+const (
+	// Accepted connections in total and from one IP address: 0 to 1048576; 0 (the default):
+	// 1024 in total (at least 4 per task) and 256 per address.
+	ServerLimitMaxConnections        ServerLimit = C.DIST_SERVER_LIMIT_MAX_CONNECTIONS
+	ServerLimitMaxConnectionsPerPeer ServerLimit = C.DIST_SERVER_LIMIT_MAX_CONNECTIONS_PER_PEER
+	// Calls at once on one connection: 1 to 2^31-1, default 128.
+	ServerLimitMaxStreamsPerConnection ServerLimit = C.DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION
+	// A connection without a call for this long is closed: 1 to 86400000 ms, default 120000.
+	ServerLimitConnectionIdleTimeoutMs ServerLimit = C.DIST_SERVER_LIMIT_CONNECTION_IDLE_TIMEOUT_MS
+	// A connection whose handshake takes longer is closed: 1 to 86400000 ms, default 10000.
+	ServerLimitHandshakeTimeoutMs ServerLimit = C.DIST_SERVER_LIMIT_HANDSHAKE_TIMEOUT_MS
+	// A tensor stream idle this long is cancelled: 1 to 86400000 ms, default 10000.
+	ServerLimitStreamIdleTimeoutMs ServerLimit = C.DIST_SERVER_LIMIT_STREAM_IDLE_TIMEOUT_MS
+	// The largest message either way: 10240 to 2^31-1 bytes, default 4 MiB.
+	ServerLimitMaxMessageBytes ServerLimit = C.DIST_SERVER_LIMIT_MAX_MESSAGE_BYTES
+	// The chief's coordination service: the store's bytes (64 MiB) and keys (65536),
+	// barriers (16384), other tasks' waits pending at once (0 to 65536; 0, the default:
+	// by the cluster's size). At least 1, but the pending waits.
+	ServerLimitMaxStoreBytes   ServerLimit = C.DIST_SERVER_LIMIT_MAX_STORE_BYTES
+	ServerLimitMaxStoreKeys    ServerLimit = C.DIST_SERVER_LIMIT_MAX_STORE_KEYS
+	ServerLimitMaxBarriers     ServerLimit = C.DIST_SERVER_LIMIT_MAX_BARRIERS
+	ServerLimitMaxPendingWaits ServerLimit = C.DIST_SERVER_LIMIT_MAX_PENDING_WAITS
+	// A ps task: the bytes of its variables and slots (half the memory, at most 16 GiB),
+	// their count (1 to 4194304; 1048576), the tensor bytes of one request (1 GiB) and of
+	// all requests in flight (an eighth of the memory within 1 to 4 GiB). At least 1.
+	ServerLimitMaxVariableBytes         ServerLimit = C.DIST_SERVER_LIMIT_MAX_VARIABLE_BYTES
+	ServerLimitMaxVariables             ServerLimit = C.DIST_SERVER_LIMIT_MAX_VARIABLES
+	ServerLimitMaxVariableRequestBytes  ServerLimit = C.DIST_SERVER_LIMIT_MAX_VARIABLE_REQUEST_BYTES
+	ServerLimitMaxVariableInflightBytes ServerLimit = C.DIST_SERVER_LIMIT_MAX_VARIABLE_INFLIGHT_BYTES
+)
+
+// SetLimit sets one bound of the server (dist_server_options_set_limit). A value out of
+// the bound's range, or an unknown limit, is ErrInvalidArgument naming it and changes
+// nothing; bounds that depend on each other are checked by NewServer.
+func (o *ServerOptions) SetLimit(limit ServerLimit, value int64) error {
+	return call("dist_server_options_set_limit", func() C.dist_status_t {
+		return C.dist_server_options_set_limit(o.ptr(), C.dist_server_limit_t(limit), C.int64_t(value))
+	}, o)
+}
+
+// Limit is the bound the options give (dist_server_options_get_limit): what was set, else
+// its default (0 for the connection caps and pending waits, whose defaults follow the
+// cluster). An unknown limit is ErrInvalidArgument.
+func (o *ServerOptions) Limit(limit ServerLimit) (int64, error) {
+	var v C.int64_t
+	err := call("dist_server_options_get_limit", func() C.dist_status_t {
+		return C.dist_server_options_get_limit(o.ptr(), C.dist_server_limit_t(limit), &v)
+	}, o)
+	return int64(v), err
+}
+
 // Server is a dist_server_t, the in-process server of one task. It serves while it is
 // reachable: a server you forget to Close is stopped and released by the garbage collector
 // once nothing refers to it, so keep it (or call Join, or Close it at the end) for as long

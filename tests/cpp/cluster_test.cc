@@ -1,11 +1,11 @@
 // Servers, ParameterServerStrategy and the coordinator through the wrapper (cpp/server.hpp,
 // cpp/parameter_server.hpp, cpp/coordinator.hpp): a one-task job's key-value store and
-// barrier, the options' refusals, a local-mode ParameterServerStrategy whose sharded
-// variable takes a lambda registered as an update function (its arithmetic computed here),
-// and a job in this process (a ps task, a worker task whose server runs C++ closures, the
-// chief's strategy and coordinator on free loopback ports): closures that add to a ps
-// variable and return twice their argument, a closure's error at fetch and join, and a
-// per-worker dataset read by closures until its end.
+// barrier, the options' refusals, the server's bounds (set_limit / limit), a local-mode
+// ParameterServerStrategy whose sharded variable takes a lambda registered as an update
+// function (its arithmetic computed here), and a job in this process (a ps task, a worker
+// task whose server runs C++ closures, the chief's strategy and coordinator on free
+// loopback ports): closures that add to a ps variable and return twice their argument, a
+// closure's error at fetch and join, and a per-worker dataset read by closures until its end.
 //
 // Suites named ServerTest* and CoordinatorTest* run gRPC servers: the ThreadSanitizer
 // preset leaves them out, as the C and core suites of servers (CMakePresets.json); the
@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -75,6 +76,106 @@ TEST(ServerTestCpp, OptionsRefuseWhatTheCApiRefuses) {
   EXPECT_TRUE(options.set_allow_unauthenticated(false).ok());
   EXPECT_EQ(options.set_tls_files("cert.pem", nullptr, nullptr).code(), DIST_INVALID_ARGUMENT);
   EXPECT_EQ(dist::ServerOptions().set_job_token(nullptr).code(), DIST_INVALID_ARGUMENT);  // empty handle
+}
+
+// The server's bounds (set_limit / limit): each default and range as server.h documents
+// them, written out here (the memory-dependent ones within their bounds), refusals that
+// name the bound and change nothing, and unknown limits. No server runs (TSan keeps it).
+TEST(ServerOptionsTestCpp, LimitsHaveTheirDocumentedDefaultsAndRanges) {
+  struct Row {
+    dist_server_limit_t limit;
+    const char* name;
+    int64_t default_value, min, max;
+  };
+  constexpr int64_t kDayMs = 86400000, kInt32Max = INT32_MAX, kAny = INT64_MAX;
+  const Row rows[] = {
+      {DIST_SERVER_LIMIT_MAX_CONNECTIONS, "max_connections", 0, 0, int64_t{1} << 20},
+      {DIST_SERVER_LIMIT_MAX_CONNECTIONS_PER_PEER, "max_connections_per_peer", 0, 0, int64_t{1} << 20},
+      {DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION, "max_streams_per_connection", 128, 1, kInt32Max},
+      {DIST_SERVER_LIMIT_CONNECTION_IDLE_TIMEOUT_MS, "connection_idle_timeout_ms", 120000, 1, kDayMs},
+      {DIST_SERVER_LIMIT_HANDSHAKE_TIMEOUT_MS, "handshake_timeout_ms", 10000, 1, kDayMs},
+      {DIST_SERVER_LIMIT_STREAM_IDLE_TIMEOUT_MS, "stream_idle_timeout_ms", 10000, 1, kDayMs},
+      {DIST_SERVER_LIMIT_MAX_MESSAGE_BYTES, "max_message_bytes", int64_t{4} << 20, 10240, kInt32Max},
+      {DIST_SERVER_LIMIT_MAX_STORE_BYTES, "max_store_bytes", int64_t{64} << 20, 1, kAny},
+      {DIST_SERVER_LIMIT_MAX_STORE_KEYS, "max_store_keys", 65536, 1, kAny},
+      {DIST_SERVER_LIMIT_MAX_BARRIERS, "max_barriers", 16384, 1, kAny},
+      {DIST_SERVER_LIMIT_MAX_PENDING_WAITS, "max_pending_waits", 0, 0, 65536},
+      {DIST_SERVER_LIMIT_MAX_VARIABLES, "max_variables", int64_t{1} << 20, 1, int64_t{1} << 22},
+      {DIST_SERVER_LIMIT_MAX_VARIABLE_REQUEST_BYTES, "max_variable_request_bytes", int64_t{1} << 30, 1, kAny},
+  };
+  dist::ServerOptions options = dist::ServerOptions::create().value();
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    EXPECT_EQ(options.limit(row.limit).value(), row.default_value);
+    for (const int64_t v : {row.min, row.max}) {
+      ASSERT_TRUE(options.set_limit(row.limit, v).ok());
+      EXPECT_EQ(options.limit(row.limit).value(), v);
+    }
+    // Out of range: INVALID_ARGUMENT naming the bound and the value; the last value stays.
+    const dist::Status below = options.set_limit(row.limit, row.min - 1);
+    EXPECT_EQ(below.code(), DIST_INVALID_ARGUMENT);
+    const std::string expected = std::string(row.name) + " (limit " + std::to_string(row.limit) + ") cannot be " +
+                                 std::to_string(row.min - 1);
+    EXPECT_NE(below.message().find(expected), std::string::npos) << below.to_string();
+    if (row.max < kAny) {
+      const dist::Status above = options.set_limit(row.limit, row.max + 1);
+      EXPECT_EQ(above.code(), DIST_INVALID_ARGUMENT);
+      EXPECT_NE(above.message().find(row.name), std::string::npos) << above.to_string();
+    }
+    EXPECT_EQ(options.limit(row.limit).value(), row.max);
+  }
+  const int64_t variable_bytes = options.limit(DIST_SERVER_LIMIT_MAX_VARIABLE_BYTES).value();
+  EXPECT_TRUE(variable_bytes >= 1 && variable_bytes <= (int64_t{16} << 30)) << variable_bytes;
+  const int64_t inflight = options.limit(DIST_SERVER_LIMIT_MAX_VARIABLE_INFLIGHT_BYTES).value();
+  EXPECT_TRUE(inflight >= (int64_t{1} << 30) && inflight <= (int64_t{4} << 30)) << inflight;
+}
+
+TEST(ServerOptionsTestCpp, LimitsReadBackAndRefuseUnknownOnes) {
+  dist::ServerOptions options = dist::ServerOptions::create().value();
+  EXPECT_EQ(options.limit(DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION).value(), 128);
+  EXPECT_EQ(options.limit(DIST_SERVER_LIMIT_HANDSHAKE_TIMEOUT_MS).value(), 10000);
+  EXPECT_EQ(options.limit(DIST_SERVER_LIMIT_MAX_STORE_KEYS).value(), 65536);
+  ASSERT_TRUE(options.set_limit(DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION, 7).ok());
+  EXPECT_EQ(options.limit(DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION).value(), 7);
+  const dist::Status zero = options.set_limit(DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION, 0);
+  EXPECT_EQ(zero.code(), DIST_INVALID_ARGUMENT);
+  EXPECT_NE(zero.message().find("max_streams_per_connection"), std::string::npos) << zero.to_string();
+  EXPECT_EQ(options.limit(DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION).value(), 7);  // unchanged
+
+  for (const dist_server_limit_t unknown : {0, 16, -1}) {
+    const std::string needle = "limit is " + std::to_string(unknown);
+    const dist::Status set = options.set_limit(unknown, 5);
+    EXPECT_EQ(set.code(), DIST_INVALID_ARGUMENT);
+    EXPECT_NE(set.message().find(needle), std::string::npos) << set.to_string();
+    const dist::Result<int64_t> got = options.limit(unknown);
+    EXPECT_EQ(got.status().code(), DIST_INVALID_ARGUMENT);
+    EXPECT_NE(got.status().message().find(needle), std::string::npos) << got.status().to_string();
+  }
+  const dist::Status unknown = options.set_limit(0, 5);
+  EXPECT_NE(unknown.message().find("dist_server_options_set_limit: limit is 0"), std::string::npos)
+      << unknown.to_string();
+  EXPECT_EQ(dist::ServerOptions().set_limit(DIST_SERVER_LIMIT_MAX_BARRIERS, 5).code(), DIST_INVALID_ARGUMENT);
+  EXPECT_EQ(dist::ServerOptions().limit(DIST_SERVER_LIMIT_MAX_BARRIERS).status().code(), DIST_INVALID_ARGUMENT);
+}
+
+// The store's byte cap set through the wrapper bounds a running chief's store.
+TEST(ServerTestCpp, ALimitTakesEffectInTheServer) {
+  ClearJobEnvironment();
+  const int port = FreePorts(1)[0];
+  dist::Cluster cluster = dist::Cluster::create().value();
+  ASSERT_TRUE(cluster.add_task("worker", 0, Loopback(port).c_str()).ok());
+  ASSERT_TRUE(cluster.set_task("worker", 0).ok());
+  dist::ServerOptions options = dist::ServerOptions::create().value();
+  ASSERT_TRUE(options.set_startup_timeout_ms(5000).ok());
+  ASSERT_TRUE(options.set_limit(DIST_SERVER_LIMIT_MAX_STORE_BYTES, 100).ok());
+  dist::Result<dist::Server> made = dist::Server::create(cluster, &options);
+  ASSERT_TRUE(made.ok()) << made.status().to_string();
+  dist::Server server = std::move(*made);
+  const std::string value(60, 'x');
+  ASSERT_TRUE(server.key_value_set("a", value).ok());  // 1 + 60 bytes
+  const dist::Status refused = server.key_value_set("b", value);
+  EXPECT_EQ(refused.code(), DIST_RESOURCE_EXHAUSTED);
+  EXPECT_NE(refused.message().find("max_store_bytes"), std::string::npos) << refused.to_string();
 }
 
 TEST(ServerTestCpp, AOneTaskJobKeepsKeysAndPassesBarriers) {

@@ -1181,6 +1181,20 @@ JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetTlsFiles(JN
   if (st != DIST_OK) { dj_throw_status(env, st); return; }
 }
 
+JNIEXPORT void JNICALL Java_org_distribute_NativeGen_serverOptionsSetLimit(JNIEnv* env, jclass cls, jlong options, jint limit, jlong value) {
+  (void)cls;
+  dist_status_t st = dist_server_options_set_limit((dist_server_options_t*)(intptr_t)options, (dist_server_limit_t)limit, (int64_t)value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return; }
+}
+
+JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_serverOptionsGetLimit(JNIEnv* env, jclass cls, jlong options, jint limit) {
+  (void)cls;
+  int64_t out_value = 0;
+  dist_status_t st = dist_server_options_get_limit((const dist_server_options_t*)(intptr_t)options, (dist_server_limit_t)limit, &out_value);
+  if (st != DIST_OK) { dj_throw_status(env, st); return 0; }
+  return (jlong)out_value;
+}
+
 JNIEXPORT jlong JNICALL Java_org_distribute_NativeGen_serverCreate(JNIEnv* env, jclass cls, jlong cluster, jlong options) {
   (void)cls;
   dist_server_t* out_value = NULL;

@@ -86,6 +86,21 @@ pub const DIST_INPUT_PER_WORKER: i32 = 1;
 pub const DIST_INPUT_PER_REPLICA: i32 = 2;
 pub const DIST_PARTIAL_BATCH_IN_ORDER: i32 = 0;
 pub const DIST_PARTIAL_BATCH_EVEN: i32 = 1;
+pub const DIST_SERVER_LIMIT_MAX_CONNECTIONS: i32 = 1;
+pub const DIST_SERVER_LIMIT_MAX_CONNECTIONS_PER_PEER: i32 = 2;
+pub const DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION: i32 = 3;
+pub const DIST_SERVER_LIMIT_CONNECTION_IDLE_TIMEOUT_MS: i32 = 4;
+pub const DIST_SERVER_LIMIT_HANDSHAKE_TIMEOUT_MS: i32 = 5;
+pub const DIST_SERVER_LIMIT_STREAM_IDLE_TIMEOUT_MS: i32 = 6;
+pub const DIST_SERVER_LIMIT_MAX_MESSAGE_BYTES: i32 = 7;
+pub const DIST_SERVER_LIMIT_MAX_STORE_BYTES: i32 = 8;
+pub const DIST_SERVER_LIMIT_MAX_STORE_KEYS: i32 = 9;
+pub const DIST_SERVER_LIMIT_MAX_BARRIERS: i32 = 10;
+pub const DIST_SERVER_LIMIT_MAX_PENDING_WAITS: i32 = 11;
+pub const DIST_SERVER_LIMIT_MAX_VARIABLE_BYTES: i32 = 12;
+pub const DIST_SERVER_LIMIT_MAX_VARIABLES: i32 = 13;
+pub const DIST_SERVER_LIMIT_MAX_VARIABLE_REQUEST_BYTES: i32 = 14;
+pub const DIST_SERVER_LIMIT_MAX_VARIABLE_INFLIGHT_BYTES: i32 = 15;
 pub const DIST_PLACEMENT_ROUND_ROBIN: i32 = 0;
 pub const DIST_PLACEMENT_GREEDY_BYTES: i32 = 1;
 pub const DIST_CLOSURE_ARG_TENSOR: i32 = 0;
@@ -1556,6 +1571,23 @@ extern "C" {
         cert_path: *const ::std::os::raw::c_char,
         key_path: *const ::std::os::raw::c_char,
         ca_path: *const ::std::os::raw::c_char,
+    ) -> dist_status_t;
+}
+pub type dist_server_limit_t = i32;
+extern "C" {
+    #[must_use]
+    pub fn dist_server_options_set_limit(
+        options: *mut dist_server_options_t,
+        limit: dist_server_limit_t,
+        value: i64,
+    ) -> dist_status_t;
+}
+extern "C" {
+    #[must_use]
+    pub fn dist_server_options_get_limit(
+        options: *const dist_server_options_t,
+        limit: dist_server_limit_t,
+        out_value: *mut i64,
     ) -> dist_status_t;
 }
 extern "C" {

@@ -213,6 +213,29 @@ impl ServerOptions {
             sys::dist_server_options_set_tls_files(self.as_ptr(), opt_ptr(&cert), opt_ptr(&key), opt_ptr(&ca))
         })
     }
+    /// Sets one bound of the server (`dist_server_options_set_limit`; server.h gives the
+    /// ranges). A value out of range is `InvalidArgument` naming the bound and changes
+    /// nothing; bounds that depend on each other are checked by [`Server::new`].
+    pub fn set_limit(&mut self, limit: ServerLimit, value: i64) -> Result<()> {
+        self.set_limit_raw(limit.raw(), value)
+    }
+    /// [`ServerOptions::set_limit`] by the C constant (`DIST_SERVER_LIMIT_*`), for a bound
+    /// newer than this binding; one the library does not know is `InvalidArgument`.
+    pub fn set_limit_raw(&mut self, limit: i32, value: i64) -> Result<()> {
+        check(unsafe { sys::dist_server_options_set_limit(self.as_ptr(), limit, value) })
+    }
+    /// The bound these options give (`dist_server_options_get_limit`): what was set, else its
+    /// default (0 for the connection caps and pending waits, whose defaults follow the cluster).
+    pub fn limit(&self, limit: ServerLimit) -> Result<i64> {
+        self.limit_raw(limit.raw())
+    }
+    /// [`ServerOptions::limit`] by the C constant; one the library does not know is
+    /// `InvalidArgument`.
+    pub fn limit_raw(&self, limit: i32) -> Result<i64> {
+        let mut v = 0i64;
+        check(unsafe { sys::dist_server_options_get_limit(self.as_ptr(), limit, &mut v) })?;
+        Ok(v)
+    }
 }
 
 impl Server {

@@ -112,6 +112,27 @@ c_enum!(
     InOrder = sys::DIST_PARTIAL_BATCH_IN_ORDER, Even = sys::DIST_PARTIAL_BATCH_EVEN,
 });
 c_enum!(
+    /// A bound a task's server keeps (`DIST_SERVER_LIMIT_*`), read and set with
+    /// `ServerOptions::limit` and `ServerOptions::set_limit`; server.h gives each one's range
+    /// and default (e.g. `MaxStreamsPerConnection` 1 to 2^31-1, 128).
+    ServerLimit: "server limit" {
+    MaxConnections = sys::DIST_SERVER_LIMIT_MAX_CONNECTIONS,
+    MaxConnectionsPerPeer = sys::DIST_SERVER_LIMIT_MAX_CONNECTIONS_PER_PEER,
+    MaxStreamsPerConnection = sys::DIST_SERVER_LIMIT_MAX_STREAMS_PER_CONNECTION,
+    ConnectionIdleTimeoutMs = sys::DIST_SERVER_LIMIT_CONNECTION_IDLE_TIMEOUT_MS,
+    HandshakeTimeoutMs = sys::DIST_SERVER_LIMIT_HANDSHAKE_TIMEOUT_MS,
+    StreamIdleTimeoutMs = sys::DIST_SERVER_LIMIT_STREAM_IDLE_TIMEOUT_MS,
+    MaxMessageBytes = sys::DIST_SERVER_LIMIT_MAX_MESSAGE_BYTES,
+    MaxStoreBytes = sys::DIST_SERVER_LIMIT_MAX_STORE_BYTES,
+    MaxStoreKeys = sys::DIST_SERVER_LIMIT_MAX_STORE_KEYS,
+    MaxBarriers = sys::DIST_SERVER_LIMIT_MAX_BARRIERS,
+    MaxPendingWaits = sys::DIST_SERVER_LIMIT_MAX_PENDING_WAITS,
+    MaxVariableBytes = sys::DIST_SERVER_LIMIT_MAX_VARIABLE_BYTES,
+    MaxVariables = sys::DIST_SERVER_LIMIT_MAX_VARIABLES,
+    MaxVariableRequestBytes = sys::DIST_SERVER_LIMIT_MAX_VARIABLE_REQUEST_BYTES,
+    MaxVariableInflightBytes = sys::DIST_SERVER_LIMIT_MAX_VARIABLE_INFLIGHT_BYTES,
+});
+c_enum!(
     /// A device type (`DIST_DEVICE_*`).
     DeviceType: "device type" {
     Cpu = sys::DIST_DEVICE_CPU, Gpu = sys::DIST_DEVICE_GPU,

@@ -43,6 +43,18 @@ class ServerOptions : public detail::Owned<dist_server_options_t, dist_server_op
   Status set_tls_files(const char* cert_path, const char* key_path, const char* ca_path) {
     return Status::FromCall(dist_server_options_set_tls_files(get(), cert_path, key_path, ca_path));
   }
+  // One bound of the server (a DIST_SERVER_LIMIT_* constant; server.h gives each range and
+  // default). Out of range, or a limit the library does not know: INVALID_ARGUMENT naming
+  // it, and nothing changes.
+  Status set_limit(dist_server_limit_t limit, int64_t value) {
+    return Status::FromCall(dist_server_options_set_limit(get(), limit, value));
+  }
+  // The bound these options give: what was set, else its default (0 for the connection
+  // caps and pending waits, whose defaults follow the cluster).
+  Result<int64_t> limit(dist_server_limit_t limit) const {
+    return detail::call_out<int64_t>(dist_server_options_get_limit,
+                                     static_cast<const dist_server_options_t*>(get()), limit);
+  }
 };
 
 // The server of this process's task of a cluster (dist_server_t). Every call may come from

@@ -162,6 +162,8 @@ final class NativeGen {
   static native void serverOptionsSetJobToken(long options, String token);
   static native void serverOptionsSetAllowUnauthenticated(long options, int allow);
   static native void serverOptionsSetTlsFiles(long options, String cert_path, String key_path, String ca_path);
+  static native void serverOptionsSetLimit(long options, int limit, long value);
+  static native long serverOptionsGetLimit(long options, int limit);
   static native long serverCreate(long cluster, long options);
   static native int serverPort(long server);
   static native void serverStop(long server);

@@ -39,4 +39,26 @@ public final class ServerOptions extends Handle {
       reachabilityFence(this);
     }
   }
+  /**
+   * Sets one bound of the server (dist_server_options_set_limit; the ranges are in
+   * {@link ServerLimit}). A value out of range is INVALID_ARGUMENT naming the bound and changes
+   * nothing; bounds that depend on each other are checked when a {@link Server} is created.
+   */
+  public ServerOptions setLimit(ServerLimit limit, long value) {
+    return setLimit(limit.code(), value);
+  }
+  /**
+   * {@link #setLimit(ServerLimit, long)} by the C constant (DIST_SERVER_LIMIT_*), for a bound
+   * newer than this binding; one the library does not know is INVALID_ARGUMENT.
+   */
+  public ServerOptions setLimit(int limit, long value) { try { NativeGen.serverOptionsSetLimit(h(), limit, value); return this; } finally { reachabilityFence(this); } }
+  /**
+   * The bound these options give (dist_server_options_get_limit): what was set, else its
+   * default (0 for the connection caps and pending waits, whose defaults follow the cluster).
+   */
+  public long getLimit(ServerLimit limit) {
+    return getLimit(limit.code());
+  }
+  /** {@link #getLimit(ServerLimit)} by the C constant; one the library does not know is INVALID_ARGUMENT. */
+  public long getLimit(int limit) { try { return NativeGen.serverOptionsGetLimit(h(), limit); } finally { reachabilityFence(this); } }
 }
