@@ -5,6 +5,9 @@
 // worker's iterator from element 0, and a CreateResource flood ended the job). The
 // session is handed over once its coordinator ends it. The worker's closure host runs in
 // this process against a real ps task and chief.
+#include <atomic>
+#include <chrono>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -158,6 +161,65 @@ TEST_F(WorkerSessionTest, AnotherCoordinatorIsRefusedAndEvictsNothingUntilTheFir
   EXPECT_EQ(*Next(kSecond), 0);
   EXPECT_TRUE(testing::HasError(Next(kFirst).status(), absl::StatusCode::kFailedPrecondition,
                                 {"serves another coordinator's session"}));
+}
+
+// Issue 45, item 4: the host held its lock while a user's closure ran, so a hung closure
+// blocked every resource request on that worker. Now a closure that never returns leaves
+// CreateResource and ReleaseResources prompt, a second closure waits for it at most half
+// the session's timeout (then the worker answers Unavailable, and its coordinator puts the
+// closure back), and once the hung one returns closures run again.
+std::atomic<bool> hung_started{false};
+std::atomic<bool> release_hung{false};
+
+TEST_F(WorkerSessionTest, AHungClosureBlocksNoResourceRequest) {
+  (void)Closures().Register("closure function", "session_test/hang",
+                            [](const std::shared_ptr<Strategy>&, const ClosureArguments&)
+                                -> absl::StatusOr<std::optional<Tensor>> {
+    hung_started.store(true);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!release_hung.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::optional<Tensor>();
+  }, nullptr);
+  ASSERT_TRUE(IsOk(Create(kFirst, kDataset, false)));
+  absl::Status hung_status;
+  std::thread hung([&] {
+    closures::RunClosureRequest request;
+    *request.mutable_session() = SessionOf(kFirst);
+    request.set_function("session_test/hang");
+    request.set_closure_id(9);
+    closures::RunClosureResponse response;
+    hung_status = host_->RunClosure(request, &response);
+    if (hung_status.ok()) hung_status = absl::Status(static_cast<absl::StatusCode>(response.status().code()),
+                                                     response.status().message());
+  });
+  while (!hung_started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  // Resource requests go through while it hangs (before, each waited for the closure).
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(IsOk(Create(kFirst, kIterator, true)));
+  EXPECT_TRUE(IsOk(Create(kFirst, 3, false)));
+  closures::ReleaseResourcesRequest release;
+  *release.mutable_session() = SessionOf(kFirst);
+  release.add_ids(3);
+  closures::ReleaseResourcesResponse released;
+  EXPECT_TRUE(IsOk(host_->ReleaseResources(release, &released)));
+  const auto resources_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "three resource requests beside a hung closure took " << resources_ms << " ms\n";
+  EXPECT_LT(resources_ms, 2500);  // well below the closure's 60 s
+
+  // A second closure waits half the timeout (2.5 s of 5 s) for the gate, then Unavailable.
+  const auto second_start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(testing::HasError(Next(kFirst).status(), absl::StatusCode::kUnavailable,
+                                {"worker:0 still runs an earlier closure after 2500 ms"}));
+  EXPECT_GE(std::chrono::steady_clock::now() - second_start, std::chrono::milliseconds(2400));
+
+  release_hung.store(true);
+  hung.join();
+  EXPECT_TRUE(IsOk(hung_status));
+  EXPECT_EQ(*Next(kFirst), 0);  // the iterator made beside the hung closure starts at 0
 }
 
 }  // namespace
