@@ -98,7 +98,8 @@ typedef int32_t dist_closure_arg_kind_t;
 /** An empty argument list, owned by the caller (at most 64 arguments of at most 4 MiB of
  * tensor data together). Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_closure_args_create(dist_closure_args_t** out);
-/** Accepts NULL; does nothing for a list lent to a closure function. */
+/** Accepts NULL; does nothing for a list lent to a closure function.
+ * Thread-safety: owner thread only. */
 DIST_API void dist_closure_args_destroy(dist_closure_args_t* args);
 /** Appends a tensor (copied when scheduled; its device must be a CPU) or a variable of a
  * ParameterServerStrategy (passed by reference: the worker reads and updates the same
@@ -108,7 +109,8 @@ DIST_API void dist_closure_args_destroy(dist_closure_args_t* args);
 DIST_API DIST_NODISCARD dist_status_t dist_closure_args_add_value(dist_closure_args_t* args,
                                                                   const dist_value_t* value);
 /** Appends a per-worker iterator (dist_per_worker_make_iterator): the closure sees the
- * iterator of the worker it runs on. DIST_INVALID_ARGUMENT for a per-worker dataset. */
+ * iterator of the worker it runs on. DIST_INVALID_ARGUMENT for a per-worker dataset.
+ * Thread-safety: one thread at a time per handle. */
 DIST_API DIST_NODISCARD dist_status_t dist_closure_args_add_per_worker(dist_closure_args_t* args,
                                                                        const dist_per_worker_t* value);
 /** @name Argument count and kinds */ /** @{ */
@@ -122,14 +124,16 @@ DIST_API DIST_NODISCARD dist_status_t dist_closure_args_kind(const dist_closure_
 /** In a closure function: argument `index`, a tensor or a variable of the worker's strategy,
  * lent for the call (read and update it; do not destroy it). On a list made with
  * dist_closure_args_create: the value added (lent as well). DIST_INVALID_ARGUMENT when the
- * argument is an iterator; DIST_OUT_OF_RANGE for a bad index. */
+ * argument is an iterator; DIST_OUT_OF_RANGE for a bad index. Thread-safety: safe while no
+ * thread adds to the list. */
 DIST_API DIST_NODISCARD dist_status_t dist_closure_args_value(const dist_closure_args_t* args, int32_t index,
                                                               dist_value_t** out_value);
 /** In a closure function: this worker's iterator of per-worker iterator argument `index`,
  * lent for the call; dist_iterator_get_next on it yields PerReplica values for
  * dist_strategy_run, and DIST_OUT_OF_RANGE at the end (return it: it ends the epoch at
  * the coordinator's join). DIST_INVALID_ARGUMENT for another kind of argument, or on a
- * list made with dist_closure_args_create; DIST_OUT_OF_RANGE for a bad index. */
+ * list made with dist_closure_args_create; DIST_OUT_OF_RANGE for a bad index.
+ * Thread-safety: safe while no thread adds to the list. */
 DIST_API DIST_NODISCARD dist_status_t dist_closure_args_iterator(const dist_closure_args_t* args, int32_t index,
                                                                  dist_iterator_t** out_iterator);
 
@@ -212,7 +216,7 @@ DIST_API DIST_NODISCARD dist_status_t dist_coordinator_create_per_worker_dataset
     dist_coordinator_t* coordinator, const char* dataset_function, const dist_input_options_t* options,
     dist_per_worker_t** out);
 /** The same, as dist_strategy_distribute_datasets_from_function: the dataset function
- * shards by its input context itself, and nothing is auto-sharded. */
+ * shards by its input context itself, and nothing is auto-sharded. Thread-safety: safe. */
 DIST_API DIST_NODISCARD dist_status_t dist_coordinator_create_per_worker_dataset_from_function(
     dist_coordinator_t* coordinator, const char* dataset_function, const dist_input_options_t* options,
     dist_per_worker_t** out);

@@ -77,17 +77,19 @@ DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_placemen
  * fixed shards is one shard ("<name>/part_0"). A variable the partitioner refuses (rank 0,
  * an axis past its rank) fails at creation with DIST_INVALID_ARGUMENT naming the
  * partitioner. At most 4096 shards.
- * fixed_size_partitioner(num_shards, axis): 1 <= num_shards <= 4096, axis >= 0. */
+ * fixed_size_partitioner(num_shards, axis): 1 <= num_shards <= 4096, axis >= 0.
+ * Thread-safety: one thread at a time per options. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_fixed_shards(
     dist_parameter_server_options_t* options, int64_t num_shards, int32_t axis);
 /** min_max_variable_partitioner(max_partitions, axis, min_slice_size): as many shards as
  * keep each at least min_slice_size bytes, at most max_partitions (>= 1); min_slice_size
- * >= 1 (TF's default is 262144). */
+ * >= 1 (TF's default is 262144). Thread-safety: one thread at a time per options. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_min_max_shards(
     dist_parameter_server_options_t* options, int64_t max_partitions, int32_t axis,
     int64_t min_slice_size);
 /** variable_axis_size_partitioner(max_shard_bytes, axis, max_shards): shards of at most
- * max_shard_bytes (>= 1) bytes, at most max_shards (0: no limit). */
+ * max_shard_bytes (>= 1) bytes, at most max_shards (0: no limit).
+ * Thread-safety: one thread at a time per options. */
 DIST_API DIST_NODISCARD dist_status_t dist_parameter_server_options_set_max_shard_bytes(
     dist_parameter_server_options_t* options, int64_t max_shard_bytes, int32_t axis,
     int64_t max_shards);
