@@ -9,7 +9,7 @@
 #include "core/ps/names.h"
 #include "core/ps/partitioner.h"
 #include "core/ps/placement.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/strategy/ps_variable_storage.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/shape.h"

@@ -12,7 +12,7 @@
 #include "core/coordinator/wire_values.h"
 #include "core/ps/names.h"
 #include "core/server/remote_closure_client.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/util/status_macros.h"
 #include "core/values/variable.h"
 

@@ -20,7 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "core/collective/workers.h"
 #include "core/device/device_spec.h"
-#include "core/gpu/gpu_stream.h"
+#include "core/device/gpu_stream.h"
 #include "core/gpu/nccl_communicators.h"
 #include "core/tensor/buffer.h"
 #include "core/util/deadline.h"

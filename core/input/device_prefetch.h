@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/device/device_spec.h"
-#include "core/gpu/gpu_stream.h"
+#include "core/device/gpu_stream.h"
 #include "core/input/dataset.h"
 
 namespace distribute {

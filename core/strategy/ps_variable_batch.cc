@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/ps/names.h"
 #include "core/ps/variable_host.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/shape.h"
 #include "core/util/status_macros.h"

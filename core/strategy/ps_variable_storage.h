@@ -23,7 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "core/ps/hyperparameters.h"
 #include "core/ps/placement.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/util/deadline.h"
 #include "core/values/variable.h"
 

@@ -21,7 +21,7 @@
 #include "core/device/device_spec.h"
 #include "core/ps/partitioner.h"
 #include "core/ps/placement.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/strategy/replica_pool.h"
 #include "core/util/deadline.h"
 #include "core/util/mutex.h"

@@ -50,7 +50,7 @@
 #include "core/server/job_channel.h"
 #include "core/server/remote_variable_host.h"
 #include "core/server/server.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/strategy/ps_variable_batch.h"
 #include "core/strategy/ps_variable_storage.h"
 

@@ -3,8 +3,8 @@
 // variable or shard the same way on every worker, the partitioner that splits variables,
 // and the deadline of every access. On the chief it also keeps the task's server, which
 // hosts the coordination service the ps tasks' servers register with.
-#ifndef DISTRIBUTE_CORE_STRATEGY_PARAMETER_SERVERS_H_
-#define DISTRIBUTE_CORE_STRATEGY_PARAMETER_SERVERS_H_
+#ifndef DISTRIBUTE_CORE_BACKEND_PARAMETER_SERVERS_H_
+#define DISTRIBUTE_CORE_BACKEND_PARAMETER_SERVERS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -63,4 +63,4 @@ absl::StatusOr<std::shared_ptr<ParameterServers>> ConnectParameterServers(
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_STRATEGY_PARAMETER_SERVERS_H_
+#endif  // DISTRIBUTE_CORE_BACKEND_PARAMETER_SERVERS_H_

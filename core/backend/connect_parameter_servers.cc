@@ -9,7 +9,7 @@
 #include "core/server/job_token.h"
 #include "core/server/remote_variable_host.h"
 #include "core/server/server.h"
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {

@@ -1,4 +1,4 @@
-#include "core/gpu/gpu_stream.h"
+#include "core/device/gpu_stream.h"
 
 #include <algorithm>
 #include <chrono>

@@ -3,8 +3,8 @@
 // in growing steps) until it has finished, failed, or the deadline passes. A GPU wait never
 // blocks inside the driver, so a stalled kernel (a collective whose peer never came)
 // cannot hang the calling thread past its deadline.
-#ifndef DISTRIBUTE_CORE_GPU_GPU_STREAM_H_
-#define DISTRIBUTE_CORE_GPU_GPU_STREAM_H_
+#ifndef DISTRIBUTE_CORE_DEVICE_GPU_STREAM_H_
+#define DISTRIBUTE_CORE_DEVICE_GPU_STREAM_H_
 
 #include <cstdint>
 #include <memory>
@@ -49,4 +49,4 @@ class GpuStream {
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_GPU_GPU_STREAM_H_
+#endif  // DISTRIBUTE_CORE_DEVICE_GPU_STREAM_H_

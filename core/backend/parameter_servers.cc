@@ -1,4 +1,4 @@
-#include "core/strategy/parameter_servers.h"
+#include "core/backend/parameter_servers.h"
 
 #include <string>
 #include <utility>
