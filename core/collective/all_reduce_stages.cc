@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/collective/packing.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 
 namespace distribute {
 namespace {

@@ -30,7 +30,7 @@
 
 #include "core/collective/barrier.h"
 #include "core/collective/published_call.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/tensor/tensor.h"
 
 namespace distribute {

@@ -36,7 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/collective/local_rendezvous.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/collective/workers.h"
 #include "core/device/device_spec.h"
 #include "core/tensor/tensor.h"

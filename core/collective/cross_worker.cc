@@ -6,7 +6,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/collective/scatter_cut.h"
 #include "core/tensor/buffer.h"
 #include "core/tensor/shared_host_arena.h"

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/collective/transport.h"
 #include "core/collective/workers.h"
 #include "core/tensor/buffer.h"

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/collective/local_gather.h"
 #include "core/collective/packing.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {

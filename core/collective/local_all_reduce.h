@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/collective/local_rendezvous.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/tensor/buffer.h"
 #include "core/util/deadline.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/tensor/tensor.h"
 
 namespace distribute {

@@ -1,7 +1,7 @@
 #include <cstring>
 
 #include "core/collective/local_all_reduce.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {

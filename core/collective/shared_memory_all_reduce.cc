@@ -2,7 +2,7 @@
 
 #include "core/collective/local_all_reduce.h"
 #include "core/collective/packing.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 
 namespace distribute {
 

@@ -19,7 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 #include "core/util/deadline.h"

@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "core/collective/cross_device_ops.h"
 #include "core/collective/local_rendezvous.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/gpu/gpu_replicas.h"
 #include "core/gpu/nccl_pack_plan.h"
 #include "core/util/deadline.h"

@@ -10,7 +10,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/gpu/gpu_replicas.h"
 #include "core/tensor/tensor.h"
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/ps/arrival_order_mutex.h"
 #include "core/ps/floating_kernel.h"
 #include "core/ps/host_tensors.h"

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/tensor/concatenate.h"
 #include "core/device/local_devices.h"
 #include "core/strategy/integer_mean.h"

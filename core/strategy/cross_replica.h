@@ -11,7 +11,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/strategy/strategy.h"
 #include "core/values/value.h"
 

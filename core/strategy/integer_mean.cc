@@ -3,7 +3,7 @@
 #include <memory>
 #include <utility>
 
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/util/status_macros.h"
 
 namespace distribute {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/strategy/ps_variable_batch.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/thread_context.h"

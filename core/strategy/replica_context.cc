@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/strategy/integer_mean.h"
 #include "core/strategy/strategy.h"
 #include "core/strategy/thread_context.h"

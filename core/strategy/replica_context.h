@@ -12,7 +12,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/tensor/tensor.h"
 #include "core/util/deadline.h"
 #include "core/values/value.h"

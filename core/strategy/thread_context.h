@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/device/device_spec.h"
 
 namespace distribute {

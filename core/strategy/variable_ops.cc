@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/strategy/ps_variables.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"

@@ -5,7 +5,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/device/gpu_runtime.h"
 #include "core/util/quote.h"
 #include "core/util/status_macros.h"

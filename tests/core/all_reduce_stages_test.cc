@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/collective/cross_device_ops.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/device/local_devices.h"
 #include "core/strategy/replica_context.h"
 #include "core/strategy/strategy.h"

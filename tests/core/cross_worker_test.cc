@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/gloo/gloo_transport.h"
 #include "core/server/coordination_service.h"
 #include "core/server/local_coordination_client.h"

@@ -2,7 +2,7 @@
 // inputs whose float32 sums are exact), integer sums and products in uint64 (two's
 // complement wrap-around), MEAN truncating toward zero for integers, and float16 /
 // bfloat16 results rounded once from a float32 accumulator.
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -33,7 +33,7 @@
 
 #include <unistd.h>
 
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 #include "core/device/gpu_plugin_api.h"
 #include "core/tensor/dtype.h"
 

@@ -1,4 +1,4 @@
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -1,6 +1,6 @@
 // Reduction operators: TF's SUM and MEAN, plus MIN, MAX and PRODUCT.
-#ifndef DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_
-#define DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_
+#ifndef DISTRIBUTE_CORE_KERNELS_REDUCE_OP_H_
+#define DISTRIBUTE_CORE_KERNELS_REDUCE_OP_H_
 
 #include <cstdint>
 
@@ -33,4 +33,4 @@ DType ReducedDType(DType dtype, ReduceOp op);
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_COLLECTIVE_REDUCE_OP_H_
+#endif  // DISTRIBUTE_CORE_KERNELS_REDUCE_OP_H_

@@ -1,4 +1,4 @@
-#include "core/collective/reduce_kernels.h"
+#include "core/kernels/reduce_kernels.h"
 
 #include <algorithm>
 #include <cstring>

@@ -5,13 +5,13 @@
 // replicas, then the workers) matches the flat one when the worker count is a power of 2.
 // float16/bfloat16 accumulate in float32, integer sums and products wrap (two's
 // complement). An integer MEAN is a SUM here; IntegerSumToMean then divides as TF does.
-#ifndef DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
-#define DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
+#ifndef DISTRIBUTE_CORE_KERNELS_REDUCE_KERNELS_H_
+#define DISTRIBUTE_CORE_KERNELS_REDUCE_KERNELS_H_
 
 #include <cstddef>
 #include <cstdint>
 
-#include "core/collective/reduce_op.h"
+#include "core/kernels/reduce_op.h"
 #include "core/tensor/dtype.h"
 
 namespace distribute {
@@ -60,4 +60,4 @@ void FromAccumulator(DType dtype, const void* src, void* dst, size_t count);
 
 }  // namespace distribute
 
-#endif  // DISTRIBUTE_CORE_COLLECTIVE_REDUCE_KERNELS_H_
+#endif  // DISTRIBUTE_CORE_KERNELS_REDUCE_KERNELS_H_
