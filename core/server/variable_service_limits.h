@@ -5,11 +5,11 @@
 #ifndef DISTRIBUTE_CORE_SERVER_VARIABLE_SERVICE_LIMITS_H_
 #define DISTRIBUTE_CORE_SERVER_VARIABLE_SERVICE_LIMITS_H_
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+
+#include "core/util/physical_memory.h"
 
 namespace distribute {
 
@@ -29,25 +29,20 @@ inline constexpr size_t kTensorMessageReserveBytes = 4096;
 // what one call may make the other side buffer.
 inline constexpr uint64_t kDefaultMaxVariableRequestBytes = uint64_t{1} << 30;
 
-// The machine's memory (the 16 GiB the defaults below were set for, when it cannot be
-// read).
-inline uint64_t PhysicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return uint64_t{16} << 30;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
-}
+// The machine's memory, or the 16 GiB the defaults below were set for when it cannot be
+// read.
+inline uint64_t MachineMemoryBytes() { return PhysicalMemoryBytes().value_or(uint64_t{16} << 30); }
 
 // The default bound on the tensor bytes all requests to one ps task hold at once
 // (Server::Options::max_variable_inflight_bytes): an eighth of the machine's memory, at
 // least one request's worth (1 GiB) and at most 4 GiB.
 inline uint64_t DefaultMaxVariableInflightBytes() {
-  return std::clamp(PhysicalMemoryBytes() / 8, kDefaultMaxVariableRequestBytes, uint64_t{4} << 30);
+  return std::clamp(MachineMemoryBytes() / 8, kDefaultMaxVariableRequestBytes, uint64_t{4} << 30);
 }
 
 // The default bound on a ps task's variables and slots (Server::Options::
 // max_variable_bytes): half the machine's memory, at most 16 GiB.
-inline uint64_t DefaultMaxVariableBytes() { return std::min(PhysicalMemoryBytes() / 2, uint64_t{16} << 30); }
+inline uint64_t DefaultMaxVariableBytes() { return std::min(MachineMemoryBytes() / 2, uint64_t{16} << 30); }
 
 // The most variables (slots included) a ps task may be configured to hold: List pages
 // through them, and a client accepts no more.

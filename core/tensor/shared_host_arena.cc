@@ -12,6 +12,7 @@
 
 #include "core/util/errno_status.h"
 #include "core/util/mutex.h"
+#include "core/util/physical_memory.h"
 
 namespace distribute {
 namespace {
@@ -22,11 +23,7 @@ constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
 
 // The host's physical memory, rounded up: no process of this host can fill more.
 uint64_t ArenaBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  uint64_t bytes = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
-                                              : kMinArenaBytes;
-  bytes = std::clamp(bytes, kMinArenaBytes, kMaxArenaBytes);
+  const uint64_t bytes = std::clamp(PhysicalMemoryBytes().value_or(kMinArenaBytes), kMinArenaBytes, kMaxArenaBytes);
   return (bytes + kGranule - 1) / kGranule * kGranule;
 }
 
